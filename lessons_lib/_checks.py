@@ -1,0 +1,155 @@
+"""Input checks shared by every public function.
+
+Each check raises ``TypeError`` (wrong kind of thing) or ``ValueError``
+(right kind, wrong shape or content) with a message a learner can act on,
+naming the array and the values involved, e.g. ``K has d_k=16 but Q has d_k=8``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def as_float_array(x, name: str, *, min_ndim: int = 1, allow_neg_inf: bool = False) -> np.ndarray:
+    """Return ``x`` as a floating-point numpy array, or explain why it can't be.
+
+    Keeps the float dtype it was given (float32 stays float32). Accepts lists
+    and torch tensors (moved to the CPU). Rejects integers, booleans, strings,
+    complex numbers, NaN and infinity (``-inf`` too, unless ``allow_neg_inf``:
+    masked scores legitimately hold it).
+    """
+    if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor
+        x = x.detach().cpu().numpy()
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(
+            f"{name} could not be turned into an array ({exc}). "
+            f"Pass a numpy array of floats, e.g. np.array(..., dtype=np.float64)."
+        ) from None
+    kind = arr.dtype.kind
+    if kind in "iub":
+        raise TypeError(
+            f"{name} has dtype {arr.dtype}, but attention needs floating-point numbers "
+            f"(softmax and √d_k produce fractions). Cast it first: "
+            f"{name} = {name}.astype(np.float64)"
+        )
+    if kind == "c":
+        raise TypeError(f"{name} has complex dtype {arr.dtype}; attention is defined on real numbers.")
+    if kind != "f":
+        raise TypeError(
+            f"{name} has dtype {arr.dtype}, which is not numeric. "
+            f"Pass an array of floats, e.g. np.array(..., dtype=np.float64)."
+        )
+    if arr.ndim < min_ndim:
+        what = "(seq_len, d)" if min_ndim == 2 else "at least 1 dimension"
+        raise ValueError(
+            f"{name} must have shape {what} with one row per token; "
+            f"got shape {arr.shape} ({arr.ndim} dimension{'s' if arr.ndim != 1 else ''})."
+        )
+    if arr.size == 0:
+        raise ValueError(
+            f"{name} is empty (shape {arr.shape}). Attention needs at least one token "
+            f"and at least one feature per token."
+        )
+    if allow_neg_inf:
+        bad = np.isnan(arr) | (arr == np.inf)
+    else:
+        bad = ~np.isfinite(arr)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        value = arr[where]
+        raise ValueError(
+            f"{name} contains {value} at index {where} ({int(bad.sum())} bad "
+            f"value{'s' if bad.sum() != 1 else ''} in all). Attention needs finite numbers: "
+            f"look for a division by zero or an overflow where {name} was made."
+        )
+    return arr
+
+
+def check_qkv(q, k, v):
+    """Check Q (..., L, d_k), K (..., S, d_k), V (..., S, d_v) and return them as arrays.
+
+    The three share one float dtype afterwards (the widest of the three).
+    """
+    q = as_float_array(q, "Q", min_ndim=2)
+    k = as_float_array(k, "K", min_ndim=2)
+    v = as_float_array(v, "V", min_ndim=2)
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"K has d_k={k.shape[-1]} but Q has d_k={q.shape[-1]}. Each query is compared "
+            f"with each key by a dot product, so queries and keys need the same length d_k "
+            f"(Q is {q.shape}, K is {k.shape})."
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"K has {k.shape[-2]} tokens but V has {v.shape[-2]}. Every key needs exactly one "
+            f"value: K (..., S, d_k) and V (..., S, d_v) must share S "
+            f"(K is {k.shape}, V is {v.shape})."
+        )
+    batch_shape(q, k, v)
+    dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    return q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
+
+
+def batch_shape(q, k, v) -> tuple:
+    """The broadcast batch shape of Q, K, V (all dimensions before the last two)."""
+    try:
+        return np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"The batch dimensions of Q {q.shape[:-2]}, K {k.shape[:-2]} and V {v.shape[:-2]} "
+            f"do not broadcast together. Everything before the last two axes "
+            f"(seq_len, d) must match or be 1."
+        ) from None
+
+
+def check_mask(mask, target_shape: tuple, name: str = "mask") -> np.ndarray | None:
+    """Check a boolean mask (True = may attend) that must broadcast to ``target_shape``."""
+    if mask is None:
+        return None
+    if hasattr(mask, "detach") and hasattr(mask, "cpu"):
+        mask = mask.detach().cpu().numpy()
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(
+            f"{name} must be boolean, True where a query may attend to a key and False where "
+            f"it may not; got dtype {mask.dtype}. If you have an additive mask of 0 and -inf, "
+            f"use {name} = (additive_mask == 0)."
+        )
+    try:
+        np.broadcast_shapes(mask.shape, target_shape)
+    except ValueError:
+        raise ValueError(
+            f"{name} has shape {mask.shape}, which does not broadcast to the scores' shape "
+            f"{target_shape} (..., n_queries, n_keys). A mask needs one entry per "
+            f"(query, key) pair, e.g. shape {target_shape[-2:]}."
+        ) from None
+    if np.broadcast_shapes(mask.shape, target_shape) != tuple(target_shape):
+        raise ValueError(
+            f"{name} has shape {mask.shape}, which would enlarge the scores' shape "
+            f"{target_shape}; it may only have the same or fewer dimensions."
+        )
+    return mask
+
+
+def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
+    """Check an integer count such as ``n_heads`` or ``seq_len``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a whole number; got {value!r} ({type(value).__name__}).")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}; got {value}.")
+    return int(value)
+
+
+def check_scale(scale, d_k: int) -> float:
+    """Resolve the score scale: ``1/√d_k`` by default, or a positive finite number."""
+    if scale is None:
+        return 1.0 / float(np.sqrt(d_k))
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not np.isfinite(scale):
+        raise TypeError(f"scale must be a finite number such as 1/√d_k; got {scale!r}.")
+    if scale <= 0:
+        raise ValueError(f"scale must be positive (the usual choice is 1/√d_k); got {scale}.")
+    return float(scale)

@@ -1,0 +1,186 @@
+"""Scaled dot-product attention in numpy, one step at a time.
+
+    Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V          (Vaswani et al. 2017, eq. 1)
+
+The four steps, each its own function so a lesson can show them one by one:
+
+1. ``project_qkv``        Q = X·W_Q,  K = X·W_K,  V = X·W_V      (notebook 02)
+2. ``attention_scores``   scores = Q·Kᵀ, entry (i, j) = q_i·k_j   (notebook 03)
+3. ``scale_scores`` then ``softmax`` (together: ``attention_weights``)
+                          weights = softmax(scores / √d_k)        (notebook 04)
+4. ``weighted_values``    output = weights·V                      (notebook 05)
+
+``scaled_dot_product_attention`` is exactly their composition. Shapes follow
+torch's SDPA: ``q (..., L, d_k)``, ``k (..., S, d_k)``, ``v (..., S, d_v)``;
+rows are tokens; leading batch dimensions broadcast. The input's float dtype is
+kept (float32 in, float32 out).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_float_array, check_qkv, check_scale
+from .masks import combine_masks
+
+
+# --------------------------------------------------------------------------- softmax
+def softmax(x, axis: int = -1) -> np.ndarray:
+    """Softmax along ``axis``: exp(x_i − max x) / Σ_j exp(x_j − max x).
+
+    Subtracting the maximum first changes nothing mathematically (softmax is
+    shift-invariant) but keeps ``exp`` from overflowing, so logits of ±1e4 are
+    fine. ``-inf`` entries (masked scores) get probability exactly 0; a slice
+    that is entirely ``-inf`` (nothing to attend to) gives all zeros, not NaN.
+    Taught in notebook 04.
+    """
+    x = as_float_array(x, "x", allow_neg_inf=True)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis={axis} is out of range for an array with {x.ndim} dimension(s).")
+    out = np.array(x, copy=True)
+    _softmax_inplace(out, axis)
+    return out
+
+
+def _softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Softmax of ``x`` written into ``x`` itself (one N×N buffer, no copies)."""
+    peak = np.max(x, axis=axis, keepdims=True)
+    peak[peak == -np.inf] = 0.0  # an all -inf slice: exp(-inf - 0) = 0 everywhere
+    x -= peak
+    np.exp(x, out=x)
+    total = np.sum(x, axis=axis, keepdims=True)
+    total[total == 0] = 1.0  # nothing to attend to: weights stay 0
+    x /= total
+    return x
+
+
+# --------------------------------------------------------------------------- step 1
+def project_qkv(x, w_q, w_k, w_v):
+    """Step 1: Q = X·W_Q, K = X·W_K, V = X·W_V.
+
+    ``x (..., seq_len, d_model)`` holds one embedding per row (token);
+    ``w_q, w_k (d_model, d_k)`` and ``w_v (d_model, d_v)`` are the learned
+    projections. Returns ``q, k (..., seq_len, d_k)`` and ``v (..., seq_len, d_v)``.
+    Notebook 02.
+    """
+    x = as_float_array(x, "X", min_ndim=2)
+    weights = [as_float_array(w, name, min_ndim=2) for w, name in ((w_q, "W_Q"), (w_k, "W_K"), (w_v, "W_V"))]
+    for w, name in zip(weights, ("W_Q", "W_K", "W_V")):
+        if w.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D matrix (d_model, d); got shape {w.shape}.")
+        if w.shape[0] != x.shape[-1]:
+            raise ValueError(
+                f"{name} has {w.shape[0]} rows but X has d_model={x.shape[-1]} columns: "
+                f"X·{name} needs {name} of shape ({x.shape[-1]}, d)."
+            )
+    if weights[0].shape[1] != weights[1].shape[1]:
+        raise ValueError(
+            f"W_K makes keys of d_k={weights[1].shape[1]} but W_Q makes queries of "
+            f"d_k={weights[0].shape[1]}; queries and keys must have the same length to be compared."
+        )
+    return tuple(x @ w for w in weights)
+
+
+# --------------------------------------------------------------------------- step 2
+def attention_scores(q, k) -> np.ndarray:
+    """Step 2: scores = Q·Kᵀ, all pairwise dot products.
+
+    ``q (..., L, d_k)``, ``k (..., S, d_k)`` → ``scores (..., L, S)`` with
+    entry (i, j) = q_i · k_j: how well token j's key matches token i's query.
+    Notebook 03.
+    """
+    q = as_float_array(q, "Q", min_ndim=2)
+    k = as_float_array(k, "K", min_ndim=2)
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"K has d_k={k.shape[-1]} but Q has d_k={q.shape[-1]}; a dot product needs vectors "
+            f"of the same length (Q is {q.shape}, K is {k.shape})."
+        )
+    return q @ np.swapaxes(k, -1, -2)
+
+
+# --------------------------------------------------------------------------- step 3
+def scale_scores(scores, d_k: int | None = None, scale: float | None = None) -> np.ndarray:
+    """Step 3a: scores / √d_k (or scores · ``scale`` when given).
+
+    Without it, q·k has variance d_k for unit-variance entries, so softmax
+    saturates to one-hot as d_k grows. Notebook 04.
+    """
+    scores = as_float_array(scores, "scores", min_ndim=2, allow_neg_inf=True)
+    factor = check_scale(scale, _check_d_k(d_k, scale))
+    return scores * scores.dtype.type(factor)
+
+
+def attention_weights(scores, d_k: int | None = None, mask=None, causal: bool = False,
+                      scale: float | None = None) -> np.ndarray:
+    """Step 3: weights = softmax(scores / √d_k), masked positions excluded.
+
+    ``scores (..., L, S)``; ``mask`` is boolean, True where query i may attend to
+    key j (broadcastable to ``(..., L, S)``); ``causal=True`` adds the causal
+    mask. Masked positions get weight exactly 0; each row sums to 1 (or is all
+    0 when nothing is allowed). Notebook 04.
+    """
+    scores = as_float_array(scores, "scores", min_ndim=2, allow_neg_inf=True)
+    factor = check_scale(scale, _check_d_k(d_k, scale))
+    allowed = combine_masks(mask, causal, scores.shape[-2], scores.shape[-1], scores.shape)
+    return _weights_inplace(scores * scores.dtype.type(factor), allowed)
+
+
+def _weights_inplace(scaled: np.ndarray, allowed: np.ndarray | None) -> np.ndarray:
+    """Mask (−∞ where not allowed) and softmax ``scaled`` in place."""
+    if allowed is not None:
+        if allowed.shape != scaled.shape:
+            allowed = np.broadcast_to(allowed, scaled.shape)
+        np.putmask(scaled, ~allowed, -np.inf)
+    return _softmax_inplace(scaled, axis=-1)
+
+
+def _check_d_k(d_k, scale):
+    if scale is not None:
+        return d_k
+    if d_k is None:
+        raise TypeError("Give d_k (the length of the query/key vectors) so the scores can be divided by √d_k.")
+    if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k < 1:
+        raise ValueError(f"d_k must be a positive whole number (the key length); got {d_k!r}.")
+    return int(d_k)
+
+
+# --------------------------------------------------------------------------- step 4
+def weighted_values(weights, v) -> np.ndarray:
+    """Step 4: output = weights · V.
+
+    ``weights (..., L, S)``, ``v (..., S, d_v)`` → ``output (..., L, d_v)``.
+    Row i of the output is Σ_j weights[i, j] · v_j, a weighted average of the
+    value vectors (a convex combination when the row sums to 1). Notebook 05.
+    """
+    weights = as_float_array(weights, "weights", min_ndim=2)
+    v = as_float_array(v, "V", min_ndim=2)
+    if weights.shape[-1] != v.shape[-2]:
+        raise ValueError(
+            f"weights have {weights.shape[-1]} columns (keys) but V has {v.shape[-2]} rows (values); "
+            f"there must be one value per key (weights are {weights.shape}, V is {v.shape})."
+        )
+    return weights @ v
+
+
+# --------------------------------------------------------------------------- all four
+def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False, scale: float | None = None):
+    """softmax(Q·Kᵀ / √d_k) · V, returning ``(output, weights)``.
+
+    ``q (..., L, d_k)``, ``k (..., S, d_k)``, ``v (..., S, d_v)``; ``mask`` bool,
+    True = may attend, broadcastable to ``(..., L, S)``; ``causal`` keeps key j
+    from query i when j > i (top-left aligned, as torch). ``scale`` defaults to
+    1/√d_k. Returns ``output (..., L, d_v)`` and ``weights (..., L, S)``. A query
+    with nothing to attend to gets weights 0 and output 0, never NaN.
+
+    Memory: one ``(..., L, S)`` buffer holds the scores, then (in place) the
+    scaled scores, then the weights.
+    """
+    q, k, v = check_qkv(q, k, v)
+    factor = q.dtype.type(check_scale(scale, q.shape[-1]))
+    L, S = q.shape[-2], k.shape[-2]
+    allowed = combine_masks(mask, causal, L, S, (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), L, S))
+    scores = q @ np.swapaxes(k, -1, -2)      # step 2 (a fresh buffer we may overwrite)
+    scores *= factor                         # step 3a
+    weights = _weights_inplace(scores, allowed)  # step 3b
+    return weights @ v, weights              # step 4

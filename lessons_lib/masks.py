@@ -1,0 +1,87 @@
+"""Attention masks. Convention (torch SDPA's): True = this query MAY attend to this key.
+
+A mask is applied before the softmax by writing −∞ where it is False; since
+exp(−∞) = 0, those keys get weight exactly 0. Taught in notebook 07, used from
+notebook 04 on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import check_mask, check_positive_int
+
+
+def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
+    """``(n_queries, n_keys)`` bool, True where key j ≤ query i (no peeking ahead).
+
+    Top-left aligned as in torch: query i sees keys 0..i, whatever n_keys is.
+
+    >>> causal_mask(3).astype(int)
+    array([[1, 0, 0],
+           [1, 1, 0],
+           [1, 1, 1]])
+    """
+    n_queries = check_positive_int(n_queries, "n_queries")
+    n_keys = n_queries if n_keys is None else check_positive_int(n_keys, "n_keys")
+    return np.tril(np.ones((n_queries, n_keys), dtype=bool))
+
+
+def padding_mask(valid, n_queries: int | None = None) -> np.ndarray:
+    """Mask that hides padding keys: ``(..., n_queries, n_keys)`` bool.
+
+    ``valid`` is either a bool array ``(..., n_keys)`` (True = a real token) or a
+    sequence of lengths, one per batch item (the first ``length`` keys are real).
+    Every query row gets the same mask; ``n_queries`` defaults to n_keys.
+    """
+    arr = np.asarray(valid)
+    if arr.dtype == np.bool_:
+        if arr.ndim == 0:
+            raise ValueError("padding_mask needs one True/False per key, e.g. [True, True, False].")
+        keep = arr
+    else:
+        if arr.dtype.kind not in "iu":
+            raise TypeError(
+                f"padding_mask takes a boolean array (True = real token) or whole-number lengths; "
+                f"got dtype {arr.dtype}."
+            )
+        lengths = np.atleast_1d(arr)
+        if (lengths < 1).any():
+            raise ValueError(f"every sequence needs at least one real token; got lengths {lengths.tolist()}.")
+        n_keys = int(lengths.max())
+        keep = np.arange(n_keys) < lengths[:, None]
+        if arr.ndim == 0:
+            keep = keep[0]
+    n_keys = keep.shape[-1]
+    n_queries = n_keys if n_queries is None else check_positive_int(n_queries, "n_queries")
+    return np.broadcast_to(keep[..., None, :], (*keep.shape[:-1], n_queries, n_keys)).copy()
+
+
+def sliding_window_mask(n: int, window: int, causal: bool = True) -> np.ndarray:
+    """``(n, n)`` bool: query i sees keys within ``window`` positions.
+
+    ``causal=True``: keys i−window+1 … i (the last ``window`` tokens, itself
+    included, as in Mistral-style local attention); ``causal=False``: keys with
+    |i − j| < window.
+    """
+    n = check_positive_int(n, "n")
+    window = check_positive_int(window, "window")
+    offset = np.arange(n)[:, None] - np.arange(n)[None, :]  # i - j
+    near = np.abs(offset) < window
+    return near & (offset >= 0) if causal else near
+
+
+def combine_masks(mask, causal: bool, n_queries: int, n_keys: int, target_shape: tuple | None = None):
+    """AND together a user ``mask`` and the causal mask; None when nothing is masked.
+
+    ``target_shape`` (default ``(n_queries, n_keys)``) is the scores' shape the
+    mask must broadcast to.
+    """
+    target_shape = (n_queries, n_keys) if target_shape is None else tuple(target_shape)
+    mask = check_mask(mask, target_shape)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False; got {causal!r}.")
+    if causal:
+        tri = causal_mask(n_queries, n_keys)
+        return tri if mask is None else mask & tri
+    return mask

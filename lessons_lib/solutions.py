@@ -1,0 +1,81 @@
+"""Reference solutions to the exercises, for teachers.
+
+**Teachers: the solutions to every exercise of the course are in this file.**
+Each function is what a learner is asked to write in a notebook cell, in plain,
+readable numpy, and :mod:`lessons_lib.exercises` checks a learner's version
+against :mod:`lessons_lib.attention` (the library's validated reference).
+To see a check pass, run for example::
+
+    from lessons_lib import exercises, solutions
+    exercises.check_softmax(solutions.my_softmax)
+
+These are deliberately *not* calls into :mod:`lessons_lib.attention`: they show
+the few lines of numpy a learner should arrive at. They do not validate their
+inputs; the library functions do.
+
+The four steps of ``Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V``:
+
+=====================  ====================================  ==========================
+exercise               formula                               notebook
+=====================  ====================================  ==========================
+``my_scores``          ``scores = Q·Kᵀ``                     03_step2_scores
+``my_scale``           ``scores / √d_k``                     04_step3_scale_softmax
+``my_softmax``         ``exp(x_j - max x) / Σ exp(...)``     04_step3_scale_softmax
+``my_weighted_sum``    ``output = weights·V``                05_step4_weighted_values
+=====================  ====================================  ==========================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["my_softmax", "my_scores", "my_scale", "my_weighted_sum"]
+
+
+def my_softmax(x):
+    """Row-wise softmax over the last axis: ``softmax(x)_ij = exp(x_ij) / Σ_j' exp(x_ij')``.
+
+    Taught in notebook 04_step3_scale_softmax. ``x`` has shape ``(seq_len, n_keys)``;
+    every row of the result is a probability distribution (entries in [0, 1], summing to 1).
+
+    Subtracting each row's maximum first changes nothing mathematically (softmax is
+    unchanged when a constant is added to a whole row) but keeps ``np.exp`` from
+    overflowing at scores like 1000: the largest exponent becomes ``exp(0) = 1``.
+    ``keepdims=True`` keeps the reduced axis, so a ``(L, S)`` array gives ``(L, 1)``
+    and each row is shifted and divided by its own numbers.
+    """
+    shifted = x - x.max(axis=-1, keepdims=True)
+    exps = np.exp(shifted)
+    return exps / exps.sum(axis=-1, keepdims=True)
+
+
+def my_scores(Q, K):
+    """All pairwise query-key dot products: ``scores = Q·Kᵀ``, entry ``(i, j) = q_i · k_j``.
+
+    Taught in notebook 03_step2_scores. ``Q`` is ``(L, d_k)`` (one query per row),
+    ``K`` is ``(S, d_k)`` (one key per row); the result is ``(L, S)``: one row per
+    query, one column per key. ``K.T`` is ``(d_k, S)``, so the inner sizes ``d_k`` meet.
+    """
+    return Q @ K.T
+
+
+def my_scale(scores, d_k):
+    """Scale raw scores by the square root of the key length: ``scores / √d_k``.
+
+    Taught in notebook 04_step3_scale_softmax. ``scores`` is ``(L, S)``; ``d_k`` is the
+    length of each query/key vector (not a size of ``scores``). A dot product of two
+    random vectors with ``d_k`` unit-variance entries has variance ``d_k``; dividing by
+    ``√d_k`` brings it back to about 1, so softmax does not saturate. Returns a new
+    array and leaves ``scores`` untouched.
+    """
+    return scores / np.sqrt(d_k)
+
+
+def my_weighted_sum(weights, V):
+    """Mix the value vectors with the attention weights: ``output = weights·V``.
+
+    Taught in notebook 05_step4_weighted_values. ``weights`` is ``(L, S)`` (each row
+    sums to 1), ``V`` is ``(S, d_v)``; the result is ``(L, d_v)``, and its row ``i`` is
+    ``Σ_j weights[i, j] · v_j``, a weighted average of the rows of ``V``.
+    """
+    return weights @ V

@@ -1,0 +1,585 @@
+"""Figures for the lessons: heatmaps of scores, weights and outputs, the mask table, and more.
+
+Every function returns a :class:`matplotlib.figure.Figure`. Figures are made
+with ``Figure()`` directly, not through ``pyplot``: a notebook cell that ends in
+``plot_weights(...)`` shows the figure exactly once (with ``%matplotlib inline``)
+and nothing is left open in pyplot's figure list.
+
+Conventions (course-wide):
+
+* rows are tokens; a heatmap's y axis is the **query** (the token attending),
+  its x axis the **key** (the token attended to);
+* token labels on both axes up to 32 tokens, every k-th token beyond;
+* every heatmap has a title that says what is shown and a labelled colorbar;
+* colour maps are viridis (probabilities, 0..1) and cividis (other values):
+  both are readable with colour-vision deficiencies and in greyscale;
+* masked cells (True = may attend, False = masked) are drawn grey with
+  hatching and named in a caption, never as the number 0; the meaning never
+  rests on colour alone (values are written in small heatmaps, ✓/✗ in the mask).
+
+Which lesson uses what: ``plot_projection`` (notebook 02), ``plot_scores``
+(03), ``plot_score_variance``, ``plot_weights``, ``plot_row_weights`` (04),
+``plot_outputs`` (05), ``plot_mask`` (07). ``heatmap`` is the general tool.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PatchCollection
+from matplotlib.colors import ListedColormap, Normalize
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import FuncFormatter
+
+from ._checks import as_float_array, check_mask
+
+__all__ = [
+    "heatmap", "plot_scores", "plot_weights", "plot_mask", "plot_outputs", "plot_projection",
+    "plot_score_variance", "plot_row_weights", "measure_score_variance",
+    "tick_indices", "tick_labels",
+]
+
+# ------------------------------------------------------------------ style (shared with widgets.py)
+FONT_TICK = 12          # tick labels (tokens)
+FONT_LABEL = 13         # axis labels, colorbar label
+FONT_TITLE = 14         # titles
+FONT_ANNOT = 11         # numbers written inside cells
+MAX_TOKEN_LABELS = 32   # label every token up to this many, every k-th beyond
+MAX_LABEL_CHARS = 12    # longer labels are shortened with "…"
+MASK_FACE = "#d4d4d4"   # masked cells: light grey ...
+MASK_HATCH = "///"      # ... with hatching ...
+MASK_EDGE = "#4d4d4d"   # ... in dark grey
+MASK_NOTE = "▨ grey hatched = masked (may not attend); not a zero"
+XLABEL = "key (attended to)"
+YLABEL = "query (attending)"
+CMAP_WEIGHTS = "viridis"  # probabilities in [0, 1]
+CMAP_VALUES = "cividis"   # unbounded values: scores, Q/K/V, outputs
+DEFAULT_D_KS = tuple(2 ** i for i in range(10))  # 1, 2, 4, ..., 512
+
+
+# ------------------------------------------------------------------ small helpers
+def tick_indices(n: int, max_labels: int = MAX_TOKEN_LABELS) -> np.ndarray:
+    """Positions that get a tick label: all of ``range(n)`` up to ``max_labels``, else every k-th.
+
+    >>> tick_indices(5).tolist()
+    [0, 1, 2, 3, 4]
+    >>> tick_indices(128).tolist()[:3]
+    [0, 8, 16]
+    """
+    if n <= max_labels:
+        return np.arange(n)
+    step = int(np.ceil(n / (max_labels // 2)))
+    return np.arange(0, n, step)
+
+
+def tick_labels(labels: Sequence, indices) -> list[str]:
+    """The text of each tick: the token, with its position when only every k-th token is labelled."""
+    sparse = len(indices) < len(labels)
+    out = []
+    for i in indices:
+        text = _shorten(str(labels[int(i)]))
+        out.append(f"{text} ({int(i)})" if sparse else text)
+    return out
+
+
+def _shorten(text: str, limit: int = MAX_LABEL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _new_figure(width: float, height: float, layout: str | None = "constrained") -> Figure:
+    """A figure outside pyplot, with an Agg canvas (so it can be drawn and saved anywhere)."""
+    fig = Figure(figsize=(width, height), layout=layout)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _check_text(value, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError(f"{name} must be a non-empty string that says what is shown; got {value!r}.")
+    return value
+
+
+def _check_labels(labels, n: int, name: str, what: str) -> list[str]:
+    """Token labels for ``n`` rows/columns; ``None`` means 0, 1, 2, ..."""
+    if labels is None:
+        return [str(i) for i in range(n)]
+    if isinstance(labels, str):
+        raise TypeError(
+            f"{name} must be a list of tokens, one per {what[:-1]}, not one string {labels!r}; "
+            f"use tokenize(sentence) to split it."
+        )
+    try:
+        labels = [str(t) for t in labels]
+    except TypeError:
+        raise TypeError(f"{name} must be a list of tokens; got {type(labels).__name__}.") from None
+    if len(labels) != n:
+        raise ValueError(
+            f"{name} has {len(labels)} labels but the matrix has {n} {what}: give one label per {what[:-1]}."
+        )
+    return labels
+
+
+def _check_matrix(matrix, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
+    m = as_float_array(matrix, name, min_ndim=2, allow_neg_inf=allow_neg_inf)
+    if m.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D matrix (rows, columns), e.g. (seq_len, seq_len); got shape {m.shape}. "
+            f"For a batch or several heads, plot one slice at a time, e.g. {name}[0]."
+        )
+    return m
+
+
+def _resolve_mask(mask, m: np.ndarray, name: str = "mask") -> np.ndarray:
+    """Boolean ``(rows, cols)``: True = shown, False = masked (given as False, or −∞ in the data)."""
+    allowed = np.isfinite(m)
+    if mask is not None:
+        allowed = allowed & np.broadcast_to(check_mask(mask, m.shape, name), m.shape)
+    return allowed
+
+
+def _color_range(values: np.ndarray, vmin, vmax) -> tuple[float, float]:
+    for v, name in ((vmin, "vmin"), (vmax, "vmax")):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v)):
+            raise TypeError(f"{name} must be a finite number or None; got {v!r}.")
+    lo = float(np.min(values)) if vmin is None and values.size else (0.0 if vmin is None else float(vmin))
+    hi = float(np.max(values)) if vmax is None and values.size else (1.0 if vmax is None else float(vmax))
+    if lo > hi:
+        raise ValueError(f"vmin={lo} is larger than vmax={hi}; the colour scale needs vmin ≤ vmax.")
+    if lo == hi:  # a constant matrix: give the colour scale some room
+        lo, hi = lo - 0.5, hi + 0.5
+    return lo, hi
+
+
+def _auto_size(n_rows: int, n_cols: int) -> tuple[float, float]:
+    """Axes size in inches: cells big enough for 12-pt labels, capped for long sequences."""
+    cell = min(0.6, max(0.24, 6.5 / max(n_rows, n_cols)))
+    width = min(9.0, max(2.6, n_cols * cell))
+    height = min(8.5, max(2.4, n_rows * cell))
+    return width, height
+
+
+def _text_color(rgba) -> str:
+    """Black on light cells, white on dark ones (relative luminance)."""
+    r, g, b = rgba[:3]
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
+
+
+def _masked_runs(hidden: np.ndarray) -> list[tuple[int, int, int]]:
+    """Each row's runs of masked cells as (row, first_col, length): one hatched patch per run."""
+    runs = []
+    for r, row in enumerate(hidden):
+        padded = np.concatenate(([False], row, [False]))
+        edges = np.flatnonzero(padded[1:] != padded[:-1])
+        runs.extend((r, int(a), int(b - a)) for a, b in zip(edges[::2], edges[1::2]))
+    return runs
+
+
+def _draw_mask_patches(ax, hidden: np.ndarray) -> PatchCollection:
+    patches = [Rectangle((c - 0.5, r - 0.5), n, 1) for r, c, n in _masked_runs(hidden)]
+    coll = PatchCollection(patches, facecolor=MASK_FACE, edgecolor=MASK_EDGE, hatch=MASK_HATCH,
+                           linewidth=0.0, zorder=2)
+    coll.set_gid("masked-cells")
+    ax.add_collection(coll)
+    return coll
+
+
+def _caption(ax, text: str):
+    """A note right under the x-axis label (kept inside the figure by constrained layout)."""
+    return ax.annotate(text, xy=(0.5, 0.0), xycoords=ax.xaxis.label, xytext=(0, -6),
+                       textcoords="offset points", ha="center", va="top", fontsize=FONT_TICK)
+
+
+def _set_token_ticks(ax, rows: list[str], cols: list[str]) -> None:
+    ri, ci = tick_indices(len(rows)), tick_indices(len(cols))
+    ax.set_yticks(ri, tick_labels(rows, ri), fontsize=FONT_TICK)
+    _set_xticks(ax, ci, tick_labels(cols, ci))
+
+
+def _set_xticks(ax, positions, labels: list[str]) -> None:
+    """x tick labels, upright when they fit side by side (about 0.11 inch per character at 12 pt)."""
+    ax_width = ax.get_position().width * ax.get_figure().get_figwidth()
+    longest = max((len(t) for t in labels), default=1)
+    rotate = longest * 0.11 > 0.85 * ax_width / max(len(labels), 1)
+    ax.set_xticks(positions, labels, fontsize=FONT_TICK, rotation=90 if rotate else 0, ha="center")
+
+
+def _draw_heatmap(ax, m, rows, cols, *, title, colorbar_label, cmap, vmin, vmax, mask, annotate, fmt,
+                  xlabel, ylabel, colorbar=True):
+    """Draw a checked matrix on ``ax``; returns (image, colorbar or None)."""
+    allowed = _resolve_mask(mask, m)
+    hidden = ~allowed
+    lo, hi = _color_range(m[allowed], vmin, vmax)
+    cm = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
+    cm = cm.with_extremes(bad=MASK_FACE)
+    data = np.ma.masked_array(np.where(allowed, m, 0.0), mask=hidden)
+    im = ax.imshow(data, cmap=cm, vmin=lo, vmax=hi, aspect="auto", interpolation="nearest")
+    _set_token_ticks(ax, rows, cols)
+    ax.set_xlabel(xlabel, fontsize=FONT_LABEL)
+    ax.set_ylabel(ylabel, fontsize=FONT_LABEL)
+    ax.set_title(title, fontsize=FONT_TITLE)
+    if hidden.any():
+        _draw_mask_patches(ax, hidden)
+        _caption(ax, MASK_NOTE)
+    if annotate is None:
+        annotate = m.shape[0] <= 12 and m.shape[1] <= 12
+    if annotate:
+        norm = Normalize(lo, hi)
+        for (i, j), value in np.ndenumerate(m):
+            if allowed[i, j]:
+                ax.text(j, i, format(value, fmt), ha="center", va="center", fontsize=FONT_ANNOT,
+                        color=_text_color(cm(norm(value))), zorder=3)
+    cbar = None
+    if colorbar:
+        cbar = ax.get_figure().colorbar(im, ax=ax)
+        cbar.set_label(colorbar_label, fontsize=FONT_LABEL)
+        cbar.ax.tick_params(labelsize=FONT_TICK)
+    return im, cbar
+
+
+# ------------------------------------------------------------------ the general heatmap
+def heatmap(matrix, row_labels=None, col_labels=None, *, title: str, colorbar_label: str, ax=None,
+            cmap="viridis", vmin=None, vmax=None, mask=None, annotate=None, fmt: str = ".2f",
+            xlabel: str = XLABEL, ylabel: str = YLABEL) -> Figure:
+    """Draw a ``(n_rows, n_cols)`` matrix as a labelled heatmap with a colorbar; return the figure.
+
+    ``row_labels``/``col_labels``: one token per row/column (default 0, 1, 2, ...).
+    ``mask`` (bool, broadcastable to the matrix; True = may attend): False cells
+    are drawn grey and hatched, with a caption, not coloured as a value. ``-inf``
+    entries (masked scores) are drawn the same way. ``annotate`` writes each value
+    in its cell (default: when the matrix is at most 12×12), formatted with ``fmt``.
+    ``vmin``/``vmax`` fix the colour scale (default: the data's range).
+    With ``ax`` given, draws there and returns ``ax``'s figure.
+    """
+    title = _check_text(title, "title")
+    colorbar_label = _check_text(colorbar_label, "colorbar_label")
+    m = _check_matrix(matrix, "matrix", allow_neg_inf=True)
+    rows = _check_labels(row_labels, m.shape[0], "row_labels", "rows")
+    cols = _check_labels(col_labels, m.shape[1], "col_labels", "columns")
+    if ax is None:
+        w, h = _auto_size(*m.shape)
+        fig = _new_figure(max(w + 2.4, 0.115 * len(title) + 0.6), h + 2.3)  # wide enough for the title
+        ax = fig.add_subplot()
+    _draw_heatmap(ax, m, rows, cols, title=title, colorbar_label=colorbar_label, cmap=cmap, vmin=vmin,
+                  vmax=vmax, mask=mask, annotate=annotate, fmt=fmt, xlabel=xlabel, ylabel=ylabel)
+    return ax.get_figure()
+
+
+# ------------------------------------------------------------------ the four steps
+def plot_scores(scores, tokens, *, scaled: bool = False, d_k: int | None = None, mask=None, ax=None,
+                title: str | None = None, cmap=CMAP_VALUES, vmin=None, vmax=None) -> Figure:
+    """Heatmap of attention scores ``(seq_len, seq_len)``: entry (i, j) = q_i·k_j (notebook 03).
+
+    ``scaled=True`` labels them as Q·Kᵀ/√d_k (step 3a, notebook 04); give ``d_k``
+    to print it in the title. Masked cells (``mask`` False, or −∞) are hatched.
+    Colour map cividis: scores are unbounded, and the brighter cell is the better match.
+    """
+    s = _check_matrix(scores, "scores", allow_neg_inf=True)
+    tokens = _check_labels(tokens, s.shape[0], "tokens", "rows")
+    if s.shape[1] != len(tokens):
+        raise ValueError(
+            f"scores has shape {s.shape} but there are {len(tokens)} tokens; self-attention scores "
+            f"are (seq_len, seq_len). For different keys use heatmap(scores, query_tokens, key_tokens, ...)."
+        )
+    what = "Q·Kᵀ/√d_k" if scaled else "Q·Kᵀ"
+    if title is None:
+        title = f"{'Scaled' if scaled else 'Raw'} attention scores {what}"
+        if d_k is not None:
+            title += f"  (d_k = {d_k})"
+    label = r"scaled score $q_i \cdot k_j\,/\sqrt{d_k}$" if scaled else r"score $q_i \cdot k_j$ (dot product)"
+    if vmin is None and vmax is None:
+        # symmetric around 0, so the middle grey of cividis means "q_i and k_j are unrelated"
+        shown = s[_resolve_mask(mask, s)]
+        vmax = float(np.max(np.abs(shown))) if shown.size and np.max(np.abs(shown)) > 0 else 1.0
+        vmin = -vmax
+    return heatmap(s, tokens, tokens, title=title, colorbar_label=label, ax=ax, cmap=cmap,
+                   vmin=vmin, vmax=vmax, mask=mask, fmt=".1f")
+
+
+def _check_rows_sum_to_one(w: np.ndarray, tokens: list[str], name: str) -> None:
+    tol = 1e-4 if w.dtype == np.float32 else 1e-6
+    if (w < -tol).any() or (w > 1 + tol).any():
+        i, j = (int(a) for a in np.argwhere((w < -tol) | (w > 1 + tol))[0])
+        raise ValueError(
+            f"{name}[{i}, {j}] = {w[i, j]:.4g}, but attention weights are probabilities between 0 and 1. "
+            f"Did you pass scores instead of softmax(scores)?"
+        )
+    sums = w.sum(axis=-1)
+    bad = ~(np.isclose(sums, 1.0, atol=tol * w.shape[-1]) | np.isclose(sums, 0.0, atol=tol))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        who = f" (query {tokens[i]!r})" if i < len(tokens) else ""
+        raise ValueError(
+            f"row {i}{who} of {name} sums to {sums[i]:.4g}, but each row of attention weights sums to 1 "
+            f"(softmax over the keys, axis=-1)."
+        )
+
+
+def plot_weights(weights, tokens, mask=None, *, ax=None, title: str | None = None,
+                 key_tokens=None, annotate=None) -> Figure:
+    """Heatmap of attention weights ``(seq_len, seq_len)`` = softmax(Q·Kᵀ/√d_k), each row sums to 1.
+
+    Colour scale fixed to 0..1 (viridis), so two plots can be compared by eye.
+    With ``mask`` (True = may attend), masked cells are hatched, and they must
+    hold weight 0 (a ValueError says so if not). Notebook 04 (and 07 for masks).
+    ``key_tokens`` labels the columns when the keys differ from the queries.
+    """
+    w = _check_matrix(weights, "weights")
+    tokens = _check_labels(tokens, w.shape[0], "tokens", "rows")
+    keys = tokens if key_tokens is None else key_tokens
+    keys = _check_labels(keys, w.shape[1], "key_tokens" if key_tokens is not None else "tokens", "columns")
+    _check_rows_sum_to_one(w, tokens, "weights")
+    if mask is not None:
+        allowed = np.broadcast_to(check_mask(mask, w.shape), w.shape)
+        leak = ~allowed & (np.abs(w) > 1e-6)
+        if leak.any():
+            i, j = (int(a) for a in np.argwhere(leak)[0])
+            raise ValueError(
+                f"weights[{i}, {j}] = {w[i, j]:.3g} but the mask forbids query {i} from attending to "
+                f"key {j}. "
+                f"Apply the mask to the scores (−∞) before the softmax."
+            )
+    if title is None:
+        title = "Attention weights softmax(Q·Kᵀ/√d_k)"
+    return heatmap(w, tokens, keys, title=title, colorbar_label="attention weight (each row sums to 1)",
+                   ax=ax, cmap=CMAP_WEIGHTS, vmin=0.0, vmax=1.0, mask=mask, annotate=annotate, fmt=".2f")
+
+
+def plot_mask(mask, tokens, *, ax=None, title: str | None = None, key_tokens=None) -> Figure:
+    """The ✓/✗ table of a mask ``(n_queries, n_keys)``, True = may attend (notebook 07).
+
+    Every cell carries its meaning in writing (✓ or ✗) and in texture (masked
+    cells are grey and hatched), not in colour alone. Rows are queries, columns keys.
+    """
+    if hasattr(mask, "detach"):
+        mask = mask.detach().cpu().numpy()
+    m = np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise TypeError(
+            f"mask must be boolean (True = may attend, False = masked); got dtype {m.dtype}. "
+            f"From an additive mask of 0 and −∞ use mask = (additive == 0)."
+        )
+    if m.ndim != 2:
+        raise ValueError(f"mask must be 2-D (n_queries, n_keys); got shape {m.shape}.")
+    rows = _check_labels(tokens, m.shape[0], "tokens", "rows")
+    cols = _check_labels(rows if key_tokens is None else key_tokens, m.shape[1],
+                         "key_tokens" if key_tokens is not None else "tokens", "columns")
+    if title is None:
+        title = "Mask: which keys each query may attend to"
+    if ax is None:
+        w, h = _auto_size(*m.shape)
+        fig = _new_figure(max(w + 1.8, 4.6), h + 2.9)
+        ax = fig.add_subplot()
+    tint = np.array(matplotlib.colormaps[CMAP_WEIGHTS](0.8))
+    allowed_colour = tuple(0.45 * tint[:3] + 0.55) + (1.0,)  # a pale green: the ✓ carries the meaning
+    _draw_heatmap(ax, np.ones(m.shape), rows, cols, title=title, colorbar_label="-", mask=m,
+                  cmap=ListedColormap([allowed_colour]), vmin=0.0, vmax=1.0, annotate=False, fmt="",
+                  xlabel=XLABEL, ylabel=YLABEL, colorbar=False)
+    if max(m.shape) <= 24:
+        size = FONT_TITLE if max(m.shape) <= 12 else FONT_ANNOT
+        for (i, j), ok in np.ndenumerate(m):
+            ax.text(j, i, "✓" if ok else "✗", ha="center", va="center", fontsize=size,
+                    color="black", zorder=3, fontweight="bold")
+    # replace the generic caption by a legend for both symbols
+    for text in list(ax.texts):
+        if text.get_text() == MASK_NOTE:
+            text.remove()
+    _caption(ax, "✓ may attend\n✗ masked (▨ grey hatched):\nscore set to −∞, so weight exactly 0")
+    return ax.get_figure()
+
+
+def plot_outputs(output, tokens, *, ax=None, title: str | None = None, feature_names=None,
+                 vmin=None, vmax=None) -> Figure:
+    """Heatmap of the attention output ``(seq_len, d_v)`` = weights·V: rows tokens, columns features.
+
+    Row i is the weighted average Σ_j weights[i, j]·v_j, token i's new,
+    context-aware vector. Notebook 05.
+    """
+    out = _check_matrix(output, "output")
+    tokens = _check_labels(tokens, out.shape[0], "tokens", "rows")
+    names = None if feature_names is None else _check_labels(feature_names, out.shape[1], "feature_names",
+                                                              "columns")
+    if title is None:
+        title = "Attention output weights·V (one row per token)"
+    return heatmap(out, tokens, names, title=title, colorbar_label="output value", ax=ax,
+                   cmap=CMAP_VALUES, vmin=vmin, vmax=vmax, xlabel="feature (dimension of V)",
+                   ylabel="token (query)", fmt=".2f")
+
+
+def plot_projection(x, w, result, tokens, name: str = "Q", *, feature_names=None) -> Figure:
+    """Step 1 drawn as three heatmaps: X (seq_len, d_model) · W (d_model, d) = result (seq_len, d).
+
+    ``name`` is "Q", "K" or "V" (the result), so W is W_Q, W_K or W_V. Each
+    panel's title gives its shape, so the learner can see the inner sizes
+    (d_model) cancel. Notebook 02.
+    """
+    if name not in ("Q", "K", "V"):
+        raise ValueError(f'name must be "Q", "K" or "V" (which projection is shown); got {name!r}.')
+    x = _check_matrix(x, "X")
+    w = _check_matrix(w, f"W_{name}")
+    r = _check_matrix(result, name)
+    if x.shape[1] != w.shape[0]:
+        raise ValueError(
+            f"X has d_model={x.shape[1]} columns but W_{name} has {w.shape[0]} rows; in X·W_{name} "
+            f"the inner sizes must match (X is {x.shape}, W_{name} is {w.shape})."
+        )
+    if r.shape != (x.shape[0], w.shape[1]):
+        raise ValueError(
+            f"{name} has shape {r.shape}, but X·W_{name} has shape ({x.shape[0]}, {w.shape[1]}): "
+            f"one row per token, one column per column of W_{name}."
+        )
+    tokens = _check_labels(tokens, x.shape[0], "tokens", "rows")
+    dims_in = [str(i) for i in range(x.shape[1])] if feature_names is None else _check_labels(
+        feature_names, x.shape[1], "feature_names", "columns")
+    dims_out = [str(i) for i in range(w.shape[1])]
+    widths = [min(5.0, max(1.6, c * 0.32)) for c in (x.shape[1], w.shape[1], w.shape[1])]
+    height = min(6.0, max(2.4, max(x.shape[0], w.shape[0]) * 0.3))
+    fig = _new_figure(sum(widths) + 2 * 0.5 + 1.6, height + 3.0)
+    grid = fig.add_gridspec(1, 5, width_ratios=[widths[0], 0.5, widths[1], 0.5, widths[2]])
+    panels = [
+        (x, tokens, dims_in, f"X\n{x.shape[0]} × {x.shape[1]}\ninput embeddings",
+         "token", "feature of X (d_model)", "value of X"),
+        (w, dims_in, dims_out, f"$W_{name}$\n{w.shape[0]} × {w.shape[1]}\nlearned weights",
+         "row of W (d_model)", f"column of $W_{name}$", f"value of $W_{name}$"),
+        (r, tokens, dims_out, f"{name} = X·$W_{name}$\n{r.shape[0]} × {r.shape[1]}\n"
+         f"{ {'Q': 'queries', 'K': 'keys', 'V': 'values'}[name] }",
+         "token", f"feature of {name}", f"value of {name}"),
+    ]
+    for col, (m, rows, cols, title, ylabel, xlabel, clabel) in zip((0, 2, 4), panels):
+        ax = fig.add_subplot(grid[0, col])
+        im, _ = _draw_heatmap(ax, m, rows, cols, title=title, colorbar_label=clabel, cmap=CMAP_VALUES,
+                              vmin=None, vmax=None, mask=None, annotate=False, fmt="", xlabel=xlabel,
+                              ylabel=ylabel, colorbar=False)
+        cbar = fig.colorbar(im, ax=ax, orientation="horizontal", location="bottom", fraction=0.08, pad=0.02)
+        cbar.set_label(clabel, fontsize=FONT_LABEL)
+        cbar.ax.tick_params(labelsize=FONT_ANNOT)
+    for col, symbol in ((1, "·"), (3, "=")):
+        ax = fig.add_subplot(grid[0, col])
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, symbol, ha="center", va="center", fontsize=30, transform=ax.transAxes)
+    fig.suptitle(f"Step 1: {name} = X·$W_{name}$, one row per token (shapes: rows × columns)",
+                 fontsize=FONT_TITLE)
+    return fig
+
+
+# ------------------------------------------------------------------ why √d_k
+def measure_score_variance(d_ks=DEFAULT_D_KS, *, seq_len: int = 256, seed: int = 0):
+    """Measured variance of q·k and of q·k/√d_k for random unit-variance Q, K, one value per d_k.
+
+    Uses ``data.random_qkv`` and ``attention.attention_scores`` / ``scale_scores``:
+    q·k = Σ_m q_m k_m is a sum of d_k terms of variance 1, so var(q·k) ≈ d_k,
+    and dividing by √d_k brings it back to ≈ 1 (notebook 04).
+    Returns ``(d_ks, raw_variances, scaled_variances)`` as float arrays.
+    """
+    from .attention import attention_scores, scale_scores
+    from .data import random_qkv
+
+    d_ks = _check_d_ks(d_ks)
+    raw, scaled = [], []
+    for i, d_k in enumerate(d_ks):
+        q, k, _ = random_qkv(seq_len, int(d_k), seed=seed + i)
+        s = attention_scores(q, k)
+        raw.append(float(np.var(s)))
+        scaled.append(float(np.var(scale_scores(s, int(d_k)))))
+    return d_ks.astype(float), np.array(raw), np.array(scaled)
+
+
+def _check_d_ks(d_ks) -> np.ndarray:
+    arr = np.asarray(d_ks)
+    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu" or (arr < 1).any():
+        raise ValueError(
+            f"d_ks must be a non-empty list of positive whole numbers such as [1, 2, 4, 8]; got {d_ks!r}."
+        )
+    return arr
+
+
+def plot_score_variance(d_ks=DEFAULT_D_KS, variances=None, scaled_variances=None, *, current_d_k=None,
+                        ax=None, seed: int = 0, title: str | None = None) -> Figure:
+    """var(q·k) against d_k on log-log axes: measured dots on the line var = d_k; scaled dots at 1.
+
+    Without ``variances`` they are measured with :func:`measure_score_variance`.
+    ``current_d_k`` is marked with a dashed line. Shapes, not colours alone,
+    tell the series apart (circles unscaled, squares scaled). Notebook 04.
+    """
+    if variances is None:
+        d_arr, variances, measured_scaled = measure_score_variance(d_ks, seed=seed)
+        scaled_variances = measured_scaled if scaled_variances is None else scaled_variances
+    else:
+        d_arr = _check_d_ks(d_ks).astype(float)
+    var = as_float_array(variances, "variances")
+    if var.shape != d_arr.shape:
+        raise ValueError(f"variances has {var.size} values but d_ks has {d_arr.size}; give one per d_k.")
+    if (var <= 0).any():
+        raise ValueError("variances must be positive (they are plotted on a log scale).")
+    if ax is None:
+        fig = _new_figure(7.2, 5.0)
+        ax = fig.add_subplot()
+    grid = np.geomspace(d_arr.min(), d_arr.max(), 50)
+    ax.plot(grid, grid, color="0.35", linestyle="-", linewidth=1.5, label="theory: var = d_k")
+    ax.plot(d_arr, var, "o", color=matplotlib.colormaps[CMAP_WEIGHTS](0.25), markersize=9,
+            label="measured var(q·k), unscaled")
+    if scaled_variances is not None:
+        sv = as_float_array(scaled_variances, "scaled_variances")
+        if sv.shape != d_arr.shape:
+            raise ValueError(f"scaled_variances has {sv.size} values but d_ks has {d_arr.size}.")
+        ax.axhline(1.0, color="0.35", linestyle=":", linewidth=1.5, label="theory after scaling: var = 1")
+        ax.plot(d_arr, sv, "s", color=matplotlib.colormaps[CMAP_WEIGHTS](0.75), markersize=8,
+                markeredgecolor="black", label="measured var(q·k/√d_k), scaled")
+    if current_d_k is not None:
+        ax.axvline(current_d_k, color="black", linestyle="--", linewidth=1.2, label=f"d_k = {current_d_k}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.xaxis.set_major_formatter(plain)
+    ax.yaxis.set_major_formatter(plain)
+    ax.set_xlabel("d_k (length of each query and key)", fontsize=FONT_LABEL)
+    ax.set_ylabel("variance of the scores", fontsize=FONT_LABEL)
+    ax.tick_params(labelsize=FONT_TICK)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=FONT_ANNOT, loc="upper left")
+    ax.set_title(title or "Why divide by √d_k: var(q·k) grows like d_k", fontsize=FONT_TITLE)
+    return ax.get_figure()
+
+
+# ------------------------------------------------------------------ one query's weights
+def plot_row_weights(weights_row, tokens, query_token, *, ax=None, title: str | None = None) -> Figure:
+    """Bar chart of one query's attention weights over the keys ``(seq_len,)``, summing to 1.
+
+    ``query_token`` is the attending token (a string, or its index in ``tokens``).
+    Each bar's value is written above it (up to 16 keys). Notebooks 04 and 05.
+    """
+    row = as_float_array(weights_row, "weights_row")
+    if row.ndim != 1:
+        raise ValueError(f"weights_row must be one row of weights, shape (seq_len,); got shape {row.shape}. "
+                         f"Pick a row: weights[i].")
+    tokens = _check_labels(tokens, row.shape[0], "tokens", "keys")
+    if isinstance(query_token, numbers.Integral) and not isinstance(query_token, bool):
+        if not 0 <= query_token < len(tokens):
+            raise ValueError(f"query_token index {query_token} is outside 0..{len(tokens) - 1}.")
+        query_token = tokens[int(query_token)]
+    if not isinstance(query_token, str):
+        raise TypeError(
+            f"query_token must be the attending token (a string) or its index; got {query_token!r}."
+        )
+    _check_rows_sum_to_one(row[None, :], [query_token], "weights_row")
+    if ax is None:
+        fig = _new_figure(min(11.0, max(6.4, 0.45 * len(tokens) + 2.0)), 4.6)
+        ax = fig.add_subplot()
+    x = np.arange(len(tokens))
+    bars = ax.bar(x, row, color=matplotlib.colormaps[CMAP_WEIGHTS](0.35), edgecolor="black", linewidth=0.6)
+    if len(tokens) <= 16:
+        ax.bar_label(bars, labels=[f"{v:.2f}" for v in row], fontsize=FONT_ANNOT, padding=2)
+    idx = tick_indices(len(tokens))
+    _set_xticks(ax, idx, tick_labels(tokens, idx))
+    ax.set_xlim(-0.6, len(tokens) - 0.4)
+    ax.set_ylim(0, 1.12)
+    ax.set_ylabel("attention weight", fontsize=FONT_LABEL)
+    ax.set_xlabel(XLABEL, fontsize=FONT_LABEL)
+    ax.tick_params(axis="y", labelsize=FONT_TICK)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_title(title or f"Where “{query_token}” looks: its weights (sum = 1)", fontsize=FONT_TITLE)
+    return ax.get_figure()

@@ -139,7 +139,8 @@ def _check_d_k(d_k, scale):
     if scale is not None:
         return d_k
     if d_k is None:
-        raise TypeError("Give d_k (the length of the query/key vectors) so the scores can be divided by √d_k.")
+        raise TypeError("Give d_k (the length of the query/key vectors) so the scores can be "
+                        "divided by √d_k.")
     if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k < 1:
         raise ValueError(f"d_k must be a positive whole number (the key length); got {d_k!r}.")
     return int(d_k)

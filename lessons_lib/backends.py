@@ -108,6 +108,8 @@ def sdpa_attention(q, k, v, mask=None, causal: bool = False, scale: float | None
     if causal and tmask is not None:  # SDPA takes one or the other: fold causal into the mask
         tmask = tmask & torch.ones(L, S, dtype=torch.bool, device=tq.device).tril()
         causal = False
+    batch = torch.broadcast_shapes(tq.shape[:-2], tk.shape[:-2], tv.shape[:-2])
+    tq, tk, tv, tmask = _as_4d(batch, tq, tk, tv, tmask)
     if kernel is None:
         used = _kernel_choice(torch, tq, tk, tv, tmask, causal, scale)
         out = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=tmask,
@@ -120,7 +122,20 @@ def sdpa_attention(q, k, v, mask=None, causal: bool = False, scale: float | None
             out = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=tmask,
                                                                    is_causal=causal, scale=scale)
         used = kernel
+    out = out.reshape(*batch, *out.shape[-2:])
     return SDPAResult(out.cpu().numpy() if was_numpy else out, str(tq.device), used)
+
+
+def _as_4d(batch, q, k, v, mask):
+    """View inputs as (batch, heads, seq_len, d): torch's fused CPU kernels want 4-D tensors."""
+    lead = (1,) * (2 - len(batch)) + tuple(batch) if len(batch) <= 2 else (-1, batch[-1])
+
+    def fold(t):
+        t = t.expand(*batch, *t.shape[-2:])
+        return t.reshape(*lead, *t.shape[-2:])
+    if mask is not None and mask.dim() > 2:
+        mask = fold(mask)
+    return fold(q), fold(k), fold(v), mask
 
 
 def torch_attention_with_weights(q, k, v, mask=None, causal: bool = False, scale: float | None = None,

@@ -15,7 +15,8 @@ import numpy as np
 from ._checks import check_positive_int, check_qkv, check_scale
 
 
-def flash_attention(q, k, v, causal: bool = False, scale: float | None = None, block_size: int = 64) -> np.ndarray:
+def flash_attention(q, k, v, causal: bool = False, scale: float | None = None,
+                    block_size: int = 64) -> np.ndarray:
     """Attention output computed block by block; holds at most a block_size² tile of scores.
 
     Same shapes and result as ``scaled_dot_product_attention(q, k, v, causal=causal,

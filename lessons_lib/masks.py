@@ -27,11 +27,12 @@ def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     return np.tril(np.ones((n_queries, n_keys), dtype=bool))
 
 
-def padding_mask(valid, n_queries: int | None = None) -> np.ndarray:
+def padding_mask(valid, n_queries: int | None = None, n_keys: int | None = None) -> np.ndarray:
     """Mask that hides padding keys: ``(..., n_queries, n_keys)`` bool.
 
-    ``valid`` is either a bool array ``(..., n_keys)`` (True = a real token) or a
-    sequence of lengths, one per batch item (the first ``length`` keys are real).
+    ``valid`` is either a bool array ``(..., n_keys)`` (True = a real token) or
+    whole-number lengths, one per batch item: the first ``length`` of the
+    ``n_keys`` keys (default: the longest length) are real, the rest padding.
     Every query row gets the same mask; ``n_queries`` defaults to n_keys.
     """
     arr = np.asarray(valid)
@@ -48,7 +49,9 @@ def padding_mask(valid, n_queries: int | None = None) -> np.ndarray:
         lengths = np.atleast_1d(arr)
         if (lengths < 1).any():
             raise ValueError(f"every sequence needs at least one real token; got lengths {lengths.tolist()}.")
-        n_keys = int(lengths.max())
+        n_keys = int(lengths.max()) if n_keys is None else check_positive_int(n_keys, "n_keys")
+        if lengths.max() > n_keys:
+            raise ValueError(f"a length of {int(lengths.max())} does not fit in n_keys={n_keys} keys.")
         keep = np.arange(n_keys) < lengths[:, None]
         if arr.ndim == 0:
             keep = keep[0]

@@ -141,7 +141,7 @@ class Outcome:
 
     case: Case
     result: Any = None
-    error: Exception | None = None
+    error: BaseException | None = None
     line: str = ""  # the learner's source line where the error happened, when known
     mutated: tuple[str, ...] = ()
     expected: np.ndarray | None = None
@@ -186,7 +186,9 @@ def _run(fn: Callable, case: Case, expected: np.ndarray | None = None) -> Outcom
         warnings.simplefilter("ignore")
         try:
             outcome.result = fn(*args.values())
-        except Exception as exc:  # noqa: BLE001 - whatever the learner's code raises, we explain it
+        except KeyboardInterrupt:  # the learner pressed stop: let them
+            raise
+        except BaseException as exc:  # noqa: BLE001 - whatever the learner's code raises (even sys.exit)
             outcome.error = exc
             outcome.line = _learner_line(exc, fn)
     outcome.mutated = tuple(name for name in args if not _same_input(case.args[name], args[name]))
@@ -203,12 +205,15 @@ def _learner_line(exc: BaseException, fn: Callable) -> str:
 
 
 def _error_kind(exc: BaseException) -> str:
-    """A coarse kind of exception, so that two wrong products fail 'the same way'."""
+    """What went wrong, coarse enough that ``Q @ K`` and ``np.dot(Q, K)`` fail 'the same way',
+    fine enough that two different wrong products do not (the sizes that clash are kept)."""
     text = str(exc)
-    if "matmul" in text or "not aligned" in text:
-        return "matrix product shapes"
+    if m := re.search(r"size (\d+) is different from (\d+)", text):  # matmul: operand 1's, operand 0's
+        return f"matrix product shapes {m[2]}≠{m[1]}"
+    if m := re.search(r"not aligned: (\d+) \(dim \d+\) != (\d+)", text):  # np.dot: operand 0's, 1's
+        return f"matrix product shapes {m[1]}≠{m[2]}"
     if "broadcast" in text:
-        return "broadcast shapes"
+        return "broadcast shapes " + " ".join(sorted(re.findall(r"\([\d,]*\)", text)))
     return type(exc).__name__
 
 
@@ -325,7 +330,7 @@ def _describe(outcome: Outcome) -> str:
 # Plain-word explanations of exceptions: (does it apply?, what happened, how to fix).
 _ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], str], str], ...] = (
     (
-        lambda e: _error_kind(e) == "matrix product shapes",
+        lambda e: _error_kind(e).startswith("matrix product shapes"),
         lambda e: "the two matrices of a product do not fit together"
         + (f" (inner sizes {m[1]} and {m[2]})" if (m := re.search(r"size (\d+) is different from (\d+)",
                                                                    str(e))) else f" ({e})")
@@ -334,7 +339,7 @@ _ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], 
         "a missing or extra .T is the usual cause.",
     ),
     (
-        lambda e: _error_kind(e) == "broadcast shapes",
+        lambda e: _error_kind(e).startswith("broadcast shapes"),
         lambda e: "numpy could not line up two arrays element by element"
         + (f" (shapes {m[1]} and {m[2]})" if (m := re.search(r"shapes (\(.*?\)) (\(.*?\))", str(e))) else "")
         + ". Element-wise operations (+, -, *, /) need matching sizes, or sizes of 1.",
@@ -395,7 +400,7 @@ def _explain_error(outcome: Outcome) -> str:
 _TYPE_MISTAKES = (
     Mistake(
         "returned_none", "it returns None",
-        "Your function gave back None. A Python function returns None when it reaches its end "
+        "Your function returned None. A Python function returns None when it reaches its end "
         "without a `return` statement (computing a value in the last line is not enough).",
         "End the function with `return <your result>`.",
         lambda o: o.error is None and o.result is None,
@@ -416,6 +421,12 @@ _TYPE_MISTAKES = (
            if np.ndim(o.result) == 0 else ""),
         "Return the whole array; reduce only along one axis (axis=-1) and keep it (keepdims=True).",
         lambda o: o.error is None and not isinstance(o.result, np.ndarray),
+    ),
+    Mistake(
+        "not_numeric", "it returns an array that does not hold numbers",
+        lambda o: f"Your function returned an array of dtype {o.result.dtype}, not of floats.",
+        "Keep the computation in numpy floats from start to end (np.exp, @, /).",
+        lambda o: o.error is None and o.result.dtype.kind not in "fiub",
     ),
 )
 
@@ -611,6 +622,14 @@ def _softmax_cases() -> list[Case]:
     ]
 
 
+def _rows_proportional(o: Outcome) -> bool:
+    """Each row is the expected row times its own factor: right up to the division by the row sum."""
+    if not (o.is_array and o.result.shape == o.expected.shape and o.result.dtype.kind == "f"):
+        return False
+    factors = o.result / o.expected
+    return bool(np.all(np.isfinite(factors)) and np.allclose(factors, factors[..., :1], rtol=1e-6))
+
+
 def _column_sums(o: Outcome) -> str:
     return (f"Your rows sum to {np.round(o.result.sum(axis=-1), 3).tolist()}, your columns to "
             f"{np.round(o.result.sum(axis=0), 3).tolist()}. ")
@@ -663,14 +682,13 @@ SOFTMAX = Exercise(
             "whole_sum", "divided by the sum of the whole array instead of each row's",
             "All entries together sum to 1, but each row on its own does not.",
             "Divide by the row sums: e / e.sum(axis=-1, keepdims=True).",
-            like(lambda x: np.exp(x) / np.exp(x).sum(),
-                 lambda x: np.exp(x - x.max()) / np.exp(x - x.max()).sum()),
+            lambda o: _rows_proportional(o) and bool(np.isclose(o.result.sum(), 1.0)),
         ),
         Mistake(
             "not_normalised", "the exponentials are not divided by their row sums",
             "Your rows do not sum to 1: after exponentiating, each row still has to be divided by its total.",
             "Finish with e / e.sum(axis=-1, keepdims=True).",
-            like(np.exp, lambda x: np.exp(x - x.max(axis=-1, keepdims=True))),
+            _rows_proportional,
         ),
     ),
 )

@@ -1,0 +1,337 @@
+"""The exercise checks: they pass the solutions, name each listed mistake, and never raise."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from lessons_lib import exercises, solutions
+from lessons_lib.exercises import Feedback, check_scaling, check_scores, check_softmax, check_weighted_sum
+
+CHECKS = {
+    "softmax": (check_softmax, solutions.my_softmax, exercises.SOFTMAX),
+    "scores": (check_scores, solutions.my_scores, exercises.SCORES),
+    "scaling": (check_scaling, solutions.my_scale, exercises.SCALING),
+    "weighted_sum": (check_weighted_sum, solutions.my_weighted_sum, exercises.WEIGHTED_SUM),
+}
+
+# A notebook variable the buggy weighted sum reads by mistake (module globals play the notebook's role).
+K = np.arange(12.0).reshape(4, 3)
+v = np.ones((3, 2))
+
+
+# --------------------------------------------------------------------------- wrong implementations
+def _softmax_no_max(x):
+    e = np.exp(x)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _softmax_math_exp(x):  # a loop with math.exp raises OverflowError at 1000
+    rows = [[math.exp(value) for value in row] for row in x]
+    return np.array([[value / sum(row) for value in row] for row in rows])
+
+
+def _softmax_axis0(x):
+    e = np.exp(x - x.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+
+
+def _softmax_global_max(x):
+    e = np.exp(x - np.max(x))
+    return e / np.sum(e, axis=1, keepdims=True)
+
+
+def _softmax_no_keepdims(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1)
+
+
+def _softmax_whole_sum(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum()
+
+
+def _softmax_unnormalised(x):
+    return np.exp(x - x.max(axis=-1, keepdims=True))
+
+
+def _softmax_in_place(x):
+    x -= x.max(axis=-1, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=-1, keepdims=True)
+    return x
+
+
+MISTAKES = [
+    # (exercise, buggy function, expected mistake key, words the message must contain)
+    ("softmax", _softmax_no_max, "no_max_subtraction", ["max-subtraction", "1000", "NaN"]),
+    ("softmax", _softmax_math_exp, "no_max_subtraction", ["overflow"]),
+    ("softmax", _softmax_axis0, "wrong_axis", ["wrong axis", "columns sum to 1"]),
+    ("softmax", _softmax_global_max, "global_max", ["whole array", "each row"]),
+    ("softmax", _softmax_no_keepdims, "missing_keepdims", ["keepdims"]),
+    ("softmax", _softmax_whole_sum, "whole_sum", ["whole array"]),
+    ("softmax", _softmax_unnormalised, "not_normalised", ["row sums"]),
+    ("softmax", _softmax_in_place, "mutates_input", ["in place", "`x`"]),
+    ("scores", lambda Q, K: Q @ K, "k_not_transposed", ["K is not transposed"]),
+    ("scores", lambda Q, K: np.dot(Q, K), "k_not_transposed", ["K is not transposed"]),
+    ("scores", lambda Q, K: Q.T @ K, "q_transposed", ["Q is transposed", "(d_k, d_k)"]),
+    ("scores", lambda Q, K: K @ Q.T, "swapped", ["swapped"]),
+    ("scores", lambda Q, K: Q * K, "elementwise", ["element by element"]),
+    ("scores", lambda Q, K: Q @ K.T / np.sqrt(K.shape[1]), "scaled_too_early", ["√d_k", "next step"]),
+    ("scores", lambda Q, K: solutions.my_softmax(Q @ K.T), "softmax_too_early", ["softmax"]),
+    ("scaling", lambda scores, d_k: scores, "forgot_scaling", ["scaling is missing"]),
+    ("scaling", lambda scores, d_k: scores / d_k, "divided_by_d_k", ["divided by d_k instead of √d_k"]),
+    ("scaling", lambda scores, d_k: scores * np.sqrt(d_k), "multiplied", ["multiplied instead of divided"]),
+    ("scaling", lambda scores, d_k: scores * d_k, "multiplied", ["multiplied instead of divided"]),
+    ("scaling", lambda scores, d_k: scores / (d_k ** 1 / 2), "power_precedence", ["d_k ** 1/2"]),
+    ("scaling", lambda scores, d_k: scores / np.sqrt(scores.shape[-1]), "d_k_from_shape", ["shape"]),
+    ("scaling", lambda scores, d_k: solutions.my_softmax(scores / np.sqrt(d_k)), "softmax_too_early",
+     ["softmax"]),
+    ("weighted_sum", lambda weights, V: weights @ K, "weights_on_keys", ["K instead of V", "`K`"]),
+    ("weighted_sum", lambda weights, V: weights @ v, "uses_global", ["`v`", "`V`"]),
+    ("weighted_sum", lambda weights, V: weights.T @ V, "transposed_weights", ["transposed"]),
+    ("weighted_sum", lambda weights, V: V @ weights, "reversed_order", ["wrong order"]),
+    ("weighted_sum", lambda weights, V: V.T @ weights.T, "reversed_order", ["wrong order"]),
+    ("weighted_sum", lambda weights, V: weights @ V.T, "v_transposed", ["V is transposed"]),
+    ("weighted_sum", lambda weights, V: weights * V, "elementwise", ["element by element"]),
+    ("weighted_sum", lambda weights, V: solutions.my_softmax(weights) @ V, "softmax_again", ["again"]),
+]
+
+
+def _scale_in_place(scores, d_k):
+    scores /= np.sqrt(d_k)
+    return scores
+
+
+MISTAKES.append(("scaling", _scale_in_place, "mutates_input", ["in place", "`scores`"]))
+
+
+# --------------------------------------------------------------------------- passing
+@pytest.mark.parametrize("name", CHECKS)
+def test_the_solution_passes(name):
+    check, solution, _ = CHECKS[name]
+    feedback = check(solution)
+    assert feedback.status == "passed", str(feedback)
+    assert feedback.passed is True and feedback.mistake is None
+    assert "Well done" in feedback.message
+    assert "PASSED" in repr(feedback) and "✓" in repr(feedback)
+
+
+def test_the_library_itself_passes_the_softmax_check():
+    assert check_softmax(lambda x: exercises.attention.softmax(x)).passed
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_a_slightly_wrong_answer_does_not_pass(name):
+    check, solution, _ = CHECKS[name]
+    def slightly_off(*args):
+        answer = solution(*args)
+        answer.flat[0] += 0.01
+        return answer
+
+    feedback = check(slightly_off)
+    assert feedback.passed is False
+    assert feedback.mistake == "wrong_values"
+    assert "largest difference" in feedback.message
+
+
+# --------------------------------------------------------------------------- each listed mistake
+@pytest.mark.parametrize(
+    "name, fn, key, words", MISTAKES, ids=[f"{m[0]}-{m[2]}-{i}" for i, m in enumerate(MISTAKES)]
+)
+def test_each_mistake_is_named(name, fn, key, words):
+    check = CHECKS[name][0]
+    feedback = check(fn)
+    assert feedback.status == "failed" and feedback.passed is False
+    assert feedback.mistake == key, str(feedback)
+    text = feedback.message + " " + feedback.hint
+    for word in words:
+        assert word in text, f"{word!r} not in: {text}"
+    assert feedback.hint, "every mistake comes with a hint toward the fix"
+    assert "Case:" in feedback.details and "expected" in feedback.details
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_every_mistake_in_the_tables_has_a_test(name):
+    exercise = CHECKS[name][2]
+    tested = {key for ex, _, key, _ in MISTAKES if ex == name}
+    assert {m.key for m in exercise.mistakes} <= tested
+
+
+def test_mistakes_keep_shapes_in_their_messages():
+    feedback = check_scores(lambda Q, K: Q.T @ K)
+    assert "here 2×2" in feedback.message
+    feedback = check_softmax(_softmax_axis0)
+    assert "your columns to [1.0, 1.0, 1.0]" in feedback.message
+
+
+def test_an_extra_in_place_change_is_mentioned_beside_the_main_mistake():
+    def in_place_and_wrong_axis(x):
+        x -= x.max(axis=0, keepdims=True)
+        e = np.exp(x)
+        return e / e.sum(axis=0, keepdims=True)
+
+    feedback = check_softmax(in_place_and_wrong_axis)
+    assert feedback.mistake == "wrong_axis"
+    assert "changed its input `x` in place" in feedback.message
+
+
+def test_no_warnings_leak_from_an_overflowing_softmax():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_softmax(_softmax_no_max).mistake == "no_max_subtraction"
+
+
+# --------------------------------------------------------------------------- generic problems
+def _forgot_return(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    e / e.sum(axis=-1, keepdims=True)
+
+
+def _returns_list(x):
+    return solutions.my_softmax(x).tolist()
+
+
+def _typo(Q, K):
+    return Q @ k.T  # noqa: F821 - the typo is the point
+
+
+def _wrong_arity():
+    return None
+
+
+GENERIC = [
+    (check_softmax, _forgot_return, "returned_none", ["returned None", "`return`"]),
+    (check_softmax, _returns_list, "returned_list", ["list", "numpy array"]),
+    (check_softmax, lambda x: tuple(solutions.my_softmax(x)), "returned_list", ["tuple"]),
+    (check_softmax, lambda x: np.exp(x).sum(), "not_an_array", ["float64", "shape (2, 3)", ".sum()"]),
+    (check_softmax, lambda x: np.full(x.shape, "a"), "not_numeric", ["dtype"]),
+    (check_softmax, lambda x: solutions.my_softmax(x)[:, :2], "wrong_shape", ["Expected shape (2, 3)",
+                                                                               "got (2, 2)"]),
+    (check_softmax, lambda x: solutions.my_softmax(x) + np.log(0 * x), "not_finite", ["NaN"]),
+    (check_scores, _typo, "raised", ["NameError", "name Python does not know", "'k' is not defined",
+                                    "return Q @ k.T"]),
+    (check_scores, _wrong_arity, "raised", ["TypeError"]),
+    (check_scores, lambda Q, K: Q @ K.T @ np.ones((5, 5)), "raised",
+     ["ValueError", "do not fit together", "inner sizes"]),
+    (check_softmax, lambda x: x.sum(axis=3), "raised", ["AxisError", "axis that does not exist"]),
+    (check_softmax, lambda x: {}["key"], "raised", ["KeyError"]),
+    (check_softmax, lambda x: sys.exit(1), "raised", ["SystemExit"]),
+    (check_weighted_sum, lambda weights, V: weights @ V + np.ones(5), "raised",
+     ["broadcast", "could not line up", "(3,2)"]),
+]
+
+
+@pytest.mark.parametrize("check, fn, key, words", GENERIC, ids=[f"{g[2]}-{i}" for i, g in enumerate(GENERIC)])
+def test_generic_problems_are_explained_without_raising(check, fn, key, words):
+    feedback = check(fn)
+    assert feedback.passed is False
+    assert feedback.mistake == key, str(feedback)
+    text = f"{feedback.message} {feedback.hint} {feedback.details}"
+    for word in words:
+        assert word in text, f"{word!r} not in: {text}"
+    assert "Traceback" not in text
+
+
+def test_the_failing_line_is_shown_for_an_exception():
+    feedback = check_scores(_typo)
+    assert "line " in feedback.message and "return Q @ k.T" in feedback.message
+
+
+# --------------------------------------------------------------------------- not attempted, not callable
+def _placeholder(*args):
+    raise NotImplementedError("your code here")
+
+
+def _ellipsis_return(*args):
+    return ...
+
+
+def _ellipsis_body(*args):
+    """Compute the softmax of x."""
+    ...
+
+
+def _pass_body(*args):
+    pass
+
+
+@pytest.mark.parametrize("fn", [_placeholder, _ellipsis_return, _ellipsis_body, _pass_body])
+@pytest.mark.parametrize("name", CHECKS)
+def test_placeholders_are_not_attempted(name, fn):
+    check = CHECKS[name][0]
+    feedback = check(fn)
+    assert feedback.status == "not attempted"
+    assert feedback.passed is None and feedback.mistake is None
+    assert "not written yet" in feedback.message and feedback.hint
+    assert "NOT ATTEMPTED YET" in repr(feedback) and "NOT ATTEMPTED YET" in feedback._repr_html_()
+
+
+@pytest.mark.parametrize("thing, words", [
+    (None, "None"),
+    (np.ones((2, 3)), "an array of shape (2, 3)"),
+    ("my_softmax", "str"),
+])
+def test_not_a_function_is_explained(thing, words):
+    feedback = check_softmax(thing)
+    assert feedback.mistake == "not_callable"
+    assert words in feedback.message and "check(...)(my_softmax)" not in feedback.message
+    assert "without calling it" in feedback.hint
+
+
+def test_a_bug_in_the_checker_is_reported_not_raised():
+    def broken_cases():
+        raise RuntimeError("boom")
+
+    broken = dataclasses.replace(exercises.SOFTMAX, cases=broken_cases)
+    feedback = broken.check(solutions.my_softmax)
+    assert feedback.mistake == "checker_error" and "not your fault" in feedback.message
+
+
+# --------------------------------------------------------------------------- feedback display
+def test_feedback_renders_html_with_words_not_only_colour():
+    passed, failed = check_softmax(solutions.my_softmax), check_softmax(_softmax_axis0)
+    assert "✓ PASSED" in passed._repr_html_() and "#1a7f37" in passed._repr_html_()
+    assert "✗ NOT YET" in failed._repr_html_() and "Hint:" in failed._repr_html_()
+    assert "<details" in failed._repr_html_() and "<details" not in passed._repr_html_()
+    assert str(failed).startswith("✗ NOT YET: my_softmax")
+
+
+def test_feedback_html_is_escaped():
+    feedback = Feedback("my_softmax", "failed", "x < y & <script>", hint="a<b")
+    page = feedback._repr_html_()
+    assert "<script>" not in page and "&lt;script&gt;" in page and "a&lt;b" in page
+
+
+def test_the_inputs_of_the_check_are_not_changed_by_a_mutating_learner():
+    _softmax_in_place_feedback = check_softmax(_softmax_in_place)
+    assert _softmax_in_place_feedback.mistake == "mutates_input"
+    assert check_softmax(solutions.my_softmax).passed  # the cases are rebuilt fresh each time
+
+
+# --------------------------------------------------------------------------- in a real IPython shell
+def test_checks_work_on_functions_defined_in_notebook_cells():
+    IPython = pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("import numpy as np\n"
+                       "from lessons_lib.exercises import check_scores, check_weighted_sum")
+        shell.run_cell("def my_scores(Q, K):\n    ...\n")
+        assert shell.ev("check_scores(my_scores)").status == "not attempted"
+        shell.run_cell("def my_scores(Q, K):\n    s = Q\n    return s @ K\n")
+        feedback = shell.ev("check_scores(my_scores)")
+        assert feedback.mistake == "k_not_transposed"
+        shell.run_cell("K = np.ones((4, 3))\ndef my_weighted_sum(weights, V):\n    return weights @ K\n")
+        assert shell.ev("check_weighted_sum(my_weighted_sum)").mistake == "weights_on_keys"
+        shell.run_cell("def my_scores(Q, K):\n    x = 1\n    return Q @ k.T\n")
+        assert "line 3: return Q @ k.T" in shell.ev("check_scores(my_scores)").message
+    finally:
+        InteractiveShell.clear_instance()
+    assert IPython

@@ -83,7 +83,7 @@ def tick_labels(labels: Sequence, indices) -> list[str]:
     out = []
     for i in indices:
         text = _shorten(str(labels[int(i)]))
-        out.append(f"{text} ({int(i)})" if sparse else text)
+        out.append(f"{text} ({int(i)})" if sparse and text != str(int(i)) else text)
     return out
 
 
@@ -473,7 +473,7 @@ def measure_score_variance(d_ks=DEFAULT_D_KS, *, seq_len: int = 256, seed: int =
     Uses ``data.random_qkv`` and ``attention.attention_scores`` / ``scale_scores``:
     q·k = Σ_m q_m k_m is a sum of d_k terms of variance 1, so var(q·k) ≈ d_k,
     and dividing by √d_k brings it back to ≈ 1 (notebook 04).
-    Returns ``(d_ks, raw_variances, scaled_variances)`` as float arrays.
+    Returns ``(d_ks, raw_variances, scaled_variances)`` as arrays (ints, floats, floats).
     """
     from .attention import attention_scores, scale_scores
     from .data import random_qkv
@@ -485,7 +485,7 @@ def measure_score_variance(d_ks=DEFAULT_D_KS, *, seq_len: int = 256, seed: int =
         s = attention_scores(q, k)
         raw.append(float(np.var(s)))
         scaled.append(float(np.var(scale_scores(s, int(d_k)))))
-    return d_ks.astype(float), np.array(raw), np.array(scaled)
+    return d_ks, np.array(raw), np.array(scaled)
 
 
 def _check_d_ks(d_ks) -> np.ndarray:

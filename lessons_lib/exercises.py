@@ -642,8 +642,8 @@ SOFTMAX = Exercise(
     reference=lambda x: attention.softmax(x, axis=-1),
     solution=solutions.my_softmax,
     cases=_softmax_cases,
-    start_hint="Exponentiate, then divide each row by its own sum: np.exp(...) / ....sum(axis=-1, "
-               "keepdims=True). Subtract each row's maximum first so that exp cannot overflow.",
+    start_hint="Exponentiate with np.exp, then divide each row by its own sum (.sum(axis=-1, "
+               "keepdims=True)). Subtract each row's maximum first, so that exp cannot overflow.",
     mistakes=(
         Mistake(
             "no_max_subtraction", "no max-subtraction, so exp overflows at large logits",

@@ -447,15 +447,23 @@ class QuestionView:
         self.choices = widgets.RadioButtons(
             options=[(LETTERS[i], i) for i in range(len(question.options))], value=None,
             description="Your answer:", orientation="horizontal", style={"description_width": "initial"},
+            layout=widgets.Layout(width="auto"),
         )
         self.choices.add_class("lessons-quiz-choices")
         self.button = widgets.Button(description="Check", tooltip=f"Check your answer to question {number}",
-                                     icon="check", button_style="primary")
+                                     icon="check", button_style="primary",
+                                     layout=widgets.Layout(margin="0 0 0 1em"))
         self.button.add_class("lessons-quiz-check")
         self.feedback = widgets.HTML("")
         self.feedback.add_class("lessons-quiz-feedback")
         self.button.on_click(lambda _button: self.check())
-        self.widget = widgets.VBox([self.prompt, widgets.HBox([self.choices, self.button]), self.feedback])
+        self.choices.observe(self._clear_feedback, names="value")
+        row = widgets.HBox([self.choices, self.button], layout=widgets.Layout(align_items="center"))
+        self.widget = widgets.VBox([self.prompt, row, self.feedback])
+
+    def _clear_feedback(self, _change) -> None:
+        """A new pick makes the old feedback stale: clear it until Check is pressed again."""
+        self.feedback.value = ""
 
     def select(self, choice) -> None:
         """Pick an option by letter, index or text (as a learner clicking a radio button)."""

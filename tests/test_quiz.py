@@ -139,3 +139,11 @@ def test_plain_text_view_lists_questions_without_answers():
 def test_show_displays_the_quiz(capsys):
     assert quiz.show("00") is None
     assert "Quiz, lesson 00" in capsys.readouterr().out
+
+
+def test_a_new_pick_clears_the_old_feedback():
+    view = Quiz("03").views[0]
+    view.select("B")
+    assert view.check().startswith("✗")
+    view.select("C")
+    assert view.feedback.value == ""

@@ -477,13 +477,18 @@ def _uses_global_instead(exercise: Exercise, fn: Callable) -> list[Mistake]:
     if code is None:
         return []
     arrays = {n: namespace[n] for n in code.co_names if isinstance(namespace.get(n), np.ndarray)}
+    try:  # the learner's own parameter names, which the message should use
+        params = [*inspect.signature(fn).parameters][: len(exercise.params)]
+    except (TypeError, ValueError):
+        params = []
+    params += exercise.params[len(params):]
     mistakes = []
     for name, array in arrays.items():
-        for position, param in enumerate(exercise.params):
+        for position, param in enumerate(params):
             def candidate(*args, _pos=position, _array=array):
                 return exercise.solution(*args[:_pos], _array, *args[_pos + 1:])
 
-            if exercise.name == "my_weighted_sum" and param == "V" and name.lower().startswith("k"):
+            if exercise.params[position] == "V" and name.lower().startswith("k"):
                 mistakes.append(Mistake(
                     "weights_on_keys", "the weights are applied to K instead of V",
                     f"Your function multiplies the weights by the notebook variable `{name}` (the keys) "

@@ -238,6 +238,12 @@ def test_generic_problems_are_explained_without_raising(check, fn, key, words):
     assert "Traceback" not in text
 
 
+def test_a_global_is_named_against_the_learners_own_parameter_name():
+    feedback = check_weighted_sum(lambda w, values: w @ v)
+    assert feedback.mistake == "uses_global"
+    assert "use its own argument `values`" in feedback.message
+
+
 def test_the_failing_line_is_shown_for_an_exception():
     feedback = check_scores(_typo)
     assert "line " in feedback.message and "return Q @ k.T" in feedback.message

@@ -1,0 +1,105 @@
+# Attention, step by step: the two commands.
+#
+#   make lab     set up .venv (first time only) and open the course in JupyterLab
+#   make test    set up .venv with the test tools, then lint, library tests,
+#                every notebook under nbval, and every notebook in a real browser
+#
+# Other targets: make notebooks (re-run all notebooks in place, clean kernel),
+# make bench, make lint, make clean, make distclean, make help.
+# Installs are skipped when requirements*.txt and pyproject.toml did not change
+# (stamp files inside .venv).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+
+# Where the browser test writes one screenshot per notebook and latency.json.
+SCREENSHOTS ?= test-artifacts/screenshots
+
+# How JupyterLab is started. tests/test_lab_serves.py reads this line and starts
+# the server with exactly these arguments (plus port, token and --no-browser).
+LAB_ARGS := --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb notebooks/00_start_here.ipynb
+# Jupyter refuses to run as root unless told (containers, CI); the tests add the same flag.
+ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True)
+
+# Never let playwright download a browser: the tests use the system Chromium.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Same hash order in every run, so regenerated notebooks do not churn.
+export PYTHONHASHSEED := 0
+
+STAMP_RUN := $(VENV)/.installed-runtime
+STAMP_DEV := $(VENV)/.installed-dev
+
+.DEFAULT_GOAL := help
+.PHONY: help lab test lint test-lib test-notebooks test-browser notebooks bench clean distclean
+
+help:
+	@echo "make lab        open the course in JupyterLab (sets up $(VENV) the first time)"
+	@echo "make test       lint + library tests + nbval over notebooks/ + browser test"
+	@echo "make notebooks  re-run every notebook in place from a clean kernel"
+	@echo "make bench      run benchmarks/*.py"
+	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
+	@echo "make distclean  clean, and remove $(VENV) too"
+
+# ---------------------------------------------------------------- environment
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# The course itself: pinned runtime requirements, then lessons_lib in editable
+# mode without re-resolving its (loose) dependencies.
+$(STAMP_RUN): requirements.txt pyproject.toml | $(PY)
+	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install --no-deps -e .
+	@touch $@
+
+$(STAMP_DEV): requirements-dev.txt $(STAMP_RUN)
+	$(PY) -m pip install -r requirements-dev.txt
+	@touch $@
+
+# ---------------------------------------------------------------------- lab
+
+lab: $(STAMP_RUN)
+	$(BIN)/jupyter lab $(LAB_ARGS) $(ROOT_ARGS)
+
+# --------------------------------------------------------------------- tests
+
+test: lint test-lib test-notebooks test-browser
+
+lint: $(STAMP_DEV)
+	$(BIN)/ruff check lessons_lib tests notebooks benchmarks
+
+test-lib: $(STAMP_DEV)
+	$(BIN)/pytest -m "not browser" tests
+
+test-notebooks: $(STAMP_DEV)
+	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \
+	  echo "$(BIN)/pytest --nbval notebooks/"; $(BIN)/pytest --nbval notebooks/; \
+	else echo "no notebooks in notebooks/ yet: nothing for nbval to run"; fi
+
+test-browser: $(STAMP_DEV)
+	@mkdir -p $(SCREENSHOTS)
+	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py
+
+# ----------------------------------------------------------------- notebooks
+
+notebooks: $(STAMP_RUN)
+	$(PY) .ci/run_notebooks.py notebooks/*.ipynb
+
+bench: $(STAMP_RUN)
+	@set -e; for f in benchmarks/*.py; do \
+	  [ -e "$$f" ] || { echo "no benchmarks yet"; break; }; \
+	  echo "== $$f"; $(PY) "$$f"; \
+	done
+
+# ------------------------------------------------------------------- cleanup
+
+clean:
+	rm -rf test-artifacts .pytest_cache .ruff_cache .hypothesis build *.egg-info .jupyter-runtime
+	find . -path ./$(VENV) -prune -o \( -name __pycache__ -o -name .ipynb_checkpoints \) -type d -print \
+	  | xargs rm -rf
+
+distclean: clean
+	rm -rf $(VENV)

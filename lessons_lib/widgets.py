@@ -284,12 +284,15 @@ class BlitFigure:
         artist.axes.draw_artist(artist)
 
     def _finish(self, wait: bool | None = None) -> bytes | None:
-        """Encode the canvas as PNG and show it in ``self.image``.
+        """Encode the canvas as PNG and show it in ``self.image``; return the PNG bytes.
 
-        With ``wait=False`` the deflate runs in a worker thread and :meth:`flush`
-        (which an explorer calls once all its figures are drawn) collects it.
+        The encoding runs in a worker thread. With ``wait=False`` (the default when
+        ``self.defer`` is set, as explorers do) this returns None at once and
+        :meth:`flush`, called once all figures are drawn, collects the PNG.
         """
         self._pending = _pool().submit(encode_png, self._buf)  # the buffer is not touched until flush
+        if wait is None:
+            wait = not self.defer
         return self.flush() if wait else None
 
     def flush(self) -> bytes:
@@ -376,7 +379,7 @@ class FastHeatmap(BlitFigure):
         self.dynamic = [self.im]
         self._stripes = None
         self._strips: OrderedDict = OrderedDict()
-        self.matrix = None
+        self.matrix, self.labels = None, ([], [])
 
     def _draw_static(self, key) -> None:
         vmin, vmax = key
@@ -399,8 +402,9 @@ class FastHeatmap(BlitFigure):
         if mask is not None:
             hidden |= ~np.broadcast_to(np.asarray(mask, dtype=bool), m.shape)
         any_hidden = bool(hidden.any())
-        shown = np.ma.masked_array(np.where(hidden, 0.0, m), mask=hidden) if any_hidden else m
-        self.matrix = m
+        # masked cells keep their (finite) value under the mask; −∞ is stored as 0
+        shown = np.ma.masked_array(np.where(np.isfinite(m), m, 0.0), mask=hidden) if any_hidden else m
+        self.matrix, self.labels = m, (rows, cols)
         buf = self._begin((float(vmin), float(vmax)))
         self.im.set_data(shown)
         self.im.set_extent((-0.5, n_cols - 0.5, n_rows - 0.5, -0.5))

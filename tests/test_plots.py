@@ -1,0 +1,309 @@
+"""lessons_lib.plots: each figure has the labels, title and colorbar it promises; masks drawn as masks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.collections import PatchCollection  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from lessons_lib import attention, data, masks, plots  # noqa: E402
+
+TOKENS = data.tokenize(data.SENTENCES["cat"])  # 7 tokens
+N = len(TOKENS)
+
+
+def _qkv(n=N, d_k=4, seed=0):
+    return data.random_qkv(n, d_k, seed=seed)
+
+
+def _scores(n=N, d_k=4):
+    q, k, _ = _qkv(n, d_k)
+    return attention.attention_scores(q, k)
+
+
+def _image(fig):
+    """The (only) heatmap image of a single-heatmap figure."""
+    images = [im for ax in fig.axes for im in ax.images]
+    assert len(images) == 1, f"expected one heatmap, found {len(images)}"
+    return images[0]
+
+
+def _ticklabels(ax, axis="x"):
+    labels = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
+    return [t.get_text() for t in labels]
+
+
+def _colorbar_label(im):
+    assert im.colorbar is not None, "heatmap has no colorbar"
+    return im.colorbar.ax.get_ylabel()
+
+
+def _pixel(fig, ax, row, col):
+    """RGB (0..255) of the rendered figure at the centre of cell (row, col) of ``ax``."""
+    fig.canvas.draw()
+    buf = np.asarray(fig.canvas.buffer_rgba())
+    x, y = ax.transData.transform((col, row))
+    return buf[int(round(buf.shape[0] - y)), int(round(x)), :3].astype(int)
+
+
+# ------------------------------------------------------------------ heatmap
+def test_heatmap_promises_labels_title_colorbar():
+    m = _scores()
+    fig = plots.heatmap(m, TOKENS, TOKENS, title="Some scores", colorbar_label="score")
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert ax.get_title() == "Some scores"
+    assert _ticklabels(ax, "x") == TOKENS
+    assert _ticklabels(ax, "y") == TOKENS
+    assert ax.get_xlabel() == "key (attended to)"
+    assert ax.get_ylabel() == "query (attending)"
+    im = _image(fig)
+    assert _colorbar_label(im) == "score"
+    np.testing.assert_array_equal(np.ma.getdata(im.get_array()), m)
+    # small matrix: every value written in its cell (meaning not by colour alone)
+    written = {t.get_text() for t in ax.texts}
+    assert format(m[2, 3], ".2f") in written
+    assert len(ax.texts) == m.size
+
+
+def test_heatmap_fonts_are_projector_sized():
+    fig = plots.heatmap(_scores(), TOKENS, TOKENS, title="t", colorbar_label="c")
+    ax = fig.axes[0]
+    assert min(t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels()) >= 12
+    assert ax.title.get_fontsize() >= 14
+
+
+def test_heatmap_masked_cells_are_masked_not_zero():
+    m = _scores()
+    allowed = masks.causal_mask(N)
+    fig = plots.heatmap(m, TOKENS, TOKENS, title="masked", colorbar_label="score", mask=allowed)
+    ax = fig.axes[0]
+    arr = _image(fig).get_array()
+    assert isinstance(arr, np.ma.MaskedArray)
+    np.testing.assert_array_equal(np.ma.getmaskarray(arr), ~allowed)
+    hatched = [c for c in ax.collections if isinstance(c, PatchCollection) and c.get_gid() == "masked-cells"]
+    assert hatched and hatched[0].get_hatch() == plots.MASK_HATCH
+    # one patch per masked run of a row: row i has cells i+1..N-1 masked
+    assert len(hatched[0].get_paths()) == N - 1
+    # the caption names the convention
+    assert any(plots.MASK_NOTE in t.get_text() for t in ax.texts)
+    # the pixel of a masked cell is not the colour of any value (e.g. 0 or vmin): it is the grey
+    lo, hi = _image(fig).get_clim()
+    cmap = _image(fig).get_cmap()
+    masked_px = _pixel(fig, ax, 0, N - 1)
+    for v in (lo, 0.0, hi):
+        value_px = (np.array(cmap((v - lo) / (hi - lo))[:3]) * 255).round()
+        assert np.abs(masked_px - value_px).max() > 40, f"masked cell drawn like the value {v}"
+    # masked cells carry no number
+    assert len(ax.texts) - 1 == int(allowed.sum())
+
+
+def test_heatmap_minus_inf_is_masked():
+    m = _scores()
+    m[0, 3] = -np.inf
+    fig = plots.heatmap(m, TOKENS, TOKENS, title="with -inf", colorbar_label="score")
+    arr = _image(fig).get_array()
+    assert np.ma.getmaskarray(arr)[0, 3]
+    assert np.ma.getmaskarray(arr).sum() == 1
+
+
+def test_heatmap_many_tokens_fewer_ticks_with_positions():
+    tokens = data.tokens_of_length(128)
+    m = _scores(128)
+    fig = plots.heatmap(m, tokens, tokens, title="long", colorbar_label="score")
+    labels = _ticklabels(fig.axes[0], "y")
+    assert 8 <= len(labels) <= 32
+    assert labels[1] == f"{tokens[8]} (8)"
+    assert not fig.axes[0].texts  # no numbers written in 16384 cells
+
+
+def test_heatmap_32_tokens_all_labelled():
+    tokens = data.tokens_of_length(32)
+    fig = plots.heatmap(_scores(32), tokens, tokens, title="32", colorbar_label="score")
+    assert _ticklabels(fig.axes[0], "x") == tokens
+
+
+def test_heatmap_draws_into_given_axes():
+    fig = plots._new_figure(8, 4)
+    ax1, ax2 = fig.subplots(1, 2)
+    out = plots.heatmap(_scores(), TOKENS, TOKENS, title="left", colorbar_label="c", ax=ax1)
+    assert out is fig
+    assert ax1.get_title() == "left" and not ax2.images
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"matrix": np.ones((2, 3, 3))}, ValueError, r"2-D matrix"),
+        ({"matrix": np.ones((3, 3), dtype=int)}, TypeError, r"dtype int"),
+        ({"matrix": [[1.0, np.nan], [0.0, 1.0]]}, ValueError, r"nan"),
+        ({"row_labels": ["a", "b"]}, ValueError, r"row_labels has 2 labels but the matrix has 3 rows"),
+        ({"col_labels": "abc"}, TypeError, r"list of tokens"),
+        ({"title": ""}, TypeError, r"title must be a non-empty string"),
+        ({"colorbar_label": None}, TypeError, r"colorbar_label"),
+        ({"mask": np.ones((3, 3))}, TypeError, r"boolean"),
+        ({"mask": np.ones((2, 2), dtype=bool)}, ValueError, r"does not broadcast"),
+        ({"vmin": 2.0, "vmax": 1.0}, ValueError, r"vmin=2.0 is larger than vmax=1.0"),
+    ],
+)
+def test_heatmap_bad_input(kwargs, exc, match):
+    args = {"matrix": np.eye(3), "row_labels": ["a", "b", "c"], "col_labels": ["a", "b", "c"],
+            "title": "t", "colorbar_label": "c"}
+    args.update(kwargs)
+    matrix, rows, cols = args.pop("matrix"), args.pop("row_labels"), args.pop("col_labels")
+    with pytest.raises(exc, match=match):
+        plots.heatmap(matrix, rows, cols, **args)
+
+
+# ------------------------------------------------------------------ the steps
+def test_plot_scores_raw_and_scaled():
+    s = _scores(d_k=16)
+    fig = plots.plot_scores(s, TOKENS)
+    ax, im = fig.axes[0], _image(fig)
+    assert "Q·Kᵀ" in ax.get_title() and "Raw" in ax.get_title()
+    assert "q_i" in _colorbar_label(im)
+    lo, hi = im.get_clim()
+    assert lo == -hi == -np.abs(s).max()  # symmetric: mid colour = 0
+    fig = plots.plot_scores(attention.scale_scores(s, 16), TOKENS, scaled=True, d_k=16)
+    assert "√d_k" in fig.axes[0].get_title() and "d_k = 16" in fig.axes[0].get_title()
+    assert "sqrt" in _colorbar_label(_image(fig))
+    with pytest.raises(ValueError, match=r"scores has shape \(7, 3\) but there are 7 tokens"):
+        plots.plot_scores(s[:, :3], TOKENS)
+
+
+def test_plot_weights_fixed_scale_and_checks():
+    w = attention.attention_weights(_scores(), d_k=4)
+    fig = plots.plot_weights(w, TOKENS)
+    im = _image(fig)
+    assert im.get_clim() == (0.0, 1.0)
+    assert "sums to 1" in _colorbar_label(im)
+    assert _ticklabels(fig.axes[0], "x") == TOKENS
+    with pytest.raises(ValueError, match=r"row 0 \(query 'The'\) of weights sums to"):
+        plots.plot_weights(w * 2 / 3, TOKENS)
+    with pytest.raises(ValueError, match=r"probabilities between 0 and 1"):
+        plots.plot_weights(_scores() * 10, TOKENS)
+
+
+def test_plot_weights_with_mask():
+    allowed = masks.causal_mask(N)
+    w = attention.attention_weights(_scores(), d_k=4, mask=allowed)
+    fig = plots.plot_weights(w, TOKENS, mask=allowed)
+    np.testing.assert_array_equal(np.ma.getmaskarray(_image(fig).get_array()), ~allowed)
+    leaky = attention.attention_weights(_scores(), d_k=4)
+    with pytest.raises(ValueError, match=r"the mask forbids query 0 from attending to key 1"):
+        plots.plot_weights(leaky, TOKENS, mask=allowed)
+
+
+def test_plot_mask_writes_ticks_and_crosses():
+    allowed = masks.causal_mask(N)
+    fig = plots.plot_mask(allowed, TOKENS)
+    ax = fig.axes[0]
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("✓") == allowed.sum() and texts.count("✗") == (~allowed).sum()
+    assert any("✓ may attend" in t and "✗ masked" in t for t in texts)
+    assert "Mask" in ax.get_title()
+    assert _ticklabels(ax, "y") == TOKENS
+    with pytest.raises(TypeError, match=r"boolean"):
+        plots.plot_mask(allowed.astype(int), TOKENS)
+    with pytest.raises(ValueError, match=r"2-D"):
+        plots.plot_mask(allowed[None], TOKENS)
+
+
+def test_plot_outputs_rows_tokens_cols_features():
+    _, _, v = _qkv(d_k=4)
+    out = attention.weighted_values(attention.attention_weights(_scores(), d_k=4), v)
+    fig = plots.plot_outputs(out, TOKENS)
+    ax, im = fig.axes[0], _image(fig)
+    assert _ticklabels(ax, "y") == TOKENS
+    assert _ticklabels(ax, "x") == ["0", "1", "2", "3"]
+    assert "feature" in ax.get_xlabel()
+    assert _colorbar_label(im) == "output value"
+    fig = plots.plot_outputs(out, TOKENS, feature_names=["a", "b", "c", "d"])
+    assert _ticklabels(fig.axes[0], "x") == ["a", "b", "c", "d"]
+
+
+def test_plot_projection_shapes_written():
+    x = data.embed_tokens(TOKENS, 8)
+    w_q, w_k, w_v = data.projection_weights(8, 4)
+    q, k, v = attention.project_qkv(x, w_q, w_k, w_v)
+    fig = plots.plot_projection(x, w_k, k, TOKENS, name="K")
+    heat_axes = [ax for ax in fig.axes if ax.images]
+    assert len(heat_axes) == 3
+    titles = [ax.get_title() for ax in heat_axes]
+    assert "7 × 8" in titles[0] and "8 × 4" in titles[1] and "7 × 4" in titles[2]
+    assert titles[2].startswith("K = X·")
+    for ax, m in zip(heat_axes, (x, w_k, k)):
+        np.testing.assert_array_equal(ax.images[0].get_array(), m)
+        assert ax.images[0].colorbar is not None and ax.images[0].colorbar.ax.get_xlabel()
+    assert _ticklabels(heat_axes[0], "y") == TOKENS
+    with pytest.raises(ValueError, match=r"X has d_model=8 columns but W_Q has 4 rows"):
+        plots.plot_projection(x, w_q.T, q, TOKENS)
+    with pytest.raises(ValueError, match=r"Q has shape \(7, 3\), but X·W_Q has shape \(7, 4\)"):
+        plots.plot_projection(x, w_q, q[:, :3], TOKENS)
+    with pytest.raises(ValueError, match=r'name must be "Q", "K" or "V"'):
+        plots.plot_projection(x, w_q, q, TOKENS, name="O")
+
+
+def test_measure_score_variance_grows_like_d_k():
+    d_ks, raw, scaled = plots.measure_score_variance([1, 4, 16, 64, 256])
+    np.testing.assert_allclose(raw / d_ks, 1.0, rtol=0.3)   # var(q·k) ≈ d_k
+    np.testing.assert_allclose(scaled, 1.0, rtol=0.3)       # var(q·k/√d_k) ≈ 1
+    assert raw[-1] > 100 * raw[0]
+
+
+def test_plot_score_variance():
+    fig = plots.plot_score_variance(current_d_k=64)
+    ax = fig.axes[0]
+    assert "√d_k" in ax.get_title()
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "theory: var = d_k" in labels and "d_k = 64" in labels
+    markers = {line.get_marker() for line in ax.lines}
+    assert {"o", "s"} <= markers  # the series differ by shape, not only colour
+    with pytest.raises(ValueError, match=r"variances has 2 values but d_ks has 3"):
+        plots.plot_score_variance([1, 2, 4], [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"positive whole numbers"):
+        plots.plot_score_variance([1.5, 2], [1.0, 2.0])
+
+
+def test_plot_row_weights_bars_are_the_row():
+    w = attention.attention_weights(_scores(), d_k=4)
+    fig = plots.plot_row_weights(w[2], TOKENS, "sat")
+    ax = fig.axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    np.testing.assert_allclose(heights, w[2])
+    assert _ticklabels(ax, "x") == TOKENS
+    assert "sat" in ax.get_title()
+    assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 1
+    assert plots.plot_row_weights(w[2], TOKENS, 2).axes[0].get_title() == ax.get_title()
+    with pytest.raises(ValueError, match=r"one row of weights"):
+        plots.plot_row_weights(w, TOKENS, "sat")
+    with pytest.raises(ValueError, match=r"sums to"):
+        plots.plot_row_weights(w[2] * 0.5, TOKENS, "sat")
+    with pytest.raises(ValueError, match=r"index 9 is outside 0..6"):
+        plots.plot_row_weights(w[2], TOKENS, 9)
+
+
+def test_plots_do_not_use_pyplot():
+    """Figures are made outside pyplot: shown once in a notebook, nothing left open."""
+    code = ("import sys, lessons_lib.plots as p, numpy as np; "
+            "p.plot_weights(np.full((2, 2), 0.5), ['a', 'b']); "
+            "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_tick_helpers():
+    assert plots.tick_indices(32).tolist() == list(range(32))
+    idx = plots.tick_indices(33)
+    assert idx[0] == 0 and len(idx) < 33
+    assert plots.tick_labels(["a", "b", "c"], [0, 2]) == ["a (0)", "c (2)"]
+    assert plots.tick_labels([str(i) for i in range(40)], [0, 8]) == ["0", "8"]
+    assert plots.tick_labels(["extraordinarily"], [0]) == ["extraordina…"]

@@ -315,11 +315,15 @@ def _exercise_sliders(page, notebook: str) -> tuple[list[dict], list[str]]:
             problems.append(f"{label}: no .lessons-heatmap image next to it in the same cell")
             continue
         handle.scroll_into_view_if_needed()
-        now = float(handle.get_attribute("aria-valuenow") or 0)
-        top = float(handle.get_attribute("aria-valuemax") or 0)
-        key = "ArrowLeft" if now >= top else "ArrowRight"
+        key = "ArrowRight"
         src_ms, shown_ms = [], []
         for press in range(PRESSES_PER_SLIDER):
+            value, low, high = (float(handle.get_attribute(a) or 0)
+                                for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
+            if value >= high:  # at an end: go back the other way
+                key = "ArrowLeft"
+            elif value <= low:
+                key = "ArrowRight"
             before = slider.evaluate(HEATMAP_SRCS)
             n_changes = page.evaluate("() => window.__lessonsProbe.changes.length")
             handle.focus()
@@ -337,9 +341,12 @@ def _exercise_sliders(page, notebook: str) -> tuple[list[dict], list[str]]:
                     timeout=IMAGE_CHANGE_S * 1000,
                 )
             except Exception:
-                value = handle.get_attribute("aria-valuenow")
+                after = handle.get_attribute("aria-valuenow")
+                moved = f"moved the slider from {value:g} to {after}" if float(after or 0) != value else (
+                    f"did not move the slider (still {after})"
+                )
                 problems.append(
-                    f"{label}: press {press + 1} ({key}, slider now at {value}) did not change the heatmap "
+                    f"{label}: press {press + 1} ({key}) {moved}, but the heatmap did not change "
                     f"within {IMAGE_CHANGE_S} s"
                 )
                 break
@@ -350,7 +357,6 @@ def _exercise_sliders(page, notebook: str) -> tuple[list[dict], list[str]]:
         results.append({
             "slider": cls,
             "index": i,
-            "key": key,
             "src_ms": [round(x, 1) for x in src_ms],
             "shown_ms": [round(x, 1) for x in shown_ms],
             "median_shown_ms": round(statistics.median(shown_ms), 1) if shown_ms else None,

@@ -1,9 +1,10 @@
 """Figures for the lessons: heatmaps of scores, weights and outputs, the mask table, and more.
 
-Every function returns a :class:`matplotlib.figure.Figure`. Figures are made
-with ``Figure()`` directly, not through ``pyplot``: a notebook cell that ends in
-``plot_weights(...)`` shows the figure exactly once (with ``%matplotlib inline``)
-and nothing is left open in pyplot's figure list.
+Every function returns a :class:`matplotlib.figure.Figure` (a ``LessonFigure``).
+Figures are made directly, not through ``pyplot``: a notebook cell that ends in
+``plot_weights(...)`` shows the figure exactly once (``%matplotlib inline`` or
+not), and nothing is left open in pyplot's figure list. ``fig = plot_...(...)``
+shows nothing until ``fig`` (or ``display(fig)``) ends a cell.
 
 Conventions (course-wide):
 
@@ -24,6 +25,7 @@ Which lesson uses what: ``plot_projection`` (notebook 02), ``plot_scores``
 
 from __future__ import annotations
 
+import io
 import numbers
 from collections.abc import Sequence
 
@@ -41,7 +43,7 @@ from ._checks import as_float_array, check_mask
 __all__ = [
     "heatmap", "plot_scores", "plot_weights", "plot_mask", "plot_outputs", "plot_projection",
     "plot_score_variance", "plot_row_weights", "measure_score_variance",
-    "tick_indices", "tick_labels",
+    "tick_indices", "tick_labels", "LessonFigure",
 ]
 
 # ------------------------------------------------------------------ style (shared with widgets.py)
@@ -91,9 +93,22 @@ def _shorten(text: str, limit: int = MAX_LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class LessonFigure(Figure):
+    """A matplotlib Figure that shows itself as a PNG in Jupyter, with or without ``%matplotlib inline``.
+
+    (With the inline backend active IPython's own figure formatter is used;
+    either way the figure is shown once.)
+    """
+
+    def _repr_png_(self) -> bytes:
+        out = io.BytesIO()
+        self.savefig(out, format="png", bbox_inches="tight")
+        return out.getvalue()
+
+
 def _new_figure(width: float, height: float, layout: str | None = "constrained") -> Figure:
     """A figure outside pyplot, with an Agg canvas (so it can be drawn and saved anywhere)."""
-    fig = Figure(figsize=(width, height), layout=layout)
+    fig = LessonFigure(figsize=(width, height), layout=layout)
     FigureCanvasAgg(fig)
     return fig
 

@@ -475,11 +475,12 @@ class FastHeatmap(BlitFigure):
             buf[ya:yb, xb - width:xb, :3] = colour
 
     def _strip_boxes(self):
-        """Pixel boxes (y0, y1, x0, x1): row labels (left), column-label ticks, and all below them."""
+        """Pixel boxes (y0, y1, x0, x1): row labels (left), column labels (below), full width below."""
         m, below = self.MARGIN, self.top + self.ax_h + self.TICK
+        clear = below + 14  # lower than the colorbar's last tick label reaches
         return ((self.top - m, self.top + self.ax_h + m, 0, self.left),
-                (self.top + self.ax_h, below, self.left - m, self.left + self.ax_w + m),
-                (below, self.height, 0, self.width))
+                (self.top + self.ax_h, clear, self.left - m, self.left + self.ax_w + m),
+                (clear, self.height, 0, self.width))
 
     def _labels(self, buf, rows, cols, highlight_row, masked: bool) -> None:
         """Tick marks, token labels, axis labels and the mask note, from a cache of finished strips."""
@@ -575,7 +576,7 @@ class FastBars(BlitFigure):
         key = tuple(labels)
         strip = self._strips.get(key)
         if strip is None:
-            canvas = np.full_like(buf, 255)
+            canvas = buf.copy()  # static drawing (e.g. the "0.0" tick label) under the labels
             idx = plots.tick_indices(n)
             centres = self.left + (idx + 0.6) * self.ax_w / (n + 0.2)  # xlim is (-0.6, n - 0.4)
             depth = _axis_labels(canvas, plots.tick_labels(labels, idx), centres, axis_len=self.ax_w,
@@ -586,11 +587,13 @@ class FastBars(BlitFigure):
             if len(self._strips) > 16:
                 self._strips.popitem(last=False)
         buf[self.top + self.ax_h + 1:, self.left - 14:] = strip
-        if n <= 16:
+        pitch = self.ax_w / (n + 0.2)
+        size = min(ANNOT_PX, int(ANNOT_PX * 0.85 * pitch / _TEXT.width("0.00", ANNOT_PX)))
+        if size >= 10:  # values written above the bars while they fit side by side
             for j, value in enumerate(v):
-                px = self.left + (j + 0.6) * self.ax_w / (n + 0.2)
+                px = self.left + (j + 0.6) * pitch
                 py = self.top + self.ax_h * (1 - value / 1.12)
-                _TEXT.draw(buf, f"{value:.2f}", px, py - 3, size_px=ANNOT_PX, anchor="mb")
+                _TEXT.draw(buf, f"{value:.2f}", px, py - 3, size_px=size, anchor="mb")
         _TEXT.draw(buf, _TEXT.fit(title, TITLE_PX, self.width - 8), self.width / 2, 8, size_px=TITLE_PX,
                    anchor="mt")
         return self._finish(wait)

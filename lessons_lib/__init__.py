@@ -42,13 +42,39 @@ _LAZY = {
     "embed_tokens": "data",
     "projection_weights": "data",
     "random_qkv": "data",
+    "tokens_of_length": "data",
+    "coreference_example": "data",
     # environment check
     "environment_report": "environment",
+    # figures (matplotlib)
+    "heatmap": "plots",
+    "plot_scores": "plots",
+    "plot_weights": "plots",
+    "plot_mask": "plots",
+    "plot_outputs": "plots",
+    "plot_projection": "plots",
+    "plot_score_variance": "plots",
+    "plot_row_weights": "plots",
+    # live explorers (ipywidgets)
+    "ProjectionExplorer": "widgets",
+    "ScoresExplorer": "widgets",
+    "ScaleSoftmaxExplorer": "widgets",
+    "PipelineExplorer": "widgets",
+    # exercises and quizzes
+    "Feedback": "exercises",
+    "check_softmax": "exercises",
+    "check_scores": "exercises",
+    "check_scaling": "exercises",
+    "check_weighted_sum": "exercises",
+    "Quiz": "quiz",
+    "QUIZZES": "quiz",
+    "Question": "quiz",
+    "Option": "quiz",
 }
 
 _SUBMODULES = {
     "attention", "masks", "multihead", "flash", "backends", "data",
-    "plots", "widgets", "exercises", "quiz", "environment",
+    "plots", "widgets", "exercises", "quiz", "environment", "solutions",
 }
 
 

@@ -33,6 +33,7 @@ heatmap with 32 token labels costs 100–250 ms here, mostly text):
 from __future__ import annotations
 
 import html
+import io
 import math
 import struct
 import time
@@ -536,10 +537,10 @@ class FastBars(BlitFigure):
     ``.values`` holds the heights last drawn.
     """
 
-    STRIP = 104
-
-    def __init__(self, *, ax_size=(460, 260), ylabel: str = "attention weight", xlabel: str = plots.XLABEL):
+    def __init__(self, *, ax_size=(460, 260), ylabel: str = "attention weight", xlabel: str = plots.XLABEL,
+                 strip: int = 104):
         self.ax_w, self.ax_h = ax_size
+        self.STRIP = strip  # room for the token labels below the bars (pixels)
         self.left, self.top = 80, 12 + TITLE_PX + 10
         bottom = 5 + 3 + self.STRIP + LABEL_PX + 12
         super().__init__(self.left + self.ax_w + 20, self.top + self.ax_h + bottom, css_class="lessons-chart")
@@ -651,6 +652,12 @@ def _error_html(exc: BaseException) -> str:
     )
 
 
+@lru_cache(maxsize=4)
+def _variance_data(seed: int) -> tuple:
+    """``plots.measure_score_variance`` over all d_k of the slider, measured once per seed."""
+    return plots.measure_score_variance(D_K_OPTIONS, seed=seed)
+
+
 @lru_cache(maxsize=64)
 def _embedding(tokens: tuple, d_model: int, seed: int) -> np.ndarray:
     """``data.embed_tokens``, remembered (read-only): a slider revisits the same sequence often."""
@@ -729,7 +736,28 @@ class _Explorer:
         controls = widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))
         box = widgets.VBox([header, controls, self.error_box, *boxes, self.readout])
         box.add_class("lessons-explorer")
+        self._rows = [[n for n in row if isinstance(n, str)] for row in rows]
         return box
+
+    def snapshot(self) -> bytes:
+        """One PNG of all the explorer's images as laid out now (for static pages: nbviewer, slides, PDFs).
+
+        ``IPython.display.Image(explorer.snapshot())`` shows it; the live
+        explorer itself needs a running kernel.
+        """
+        rows = [[Image.open(io.BytesIO(bytes(self.images[n].value))) for n in row] for row in self._rows]
+        width = max(sum(im.width for im in row) for row in rows)
+        sheet = Image.new("RGB", (width, sum(max(im.height for im in row) for row in rows)), "white")
+        y = 0
+        for row in rows:
+            x = 0
+            for im in row:
+                sheet.paste(im.convert("RGB"), (x, y))
+                x += im.width
+            y += max(im.height for im in row)
+        out = io.BytesIO()
+        sheet.save(out, format="png", optimize=True)
+        return out.getvalue()
 
     # -- running
     def _changed(self, name: str, value) -> None:
@@ -879,11 +907,13 @@ class ScaleSoftmaxExplorer(_Explorer):
         self._control("query", widgets.IntSlider(value=min(2, len(self.tokens) - 1), min=0,
                                                  max=len(self.tokens) - 1, description="query",
                                                  continuous_update=True))
-        d_ks, raw, scaled = plots.measure_score_variance(D_K_OPTIONS, seed=seed)
+        d_ks, raw, scaled = _variance_data(seed)
         self._figure("variance", FastVariance(d_ks, raw, scaled))
+        short = max(len(t) for t in self.tokens) <= 6  # short words: less room for labels
         self._figure("weights", FastHeatmap(colorbar_label="attention weight (each row sums to 1)",
-                                            cmap=plots.CMAP_WEIGHTS, ax_size=(380, 380)))
-        self._figure("row", FastBars())
+                                            cmap=plots.CMAP_WEIGHTS, ax_size=(380, 380),
+                                            strip=64 if short else 104))
+        self._figure("row", FastBars(strip=64 if short else 104))
         self.widget = self._layout([["variance", "weights"], ["row"]])
         self.update()
 

@@ -390,3 +390,13 @@ def test_png_writer_round_trip():
     np.testing.assert_array_equal(np.asarray(img.convert("RGBA")), rgba)
     with pytest.raises(ValueError, match=r"\(H, W, 4\) uint8"):
         widgets.encode_png(rgba[..., :3])
+
+
+def test_snapshot_is_one_png_of_all_images():
+    ex = widgets.PipelineExplorer()
+    png = ex.snapshot()
+    w, h = png_size(png)
+    figs = ex.figures
+    assert w == max(figs["scores"].width + figs["weights"].width, figs["output"].width + figs["row"].width)
+    assert h == max(figs["scores"].height, figs["weights"].height) + max(figs["output"].height,
+                                                                         figs["row"].height)

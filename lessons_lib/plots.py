@@ -35,14 +35,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PatchCollection
 from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Polygon, Rectangle
 from matplotlib.ticker import FuncFormatter
 
 from ._checks import as_float_array, check_mask
 
 __all__ = [
     "heatmap", "plot_scores", "plot_weights", "plot_mask", "plot_outputs", "plot_projection",
-    "plot_score_variance", "plot_row_weights", "measure_score_variance",
+    "plot_score_variance", "plot_row_weights", "measure_score_variance", "plot_convex_combination",
+    "convex_hull_2d",
     "tick_indices", "tick_labels", "LessonFigure",
 ]
 
@@ -561,11 +562,14 @@ def plot_score_variance(d_ks=DEFAULT_D_KS, variances=None, scaled_variances=None
 
 
 # ------------------------------------------------------------------ one query's weights
-def plot_row_weights(weights_row, tokens, query_token, *, ax=None, title: str | None = None) -> Figure:
+def plot_row_weights(weights_row, tokens, query_token, *, mask=None, ax=None,
+                     title: str | None = None) -> Figure:
     """Bar chart of one query's attention weights over the keys ``(seq_len,)``, summing to 1.
 
     ``query_token`` is the attending token (a string, or its index in ``tokens``).
-    Each bar's value is written above it (up to 16 keys). Notebooks 04 and 05.
+    Each bar's value is written above it (up to 16 keys). ``mask`` (bool per key,
+    True = may attend) draws the masked keys as grey hatched slots marked ✗
+    instead of as bars of 0. Notebooks 00, 04 and 05.
     """
     row = as_float_array(weights_row, "weights_row")
     if row.ndim != 1:
@@ -581,13 +585,25 @@ def plot_row_weights(weights_row, tokens, query_token, *, ax=None, title: str | 
             f"query_token must be the attending token (a string) or its index; got {query_token!r}."
         )
     _check_rows_sum_to_one(row[None, :], [query_token], "weights_row")
+    allowed = np.ones(row.shape, dtype=bool) if mask is None else check_mask(mask, row.shape, "mask")
+    allowed = np.broadcast_to(allowed, row.shape)
+    if (row[~allowed] != 0).any():
+        raise ValueError("weights_row has non-zero weight on a masked key; "
+                         "was the mask applied before the softmax?")
     if ax is None:
         fig = _new_figure(min(11.0, max(6.4, 0.45 * len(tokens) + 2.0)), 4.6)
         ax = fig.add_subplot()
     x = np.arange(len(tokens))
-    bars = ax.bar(x, row, color=matplotlib.colormaps[CMAP_WEIGHTS](0.35), edgecolor="black", linewidth=0.6)
+    bars = ax.bar(x[allowed], row[allowed], color=matplotlib.colormaps[CMAP_WEIGHTS](0.35), edgecolor="black",
+                  linewidth=0.6)
+    if (~allowed).any():
+        ax.bar(x[~allowed], np.full((~allowed).sum(), 1.0), color=MASK_FACE, hatch=MASK_HATCH,
+               edgecolor=MASK_EDGE, linewidth=0.6, label="masked: may not attend", zorder=0)
+        for i in x[~allowed]:
+            ax.text(i, 0.5, "✗", ha="center", va="center", fontsize=FONT_LABEL, color=MASK_EDGE)
+        ax.legend(fontsize=FONT_ANNOT, loc="upper right")
     if len(tokens) <= 16:
-        ax.bar_label(bars, labels=[f"{v:.2f}" for v in row], fontsize=FONT_ANNOT, padding=2)
+        ax.bar_label(bars, labels=[f"{v:.2f}" for v in row[allowed]], fontsize=FONT_ANNOT, padding=2)
     idx = tick_indices(len(tokens))
     _set_xticks(ax, idx, tick_labels(tokens, idx))
     ax.set_xlim(-0.6, len(tokens) - 0.4)
@@ -597,4 +613,96 @@ def plot_row_weights(weights_row, tokens, query_token, *, ax=None, title: str | 
     ax.tick_params(axis="y", labelsize=FONT_TICK)
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(title or f"Where “{query_token}” looks: its weights (sum = 1)", fontsize=FONT_TITLE)
+    return ax.get_figure()
+
+
+def convex_hull_2d(points) -> np.ndarray:
+    """Corners of the convex hull of 2-D ``points (n, 2)``, counter-clockwise (Andrew's monotone chain)."""
+    pts = sorted(set(map(tuple, np.asarray(points, dtype=float))))
+    if len(pts) <= 2:
+        return np.array(pts)
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower, upper = [], []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return np.array(lower[:-1] + upper[:-1])
+
+
+def plot_convex_combination(values, outputs, tokens, *, weights=None, query=None, ax=None,
+                            title: str | None = None) -> Figure:
+    """Value vectors ``(S, 2)`` as labelled points, their convex hull, and the outputs ``(L, 2)`` inside it.
+
+    Each output row is Σ_j w_ij v_j with non-negative weights summing to 1 (a convex
+    combination), so it lies inside the grey polygon (the hull of the values).
+    With ``weights (L, S)`` and ``query`` (index or token), lines join that query's
+    output to every value, thicker and darker for larger weights, each labelled with
+    its weight. Values are circles, outputs crosses: shape, not colour, tells them
+    apart. Notebook 05.
+    """
+    v = _check_matrix(values, "values")
+    o = _check_matrix(outputs, "outputs")
+    for m, name in ((v, "values"), (o, "outputs")):
+        if m.shape[1] != 2:
+            raise ValueError(f"{name} must have exactly 2 features to be drawn in the plane; "
+                             f"got shape {m.shape}. "
+                             f"Use d_v=2 for this picture.")
+    keys = _check_labels(tokens, v.shape[0], "tokens", "rows of values")
+    queries = keys if o.shape[0] == v.shape[0] else [str(i) for i in range(o.shape[0])]
+    w = None
+    if weights is not None:
+        w = _check_matrix(weights, "weights")
+        if w.shape != (o.shape[0], v.shape[0]):
+            raise ValueError(f"weights must have shape (n_outputs, n_values) = {(o.shape[0], v.shape[0])}; "
+                             f"got {w.shape}.")
+        _check_rows_sum_to_one(w, queries, "weights")
+    if query is not None:
+        if isinstance(query, str):
+            if query not in queries:
+                raise ValueError(f"query {query!r} is not one of the tokens {queries}.")
+            query = queries.index(query)
+        if isinstance(query, bool) or not isinstance(query, numbers.Integral) or not 0 <= query < o.shape[0]:
+            raise ValueError(f"query must be a token or an index 0..{o.shape[0] - 1}; got {query!r}.")
+        if w is None:
+            raise ValueError("Give weights=... as well to draw the selected query's weights.")
+    if ax is None:
+        fig = _new_figure(7.5, 6.5)
+        ax = fig.add_subplot()
+    hull = convex_hull_2d(v)
+    if len(hull) >= 3:
+        ax.add_patch(Polygon(hull, closed=True, facecolor="0.88", edgecolor="0.35", linewidth=1.5,
+                             label="convex hull of the values", zorder=1))
+    cmap = matplotlib.colormaps[CMAP_WEIGHTS]
+    if query is not None:
+        for j in range(v.shape[0]):
+            wij = float(w[query, j])
+            ax.plot([o[query, 0], v[j, 0]], [o[query, 1], v[j, 1]], color=cmap(0.9 - 0.8 * wij),
+                    linewidth=0.5 + 6 * wij, alpha=0.9, zorder=2)
+    ax.scatter(v[:, 0], v[:, 1], s=110, marker="o", color=cmap(0.3), edgecolor="black", zorder=3,
+               label="value vectors v_j")
+    for j, t in enumerate(keys):
+        text = _shorten(t) if query is None else f"{_shorten(t)}  (w = {float(w[query, j]):.2f})"
+        ax.annotate(text, v[j], xytext=(8, 6), textcoords="offset points", fontsize=FONT_TICK, zorder=4,
+                    bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.8))
+    ax.scatter(o[:, 0], o[:, 1], s=90, marker="X", color="black", zorder=4, label="outputs Σ_j w_ij v_j")
+    if query is not None:
+        ax.scatter(*o[query], s=260, marker="X", color=cmap(0.95), edgecolor="black", linewidth=1.2, zorder=6,
+                   label=f"output of “{queries[query]}”")
+    ax.set_xlabel("value feature 0", fontsize=FONT_LABEL)
+    ax.set_ylabel("value feature 1", fontsize=FONT_LABEL)
+    ax.tick_params(labelsize=FONT_TICK)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=FONT_ANNOT, loc="best")
+    ax.set_title(title or "Every output is a weighted average of the values:\n"
+                          "it lies inside their convex hull",
+                 fontsize=FONT_TITLE)
     return ax.get_figure()

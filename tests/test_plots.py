@@ -307,3 +307,34 @@ def test_tick_helpers():
     assert plots.tick_labels(["a", "b", "c"], [0, 2]) == ["a (0)", "c (2)"]
     assert plots.tick_labels([str(i) for i in range(40)], [0, 8]) == ["0", "8"]
     assert plots.tick_labels(["extraordinarily"], [0]) == ["extraordina…"]
+
+
+def test_plot_row_weights_draws_masked_keys_as_masked_not_zero():
+    toks = data.tokenize("The cat sat on the mat.")
+    q, k, v = data.random_qkv(7, 4, seed=3)
+    _, w = attention.scaled_dot_product_attention(q, k, v, causal=True)
+    allowed = masks.causal_mask(7)[2]
+    fig = plots.plot_row_weights(w[2], toks, "sat", mask=allowed)
+    ax = fig.axes[0]
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    plain = [p for p in ax.patches if not p.get_hatch()]
+    assert len(hatched) == 4 and len(plain) == 3                       # on, the, mat, . are masked
+    np.testing.assert_allclose([p.get_height() for p in plain], w[2, :3])
+    assert sum(t.get_text() == "✗" for t in ax.texts) == 4
+    with pytest.raises(ValueError, match="non-zero weight on a masked key"):
+        plots.plot_row_weights(np.full(7, 1 / 7), toks, "sat", mask=allowed)
+
+
+def test_convex_hull_and_outputs_inside_it():
+    hull = plots.convex_hull_2d([[0, 0], [1, 0], [0, 1], [1, 1], [0.5, 0.5]])
+    assert sorted(map(tuple, hull)) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    toks = data.tokens_of_length(6)
+    q, k, v = data.random_qkv(6, 4, d_v=2, seed=16)
+    out, w = attention.scaled_dot_product_attention(q, k, v)
+    fig = plots.plot_convex_combination(v, out, toks, weights=w, query=4)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() and ax.get_ylabel() and "convex hull" in ax.get_title()
+    assert ax.patches and ax.patches[0].get_path().contains_points(out, radius=1e-9).all()
+    assert any("w = " in t.get_text() for t in ax.texts)
+    with pytest.raises(ValueError, match="exactly 2 features"):
+        plots.plot_convex_combination(np.ones((3, 3)), np.ones((3, 3)), toks[:3])

@@ -69,7 +69,7 @@ lab: $(STAMP_RUN)
 test: lint test-lib test-notebooks test-browser
 
 lint: $(STAMP_DEV)
-	$(BIN)/ruff check lessons_lib tests notebooks benchmarks
+	$(BIN)/ruff check lessons_lib tests notebooks benchmarks .ci
 
 test-lib: $(STAMP_DEV)
 	$(BIN)/pytest -m "not browser" tests

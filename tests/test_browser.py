@@ -375,6 +375,10 @@ def _full_screenshot(page, path: Path) -> None:
         }"""
     )
     page.set_viewport_size({"width": VIEWPORT["width"], "height": int(min(max(height + 160, 900), 15000))})
+    page.evaluate(
+        """() => document.querySelectorAll('.jp-WindowedPanel-outer, .jp-Notebook')
+                   .forEach((el) => { el.scrollTop = 0; })"""
+    )
     page.wait_for_timeout(500)
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size(VIEWPORT)

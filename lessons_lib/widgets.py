@@ -32,6 +32,7 @@ heatmap with 32 token labels costs 100–250 ms here, mostly text):
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 import math
@@ -828,8 +829,21 @@ class _Explorer:
             if not control.min <= value <= control.max:
                 raise ValueError(f"{name} must be from {control.min} to {control.max}; got {value}.")
 
+    def text(self) -> str:
+        """What a page without a kernel (GitHub, nbviewer, nbval) shows instead of the live widget."""
+        controls = ", ".join(f"{name}={control.value}" for name, control in self.controls.items())
+        return (f"{type(self).__name__}: {self.title} ({controls}). "
+                f"Run the notebook in JupyterLab to move the sliders; the picture is its starting view.")
+
+    def __repr__(self) -> str:
+        return self.text()
+
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The live widget for JupyterLab, plus a still picture and a sentence for static pages."""
+        bundle = self.widget._repr_mimebundle_(**kwargs) or {}
+        bundle["text/plain"] = self.text()
+        bundle["image/png"] = base64.b64encode(self.snapshot()).decode("ascii")
+        return bundle
 
 
 # ---------------------------------------------------------------------- notebook 03

@@ -7,6 +7,7 @@ helpers), change the PNG, and report errors in .error_box.
 
 from __future__ import annotations
 
+import base64
 import io
 import math
 
@@ -400,3 +401,15 @@ def test_snapshot_is_one_png_of_all_images():
     assert w == max(figs["scores"].width + figs["weights"].width, figs["output"].width + figs["row"].width)
     assert h == max(figs["scores"].height, figs["weights"].height) + max(figs["output"].height,
                                                                          figs["row"].height)
+
+
+@pytest.mark.parametrize("cls", [widgets.ScoresExplorer, widgets.ScaleSoftmaxExplorer,
+                                 widgets.PipelineExplorer, widgets.ProjectionExplorer])
+def test_display_bundle_has_live_widget_still_picture_and_words(cls):
+    """JupyterLab renders the widget; GitHub/nbviewer show the picture and the sentence, not 'VBox(...)'."""
+    ex = cls()
+    bundle = ex._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
+    assert bundle["text/plain"].startswith(cls.__name__) and "VBox" not in bundle["text/plain"]
+    png = base64.b64decode(bundle["image/png"])
+    assert png == ex.snapshot()

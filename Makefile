@@ -88,10 +88,11 @@ test-browser: $(STAMP_DEV)
 notebooks: $(STAMP_RUN)
 	$(PY) .ci/run_notebooks.py notebooks/*.ipynb
 
+# Each benchmark prints ratios measured side by side in one run (not part of make test).
 bench: $(STAMP_RUN)
 	@set -e; for f in benchmarks/*.py; do \
-	  [ -e "$$f" ] || { echo "no benchmarks yet"; break; }; \
-	  echo "== $$f"; $(PY) "$$f"; \
+	  case "$${f##*/}" in _*|"*.py") continue;; esac; \
+	  echo "== $(PY) $$f"; $(PY) "$$f"; \
 	done
 
 # ------------------------------------------------------------------- cleanup

@@ -159,8 +159,10 @@ class EnvironmentReport:
         return (
             "<div class='lessons-environment'>"
             "<table><caption style='text-align:left'><b>Environment check</b></caption>"
-            "<thead><tr><th scope='col'>Component</th><th scope='col'>Version</th>"
-            "<th scope='col'>Status</th><th scope='col'>What it is for</th></tr></thead>"
+            "<thead><tr>"
+            + "".join(f"<th scope='col' style='text-align:left'>{h}</th>"
+                      for h in ("Component", "Version", "Status", "What it is for"))
+            + "</tr></thead>"
             f"<tbody>{body}</tbody></table>{notes}<p><b>{esc(self.verdict)}</b></p></div>"
         )
 

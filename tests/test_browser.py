@@ -9,7 +9,8 @@ For each notebook in notebooks/ (whatever is there when the tests are collected)
 4. for every slider with class ``lessons-slider-d_k`` or ``lessons-slider-seq_len``: focus its handle,
    press an arrow key a few times and assert that the nearest ``.lessons-heatmap`` image changed each
    time; the key press -> new image shown latency is measured in the browser and recorded, not asserted;
-5. save a full-notebook screenshot.
+5. the environment check's slider (``lessons-slider-check``, notebook 00): its echo line follows it;
+6. save a full-notebook screenshot.
 
 Screenshots and ``browser_timings.json`` go to ``$LESSONS_SCREENSHOTS`` (make test sets it to
 test-artifacts/screenshots). The server serves a temporary copy of the repository with autosave off,
@@ -364,6 +365,35 @@ def _exercise_sliders(page, notebook: str) -> tuple[list[dict], list[str]]:
     return results, problems
 
 
+def _check_widget_echo(page, notebook: str) -> list[str]:
+    """The environment check of notebook 00: moving its slider must update the echo line from Python."""
+    problems = []
+    checks = page.locator(".lessons-widget-check")
+    for i in range(checks.count()):
+        box = checks.nth(i)
+        handle = box.locator(".lessons-slider-check .noUi-handle").first
+        echo = box.locator(".lessons-widget-echo").first
+        if handle.count() == 0 or echo.count() == 0:
+            problems.append(f"{notebook}: widget check #{i} has no slider handle or no echo line")
+            continue
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        page.keyboard.press("ArrowRight")
+        value = handle.get_attribute("aria-valuetext") or handle.get_attribute("aria-valuenow")
+        try:
+            page.wait_for_function(
+                "([el, v]) => el.textContent.includes('received') && el.textContent.includes(v)",
+                arg=[echo.element_handle(), str(int(float(value)))],
+                timeout=IMAGE_CHANGE_S * 1000,
+            )
+        except Exception:
+            problems.append(
+                f"{notebook}: widget check #{i}: the slider moved to {value} but the echo line still says "
+                f"{echo.inner_text()!r}"
+            )
+    return problems
+
+
 def _full_screenshot(page, path: Path) -> None:
     """The whole notebook in one image: grow the viewport to the notebook's height, then restore it."""
     height = page.evaluate(
@@ -434,6 +464,7 @@ def test_notebook_runs_in_browser(source: Path, lab_for_browser, browser_context
         sliders, slider_problems = _exercise_sliders(page, source.name)
         record["sliders"] = sliders
         problems += slider_problems
+        problems += _check_widget_echo(page, source.name)
 
         _full_screenshot(page, SCREENSHOTS / f"{source.stem}.png")
         record["console_errors"] = console_errors[:20]

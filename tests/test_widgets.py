@@ -366,14 +366,29 @@ def test_fast_heatmap_more_cells_than_pixels():
         hm.render(m, ["a"], [str(i) for i in range(512)], title="t", vmin=0.0, vmax=1.0)
 
 
-def test_static_drawings_are_cached_per_colour_range():
-    hm = widgets.FastHeatmap(colorbar_label="v", ax_size=(120, 120), cache_size=2)
+def test_colour_range_change_redraws_no_static_parts():
+    """The colorbar gradient is range-free: a new range only repaints the tick numbers beside it."""
+    hm = widgets.FastHeatmap(colorbar_label="v", ax_size=(120, 120))
     m = np.eye(3)
-    for bound in (1.0, 2.0, 1.0):
+    for bound in (1.0, 2.0, 5.0):
         hm.render(m, "abc", "abc", title="t", vmin=-bound, vmax=bound)
-    assert list(hm._static) == [(-2.0, 2.0), (-1.0, 1.0)]
-    hm.render(m, "abc", "abc", title="t", vmin=-5.0, vmax=5.0)
-    assert len(hm._static) == 2   # least recently used dropped
+    assert len(hm._static) == 1
+    assert hm.im.get_clim() == (-5.0, 5.0)
+    strip = lambda: np.asarray(hm.canvas.buffer_rgba())[:, hm.cbar_x + 6:, :3].copy()  # noqa: E731
+    five = strip()
+    hm.render(m, "abc", "abc", title="t", vmin=-1.0, vmax=1.0)
+    assert (strip() != five).any()        # other numbers beside the colorbar
+    with pytest.raises(ValueError, match="vmin < vmax"):
+        hm.render(m, "abc", "abc", title="t", vmin=1.0, vmax=1.0)
+
+
+def test_colorbar_tick_positions_follow_the_range():
+    hm = widgets.FastHeatmap(colorbar_label="v", ax_size=(120, 200))
+    hm.render(np.eye(3), "abc", "abc", title="t", vmin=0.0, vmax=1.0)
+    buf = np.asarray(hm.canvas.buffer_rgba())
+    ticks = np.flatnonzero((buf[:, hm.cbar_x + 1, :3] == widgets.TICK_RGB).all(axis=1))
+    expected = [round(hm.top + (1 - t) * (hm.ax_h - 1)) for t in np.linspace(0, 1, 6)]
+    assert sorted(ticks.tolist()) == sorted(expected)   # 0, 0.2, ..., 1.0
 
 
 def test_nice_bound():

@@ -763,6 +763,8 @@ class _Explorer:
         kind = ("slider" if "Slider" in kind else "checkbox" if kind == "Checkbox"
                 else "toggle" if kind == "ToggleButtons" else "control")
         control.add_class(f"lessons-{kind}-{name}")
+        if hasattr(control.style, "description_width"):
+            control.style.description_width = "initial"  # "temperature", not "temperat…"
         self.controls[name] = control
         control.observe(lambda change, name=name: self._changed(name, change["new"]), names="value")
         return control

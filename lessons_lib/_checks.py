@@ -106,10 +106,8 @@ def batch_shape(q, k, v) -> tuple:
         ) from None
 
 
-def check_mask(mask, target_shape: tuple, name: str = "mask") -> np.ndarray | None:
-    """Check a boolean mask (True = may attend) that must broadcast to ``target_shape``."""
-    if mask is None:
-        return None
+def as_bool_mask(mask, name: str = "mask") -> np.ndarray:
+    """``mask`` (numpy, list or torch tensor) as a numpy bool array, True = may attend."""
     if hasattr(mask, "detach") and hasattr(mask, "cpu"):
         mask = mask.detach().cpu().numpy()
     mask = np.asarray(mask)
@@ -119,6 +117,14 @@ def check_mask(mask, target_shape: tuple, name: str = "mask") -> np.ndarray | No
             f"it may not; got dtype {mask.dtype}. If you have an additive mask of 0 and -inf, "
             f"use {name} = (additive_mask == 0)."
         )
+    return mask
+
+
+def check_mask(mask, target_shape: tuple, name: str = "mask") -> np.ndarray | None:
+    """Check a boolean mask (True = may attend) that must broadcast to ``target_shape``."""
+    if mask is None:
+        return None
+    mask = as_bool_mask(mask, name)
     try:
         np.broadcast_shapes(mask.shape, target_shape)
     except ValueError:

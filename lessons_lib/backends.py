@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_qkv, check_scale
+from ._checks import as_bool_mask, check_qkv, check_scale
 from .masks import combine_masks
 
 # torch's SDPBackend names → words a learner knows.
@@ -76,7 +76,7 @@ def _to_tensors(q, k, v, mask, device, dtype=None):
     device = torch.device(device or default_device())
     dtype = dtype or getattr(torch, arrays[0].dtype.name)
     tq, tk, tv = (torch.as_tensor(a, dtype=dtype, device=device) for a in arrays)
-    tmask = None if mask is None else torch.as_tensor(as_mask_array(mask), device=device)
+    tmask = None if mask is None else torch.as_tensor(as_bool_mask(mask), device=device)
     return torch, tq, tk, tv, tmask, was_numpy
 
 
@@ -100,7 +100,7 @@ def sdpa_attention(q, k, v, mask=None, causal: bool = False, scale: float | None
     """
     torch, tq, tk, tv, tmask, was_numpy = _to_tensors(q, k, v, mask, device)
     L, S = tq.shape[-2], tk.shape[-2]
-    combine_masks(None if mask is None else as_mask_array(mask), causal, L, S,
+    combine_masks(None if mask is None else as_bool_mask(mask), causal, L, S,
                   (*np.broadcast_shapes(tq.shape[:-2], tk.shape[:-2]), L, S))
     scale = check_scale(scale, tq.shape[-1])
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -147,7 +147,7 @@ def torch_attention_with_weights(q, k, v, mask=None, causal: bool = False, scale
     """
     torch, tq, tk, tv, _, was_numpy = _to_tensors(q, k, v, None, device)
     L, S = tq.shape[-2], tk.shape[-2]
-    allowed = combine_masks(None if mask is None else as_mask_array(mask), causal, L, S,
+    allowed = combine_masks(None if mask is None else as_bool_mask(mask), causal, L, S,
                             (*np.broadcast_shapes(tq.shape[:-2], tk.shape[:-2]), L, S))
     scores = (tq @ tk.transpose(-2, -1)) * check_scale(scale, tq.shape[-1])
     if allowed is not None:
@@ -157,11 +157,6 @@ def torch_attention_with_weights(q, k, v, mask=None, causal: bool = False, scale
     if was_numpy:
         return out.cpu().numpy(), weights.cpu().numpy()
     return out, weights
-
-
-def as_mask_array(mask) -> np.ndarray:
-    """A mask (numpy or tensor) as a numpy array, for checking."""
-    return np.asarray(mask.detach().cpu()) if hasattr(mask, "detach") else np.asarray(mask)
 
 
 def describe_torch() -> dict:

@@ -38,7 +38,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Polygon, Rectangle
 from matplotlib.ticker import FuncFormatter
 
-from ._checks import as_float_array, check_mask
+from ._checks import as_bool_mask, as_float_array, check_mask
 
 __all__ = [
     "heatmap", "plot_scores", "plot_weights", "plot_mask", "plot_outputs", "plot_projection",
@@ -371,14 +371,7 @@ def plot_mask(mask, tokens, *, ax=None, title: str | None = None, key_tokens=Non
     Every cell carries its meaning in writing (✓ or ✗) and in texture (masked
     cells are grey and hatched), not in colour alone. Rows are queries, columns keys.
     """
-    if hasattr(mask, "detach"):
-        mask = mask.detach().cpu().numpy()
-    m = np.asarray(mask)
-    if m.dtype != np.bool_:
-        raise TypeError(
-            f"mask must be boolean (True = may attend, False = masked); got dtype {m.dtype}. "
-            f"From an additive mask of 0 and −∞ use mask = (additive == 0)."
-        )
+    m = as_bool_mask(mask)
     if m.ndim != 2:
         raise ValueError(f"mask must be 2-D (n_queries, n_keys); got shape {m.shape}.")
     rows = _check_labels(tokens, m.shape[0], "tokens", "rows")

@@ -1118,7 +1118,8 @@ class ProjectionExplorer(_Explorer):
         self._control("d_k", _slider_d_k(d_k))
         self._control("projection", widgets.ToggleButtons(options=["Q", "K", "V"], value="Q",
                                                           description="result"))
-        common = {"cmap": plots.CMAP_VALUES, "ax_size": (190, 190), "strip": 56, "annotate_max": 0}
+        # three panels and two operators fit side by side in a notebook 1,100 px wide (JupyterLab at 1280)
+        common = {"cmap": plots.CMAP_VALUES, "ax_size": (150, 150), "strip": 48, "annotate_max": 0}
         self._figure("x", FastHeatmap(colorbar_label="value of X", xlabel="feature (d_model)", ylabel="token",
                                       **common))
         self._figure("w", FastHeatmap(colorbar_label="value of W", xlabel="column (d_k)",
@@ -1126,7 +1127,7 @@ class ProjectionExplorer(_Explorer):
         self._figure("result", FastHeatmap(colorbar_label="value", xlabel="feature (d_k)", ylabel="token",
                                            **common))
         self._x_drawn = False
-        big = "font-size:40px;line-height:1;padding:0 6px"
+        big = "font-size:32px;line-height:1;padding:0 2px"
         self.widget = self._layout([["x", widgets.HTML(f'<div style="{big}">·</div>'), "w",
                                      widgets.HTML(f'<div style="{big}">=</div>'), "result"]])
         self.update()

@@ -55,7 +55,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 from PIL import Image, ImageDraw, ImageFont
 
-from . import attention, data, plots
+from . import attention, data, masks, plots
 
 __all__ = [
     "ScoresExplorer", "ScaleSoftmaxExplorer", "PipelineExplorer", "ProjectionExplorer",
@@ -832,6 +832,12 @@ class _Explorer:
     def _redraw(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def _project(self, tokens, d_k: int) -> tuple:
+        """Step 1 for these tokens: ``(X, (W_Q, W_K, W_V), (Q, K, V))`` from the library (cached data)."""
+        x = _embedding(tuple(tokens), self.d_model, self.seed)
+        ws = _projections(self.d_model, d_k, self.seed)
+        return x, ws, attention.project_qkv(x, *ws)
+
     def _sync(self, values: dict) -> None:
         """Adjust dependent controls (e.g. the query slider's range) before a redraw."""
 
@@ -922,9 +928,7 @@ class ScoresExplorer(_Explorer):
     def compute(self, seq_len: int, d_k: int) -> dict:
         """Tokens, Q, K and scores for these settings (what the heatmap shows)."""
         tokens = _tokens_for(self.sentence, seq_len)
-        x = _embedding(tuple(tokens), self.d_model, self.seed)
-        w_q, w_k, w_v = _projections(self.d_model, d_k, self.seed)
-        q, k, _ = attention.project_qkv(x, w_q, w_k, w_v)
+        _, _, (q, k, _) = self._project(tokens, d_k)
         return {"tokens": tokens, "q": q, "k": k, "scores": attention.attention_scores(q, k)}
 
     def _redraw(self) -> None:
@@ -980,9 +984,7 @@ class ScaleSoftmaxExplorer(_Explorer):
 
     def compute(self, d_k: int, scaled: bool, temperature: float) -> dict:
         """Scores, the factor they are multiplied by, and the weights, for these settings."""
-        x = _embedding(tuple(self.tokens), self.d_model, self.seed)
-        w_q, w_k, w_v = _projections(self.d_model, d_k, self.seed)
-        q, k, _ = attention.project_qkv(x, w_q, w_k, w_v)
+        _, _, (q, k, _) = self._project(self.tokens, d_k)
         scores = attention.attention_scores(q, k)
         factor = (1.0 / math.sqrt(d_k) if scaled else 1.0) / float(temperature)
         weights = attention.attention_weights(scores, scale=factor)
@@ -1064,8 +1066,7 @@ class PipelineExplorer(_Explorer):
 
     def compute(self, seq_len: int, d_k: int, causal: bool) -> dict:
         tokens = _tokens_for(self.sentence, seq_len)
-        x = _embedding(tuple(tokens), self.d_model, self.seed)
-        q, k, v = attention.project_qkv(x, *_projections(self.d_model, d_k, self.seed))
+        _, _, (q, k, v) = self._project(tokens, d_k)
         scores = attention.attention_scores(q, k)
         weights = attention.attention_weights(scores, d_k, causal=causal)
         return {"tokens": tokens, "q": q, "k": k, "v": v,
@@ -1077,7 +1078,7 @@ class PipelineExplorer(_Explorer):
         qi, causal = self.controls["query"].value, bool(self.controls["causal"].value)
         r = self.compute(n, d_k, causal)
         toks = r["tokens"]
-        mask = attention.combine_masks(None, causal, n, n) if causal else None
+        mask = masks.causal_mask(n) if causal else None
         s = r["scaled_scores"]
         sb = _nice_bound(np.max(np.abs(s if mask is None else s[mask])))
         self.figures["scores"].render(s, toks, toks, vmin=-sb, vmax=sb, mask=mask, highlight_row=qi,
@@ -1133,9 +1134,7 @@ class ProjectionExplorer(_Explorer):
         self.update()
 
     def compute(self, d_k: int) -> dict:
-        x = _embedding(tuple(self.tokens), self.d_model, self.seed)
-        w_q, w_k, w_v = _projections(self.d_model, d_k, self.seed)
-        q, k, v = attention.project_qkv(x, w_q, w_k, w_v)
+        x, (w_q, w_k, w_v), (q, k, v) = self._project(self.tokens, d_k)
         return {"x": x, "W_Q": w_q, "W_K": w_k, "W_V": w_v, "Q": q, "K": k, "V": v}
 
     def _redraw(self) -> None:

@@ -159,3 +159,24 @@ def check_scale(scale, d_k: int) -> float:
     if scale <= 0:
         raise ValueError(f"scale must be positive (the usual choice is 1/√d_k); got {scale}.")
     return float(scale)
+
+
+def check_scores_finite(scores: np.ndarray) -> None:
+    """Raise a clear ``ValueError`` when finite Q and K gave non-finite scores Q·Kᵀ.
+
+    Called on the raw score matrix (or on one tile of it, in ``flash_attention``)
+    before any mask adds ``-inf``. Uses ``min``/``max`` so it needs no extra
+    (L × S) buffer. Compute the scores under ``np.errstate(over="ignore",
+    invalid="ignore")`` so that numpy's own RuntimeWarning never reaches the learner.
+    """
+    lo, hi = scores.min(), scores.max()
+    if np.isfinite(lo) and np.isfinite(hi):
+        return
+    dtype = scores.dtype
+    limit = float(np.finfo(dtype).max)
+    raise ValueError(
+        f"The scores Q·Kᵀ overflow {dtype}: some dot product q·k is larger than "
+        f"{limit:.4g}, the largest finite {dtype} number, although Q and K themselves are finite. "
+        f"Scale Q and K down (for example divide each by its largest absolute value), "
+        f"or compute in a wider dtype such as float64."
+    )

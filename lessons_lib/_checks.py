@@ -8,8 +8,14 @@ naming the array and the values involved, e.g. ``K has d_k=16 but Q has d_k=8``.
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
+
+# The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
+# still hold the kernel, numpy, matplotlib (and torch) beside it. A teacher on a bigger machine
+# raises it with the environment variable LESSONS_MEMORY_LIMIT_MB before starting Jupyter.
+DEFAULT_MEMORY_LIMIT_MB = 1024
 
 
 def as_float_array(x, name: str, *, min_ndim: int = 1, allow_neg_inf: bool = False) -> np.ndarray:
@@ -179,4 +185,47 @@ def check_scores_finite(scores: np.ndarray) -> None:
         f"{limit:.4g}, the largest finite {dtype} number, although Q and K themselves are finite. "
         f"Scale Q and K down (for example divide each by its largest absolute value), "
         f"or compute in a wider dtype such as float64."
+    )
+
+
+class SizeLimitError(ValueError):
+    """A computation was refused before it started because it would not fit in memory."""
+
+
+def memory_limit_bytes() -> int:
+    """The course's memory limit in bytes (``LESSONS_MEMORY_LIMIT_MB``, default 1024 MB)."""
+    raw = os.environ.get("LESSONS_MEMORY_LIMIT_MB", "")
+    try:
+        mb = float(raw) if raw.strip() else DEFAULT_MEMORY_LIMIT_MB
+    except ValueError:
+        mb = DEFAULT_MEMORY_LIMIT_MB
+    return int(max(mb, 1) * 2**20)
+
+
+def format_bytes(n_bytes: float) -> str:
+    """``1536`` → ``'1.5 kB'``: powers of 1024, one decimal, for messages and tables."""
+    value = float(n_bytes)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(value) < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_memory(n_bytes: float, what: str, instead: str) -> None:
+    """Refuse at once, before allocating, a computation needing more than the memory limit.
+
+    ``what`` names the computation (``"causal_mask(50000)"``), ``instead`` says what
+    to do (``"Use a shorter sequence, or flash_attention, which never builds the mask."``).
+    Raises :class:`SizeLimitError` (a ``ValueError``) with the size it would need.
+    """
+    limit = memory_limit_bytes()
+    if n_bytes <= limit:
+        return
+    raise SizeLimitError(
+        f"{what} would need about {format_bytes(n_bytes)} of memory, more than the "
+        f"{format_bytes(limit)} this course allows one computation (so that it fits a 2 GB Binder "
+        f"or classroom machine and never kills the kernel). {instead} On a machine with more "
+        f"memory, raise the limit: set the environment variable LESSONS_MEMORY_LIMIT_MB before "
+        f"starting Jupyter."
     )

@@ -183,8 +183,8 @@ def check_scores_finite(scores: np.ndarray) -> None:
     raise ValueError(
         f"The scores Q·Kᵀ overflow {dtype}: some dot product q·k is larger than "
         f"{limit:.4g}, the largest finite {dtype} number, although Q and K themselves are finite. "
-        f"Scale Q and K down (for example divide each by its largest absolute value), "
-        f"or compute in a wider dtype such as float64."
+        f"Scale Q and K down (for example divide each by its largest absolute value)"
+        + (", or compute in float64." if dtype != np.float64 else ".")
     )
 
 

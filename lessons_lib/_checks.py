@@ -12,22 +12,43 @@ import os
 
 import numpy as np
 
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT_MB", "SizeLimitError", "as_float_array", "as_bool_mask", "check_qkv", "batch_shape",
+    "check_mask", "check_flag", "check_axis", "check_seed", "check_float_dtype", "check_real",
+    "check_positive_int", "check_scale", "check_scores_finite", "check_output_finite",
+    "memory_limit_bytes", "format_bytes", "check_memory",
+]
+
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
 # still hold the kernel, numpy, matplotlib (and torch) beside it. A teacher on a bigger machine
 # raises it with the environment variable LESSONS_MEMORY_LIMIT_MB before starting Jupyter.
 DEFAULT_MEMORY_LIMIT_MB = 1024
 
 
-def as_float_array(x, name: str, *, min_ndim: int = 1, allow_neg_inf: bool = False) -> np.ndarray:
+# What an array must look like, by its least number of dimensions (for messages).
+_SHAPES = {1: "(n,)", 2: "(seq_len, d)", 3: "(n_heads, seq_len, d_head)"}
+
+
+def _from_torch(x):
+    """A torch tensor as a numpy array (on the CPU; bfloat16, which numpy lacks, as float32)."""
+    x = x.detach()
+    if str(x.dtype) == "torch.bfloat16":
+        x = x.float()
+    return x.cpu().numpy()
+
+
+def as_float_array(x, name: str, *, min_ndim: int = 1, allow_neg_inf: bool = False,
+                   shape: str | None = None) -> np.ndarray:
     """Return ``x`` as a floating-point numpy array, or explain why it can't be.
 
     Keeps the float dtype it was given (float32 stays float32). Accepts lists
-    and torch tensors (moved to the CPU). Rejects integers, booleans, strings,
-    complex numbers, NaN and infinity (``-inf`` too, unless ``allow_neg_inf``:
-    masked scores legitimately hold it).
+    and torch tensors (moved to the CPU; bfloat16 becomes float32). Rejects integers,
+    booleans, strings, complex numbers, NaN and infinity (``-inf`` too, unless
+    ``allow_neg_inf``: masked scores legitimately hold it). ``shape`` describes the
+    expected shape in messages (default by ``min_ndim``, e.g. ``(seq_len, d)``).
     """
     if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor
-        x = x.detach().cpu().numpy()
+        x = _from_torch(x)
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError) as exc:
@@ -50,9 +71,10 @@ def as_float_array(x, name: str, *, min_ndim: int = 1, allow_neg_inf: bool = Fal
             f"Pass an array of floats, e.g. np.array(..., dtype=np.float64)."
         )
     if arr.ndim < min_ndim:
-        what = "(seq_len, d)" if min_ndim == 2 else "at least 1 dimension"
+        what = shape or _SHAPES.get(min_ndim, f"({', '.join(['...'] * min_ndim)})")
         raise ValueError(
-            f"{name} must have shape {what} with one row per token; "
+            f"{name} must have shape {what}, at least {min_ndim} dimension{'s' if min_ndim != 1 else ''}"
+            f"{' with one row per token' if min_ndim >= 2 else ''}; "
             f"got shape {arr.shape} ({arr.ndim} dimension{'s' if arr.ndim != 1 else ''})."
         )
     if arr.size == 0:
@@ -100,15 +122,18 @@ def check_qkv(q, k, v):
     return q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
 
 
-def batch_shape(q, k, v) -> tuple:
-    """The broadcast batch shape of Q, K, V (all dimensions before the last two)."""
+def batch_shape(q, k, v=None) -> tuple:
+    """The broadcast batch shape of Q, K (and V): all dimensions before the last two."""
+    arrays = {"Q": q, "K": k} if v is None else {"Q": q, "K": k, "V": v}
     try:
-        return np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        return np.broadcast_shapes(*(a.shape[:-2] for a in arrays.values()))
     except ValueError:
+        names = [f"{name} {a.shape[:-2]}" for name, a in arrays.items()]
+        listed = " and ".join([", ".join(names[:-1]), names[-1]])
         raise ValueError(
-            f"The batch dimensions of Q {q.shape[:-2]}, K {k.shape[:-2]} and V {v.shape[:-2]} "
-            f"do not broadcast together. Everything before the last two axes "
-            f"(seq_len, d) must match or be 1."
+            f"The batch dimensions of {listed} do not broadcast together. Everything before the "
+            f"last two axes (seq_len, d) must match or be 1 "
+            f"({', '.join(f'{name} is {a.shape}' for name, a in arrays.items())})."
         ) from None
 
 
@@ -147,6 +172,71 @@ def check_mask(mask, target_shape: tuple, name: str = "mask") -> np.ndarray | No
     return mask
 
 
+def check_flag(value, name: str) -> bool:
+    """Check a True/False switch such as ``causal``: a truthy string like ``"no"`` is refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r} ({type(value).__name__}).")
+    return bool(value)
+
+
+def check_axis(axis, ndim: int, name: str = "axis") -> int:
+    """Check an axis index for an array with ``ndim`` dimensions; returns it as a non-negative int."""
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+        raise TypeError(
+            f"{name} must be a whole number such as -1 (the last axis, where each row's scores are); "
+            f"got {axis!r} ({type(axis).__name__})."
+        )
+    if not -ndim <= axis < ndim:
+        raise ValueError(
+            f"{name}={axis} is out of range for an array with {ndim} dimension{'s' if ndim != 1 else ''}: "
+            f"use {-ndim} … {ndim - 1} (-1 is the last axis)."
+        )
+    return int(axis) % ndim
+
+
+def check_seed(seed, name: str = "seed", *, allow_generator: bool = True):
+    """Check a random seed: a whole number ≥ 0, or (when allowed) a ``np.random.Generator``."""
+    if allow_generator and isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        what = "a whole number (e.g. 0)" + (" or a np.random.Generator" if allow_generator else "")
+        raise TypeError(
+            f"{name} must be {what}; got {seed!r} ({type(seed).__name__}). "
+            f"The same seed gives the same numbers on every run."
+        )
+    if seed < 0:
+        raise ValueError(f"{name} must be 0 or more; got {seed}.")
+    return int(seed)
+
+
+def check_float_dtype(dtype, name: str = "dtype") -> np.dtype:
+    """Check a floating-point dtype (``np.float32``, ``"float64"``, ...); returns the ``np.dtype``."""
+    try:
+        result = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a float dtype such as np.float64 or np.float32; got {dtype!r}."
+        ) from None
+    if result.kind != "f":
+        raise TypeError(
+            f"{name} must be a floating-point dtype such as np.float64 or np.float32; "
+            f"got {getattr(dtype, '__name__', result)} "
+            f"(attention needs fractions: softmax and √d_k)."
+        )
+    return result
+
+
+def check_real(value, name: str, *, positive: bool = False) -> float:
+    """Check a finite real number (not NaN, not ±inf, not a bool); ``positive`` also refuses ≤ 0."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number; got {value!r} ({type(value).__name__}).")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number; got {value}.")
+    if positive and value <= 0:
+        raise ValueError(f"{name} must be positive; got {value}.")
+    return float(value)
+
+
 def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     """Check an integer count such as ``n_heads`` or ``seq_len``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -167,23 +257,42 @@ def check_scale(scale, d_k: int) -> float:
     return float(scale)
 
 
-def check_scores_finite(scores: np.ndarray) -> None:
+def check_scores_finite(scores: np.ndarray, scale: float | None = None) -> None:
     """Raise a clear ``ValueError`` when finite Q and K gave non-finite scores Q·Kᵀ.
 
     Called on the raw score matrix (or on one tile of it, in ``flash_attention``)
-    before any mask adds ``-inf``. Uses ``min``/``max`` so it needs no extra
-    (L × S) buffer. Compute the scores under ``np.errstate(over="ignore",
-    invalid="ignore")`` so that numpy's own RuntimeWarning never reaches the learner.
+    before any mask adds ``-inf``; pass ``scale`` when the scores were already
+    multiplied by it. Uses ``min``/``max`` so it needs no extra (L × S) buffer.
+    Compute the scores under ``np.errstate(over="ignore", invalid="ignore")`` so
+    that numpy's own RuntimeWarning never reaches the learner.
     """
     lo, hi = scores.min(), scores.max()
     if np.isfinite(lo) and np.isfinite(hi):
         return
     dtype = scores.dtype
     limit = float(np.finfo(dtype).max)
+    scaled = scale is not None and scale != 1
     raise ValueError(
-        f"The scores Q·Kᵀ overflow {dtype}: some dot product q·k is larger than "
+        f"The scores Q·Kᵀ{' · scale' if scaled else ''} overflow {dtype}: some "
+        f"{'scaled ' if scaled else ''}dot product q·k is larger than "
         f"{limit:.4g}, the largest finite {dtype} number, although Q and K themselves are finite. "
         f"Scale Q and K down (for example divide each by its largest absolute value)"
+        + (f", use a smaller scale than {scale:g}" if scaled and scale > 1 else "")
+        + (", or compute in float64." if dtype != np.float64 else ".")
+    )
+
+
+def check_output_finite(output: np.ndarray, what: str, inputs: str) -> None:
+    """Raise a clear ``ValueError`` when finite inputs gave a non-finite ``output`` (an overflow).
+
+    ``what`` names the result (``"weights·V"``), ``inputs`` the arrays to shrink (``"V"``).
+    """
+    if np.isfinite(output.min()) and np.isfinite(output.max()):
+        return
+    dtype = output.dtype
+    raise ValueError(
+        f"{what} overflows {dtype}: a result is larger than {float(np.finfo(dtype).max):.4g}, the "
+        f"largest finite {dtype} number, although {inputs} are finite. Scale {inputs} down"
         + (", or compute in float64." if dtype != np.float64 else ".")
     )
 

@@ -20,8 +20,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array, check_qkv, check_scale
+from ._checks import (
+    as_float_array,
+    batch_shape,
+    check_axis,
+    check_flag,
+    check_memory,
+    check_output_finite,
+    check_qkv,
+    check_scale,
+    check_scores_finite,
+)
 from .masks import combine_masks
+
+__all__ = [
+    "softmax", "project_qkv", "attention_scores", "scale_scores", "attention_weights",
+    "weighted_values", "scaled_dot_product_attention",
+]
+
+# What to do instead when a score matrix would not fit (see _checks.check_memory).
+_USE_FLASH = ("Use a shorter sequence, or flash_attention(q, k, v), which never holds the whole "
+              "(L × S) matrix.")
+
+
+def _check_scores_memory(batch: tuple, n_queries: int, n_keys: int, itemsize: int, extra: int = 0) -> None:
+    """Refuse at once a (..., L, S) buffer (``itemsize`` bytes per entry, plus ``extra``) too big to hold."""
+    n = int(np.prod(batch, dtype=np.float64)) * n_queries * n_keys
+    where = f" for each of {int(np.prod(batch))} batch items" if batch else ""
+    check_memory(float(n) * (itemsize + extra),
+                 f"Attention over {n_queries} queries × {n_keys} keys{where}", _USE_FLASH)
 
 
 # --------------------------------------------------------------------------- softmax
@@ -35,22 +62,29 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     Taught in notebook 04.
     """
     x = as_float_array(x, "x", allow_neg_inf=True)
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"axis={axis} is out of range for an array with {x.ndim} dimension(s).")
+    axis = check_axis(axis, x.ndim)
+    check_memory(2.0 * x.nbytes, f"softmax of an array of shape {x.shape}", "Use a smaller array.")
     out = np.array(x, copy=True)
     _softmax_inplace(out, axis)
     return out
 
 
 def _softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Softmax of ``x`` written into ``x`` itself (one N×N buffer, no copies)."""
-    peak = np.max(x, axis=axis, keepdims=True)
-    peak[peak == -np.inf] = 0.0  # an all -inf slice: exp(-inf - 0) = 0 everywhere
-    x -= peak
-    np.exp(x, out=x)
-    total = np.sum(x, axis=axis, keepdims=True)
-    total[total == 0] = 1.0  # nothing to attend to: weights stay 0
-    x /= total
+    """Softmax of ``x`` written into ``x`` itself (one N×N buffer, no copies).
+
+    Finite input never gives NaN or a warning: after subtracting the maximum every
+    exponent is ≤ 0 (a difference too large for the dtype becomes −∞, whose exp is 0,
+    the right answer), and float16 rows are summed in float32 so that many keys cannot
+    overflow the total.
+    """
+    with np.errstate(over="ignore"):
+        peak = np.max(x, axis=axis, keepdims=True)
+        peak[peak == -np.inf] = 0.0  # an all -inf slice: exp(-inf - 0) = 0 everywhere
+        x -= peak
+        np.exp(x, out=x)
+        total = np.sum(x, axis=axis, keepdims=True, dtype=np.float32 if x.dtype == np.float16 else None)
+        total[total == 0] = 1.0  # nothing to attend to: weights stay 0
+        x /= total
     return x
 
 
@@ -78,7 +112,13 @@ def project_qkv(x, w_q, w_k, w_v):
             f"W_K makes keys of d_k={weights[1].shape[1]} but W_Q makes queries of "
             f"d_k={weights[0].shape[1]}; queries and keys must have the same length to be compared."
         )
-    return tuple(x @ w for w in weights)
+    outputs = []
+    for w, name in zip(weights, ("Q", "K", "V")):
+        with np.errstate(over="ignore", invalid="ignore"):
+            product = x @ w
+        check_output_finite(product, f"X·W_{name}", "X and the weights")
+        outputs.append(product)
+    return tuple(outputs)
 
 
 # --------------------------------------------------------------------------- step 2
@@ -96,7 +136,12 @@ def attention_scores(q, k) -> np.ndarray:
             f"K has d_k={k.shape[-1]} but Q has d_k={q.shape[-1]}; a dot product needs vectors "
             f"of the same length (Q is {q.shape}, K is {k.shape})."
         )
-    return q @ np.swapaxes(k, -1, -2)
+    batch = batch_shape(q, k)
+    _check_scores_memory(batch, q.shape[-2], k.shape[-2], np.result_type(q, k).itemsize)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = q @ np.swapaxes(k, -1, -2)
+    check_scores_finite(scores)
+    return scores
 
 
 # --------------------------------------------------------------------------- step 3
@@ -108,7 +153,17 @@ def scale_scores(scores, d_k: int | None = None, scale: float | None = None) -> 
     """
     scores = as_float_array(scores, "scores", min_ndim=2, allow_neg_inf=True)
     factor = check_scale(scale, _check_d_k(d_k, scale))
-    return scores * scores.dtype.type(factor)
+    return _scaled(scores, factor)
+
+
+def _scaled(scores: np.ndarray, factor: float) -> np.ndarray:
+    """``scores · factor`` as a new array; a finite score that would overflow is an error, not ±inf."""
+    check_memory(2.0 * scores.nbytes, f"scaling scores of shape {scores.shape}", _USE_FLASH)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = scores * scores.dtype.type(factor)
+    if factor > 1 and not np.array_equal(np.isfinite(out), np.isfinite(scores)):
+        check_output_finite(np.where(np.isfinite(scores), out, 0), f"scores × {factor:g}", "the scores")
+    return out
 
 
 def attention_weights(scores, d_k: int | None = None, mask=None, causal: bool = False,
@@ -123,7 +178,7 @@ def attention_weights(scores, d_k: int | None = None, mask=None, causal: bool = 
     scores = as_float_array(scores, "scores", min_ndim=2, allow_neg_inf=True)
     factor = check_scale(scale, _check_d_k(d_k, scale))
     allowed = combine_masks(mask, causal, scores.shape[-2], scores.shape[-1], scores.shape)
-    return _weights_inplace(scores * scores.dtype.type(factor), allowed)
+    return _weights_inplace(_scaled(scores, factor), allowed)
 
 
 def _weights_inplace(scaled: np.ndarray, allowed: np.ndarray | None) -> np.ndarray:
@@ -161,7 +216,18 @@ def weighted_values(weights, v) -> np.ndarray:
             f"weights have {weights.shape[-1]} columns (keys) but V has {v.shape[-2]} rows (values); "
             f"there must be one value per key (weights are {weights.shape}, V is {v.shape})."
         )
-    return weights @ v
+    try:
+        np.broadcast_shapes(weights.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"The batch dimensions of the weights {weights.shape[:-2]} and of V {v.shape[:-2]} do not "
+            f"broadcast together. Everything before the last two axes must match or be 1 "
+            f"(weights are {weights.shape}, V is {v.shape})."
+        ) from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = weights @ v
+    check_output_finite(output, "weights·V", "the weights and V")
+    return output
 
 
 # --------------------------------------------------------------------------- all four
@@ -178,10 +244,19 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False, scale
     scaled scores, then the weights.
     """
     q, k, v = check_qkv(q, k, v)
-    factor = q.dtype.type(check_scale(scale, q.shape[-1]))
+    factor = check_scale(scale, q.shape[-1])
     L, S = q.shape[-2], k.shape[-2]
-    allowed = combine_masks(mask, causal, L, S, (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), L, S))
-    scores = q @ np.swapaxes(k, -1, -2)      # step 2 (a fresh buffer we may overwrite)
-    scores *= factor                         # step 3a
-    weights = _weights_inplace(scores, allowed)  # step 3b
-    return weights @ v, weights              # step 4
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    masked = mask is not None or check_flag(causal, "causal")
+    _check_scores_memory(batch, L, S, q.dtype.itemsize, extra=2 if masked else 0)
+    allowed = combine_masks(mask, causal, L, S, (*batch, L, S))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = q @ np.swapaxes(k, -1, -2)  # step 2 (a fresh buffer we may overwrite)
+        check_scores_finite(scores)
+        scores *= q.dtype.type(factor)       # step 3a
+        if factor > 1:
+            check_scores_finite(scores, scale=factor)
+        weights = _weights_inplace(scores, allowed)  # step 3b
+        output = weights @ v                 # step 4
+    check_output_finite(output, "The output weights·V", "Q, K and V")
+    return output, weights

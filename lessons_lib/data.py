@@ -11,7 +11,16 @@ import zlib
 
 import numpy as np
 
-from ._checks import check_positive_int
+from ._checks import check_float_dtype, check_memory, check_positive_int, check_real, check_seed
+
+__all__ = [
+    "SENTENCES", "COREFERENCE_FEATURES", "tokenize", "tokens_of_length", "embed_tokens",
+    "positional_encoding", "projection_weights", "random_qkv", "coreference_example",
+]
+
+
+def _check_size(n_numbers: float, itemsize: int, what: str) -> None:
+    check_memory(float(n_numbers) * itemsize, what, "Use fewer tokens or smaller dimensions.")
 
 SENTENCES = {
     "cat": "The cat sat on the mat.",
@@ -74,6 +83,10 @@ def embed_tokens(tokens, d_model: int = 8, seed: int = 0, position_scale: float 
     if not tokens:
         raise ValueError("embed_tokens needs at least one token.")
     d_model = check_positive_int(d_model, "d_model")
+    seed = check_seed(seed, allow_generator=False)
+    position_scale = check_real(position_scale, "position_scale")
+    _check_size(3.0 * len(tokens) * d_model, 8,
+                f"embed_tokens of {len(tokens)} tokens with d_model={d_model}")
     rows = [
         np.random.default_rng([seed, zlib.crc32(str(t).lower().encode())]).standard_normal(d_model)
         for t in tokens
@@ -83,6 +96,9 @@ def embed_tokens(tokens, d_model: int = 8, seed: int = 0, position_scale: float 
 
 def positional_encoding(seq_len: int, d_model: int) -> np.ndarray:
     """Sinusoidal positions (Vaswani et al. §3.5): sin/cos of pos / 10000^(2i/d_model)."""
+    seq_len = check_positive_int(seq_len, "seq_len")
+    d_model = check_positive_int(d_model, "d_model")
+    _check_size(3.0 * seq_len * d_model, 8, f"positional_encoding({seq_len}, {d_model})")
     pos = np.arange(seq_len)[:, None]
     i = np.arange(d_model)[None, :]
     angle = pos / np.power(10000.0, (2 * (i // 2)) / d_model)
@@ -98,7 +114,8 @@ def projection_weights(d_model: int, d_k: int, seed: int = 0, d_v: int | None = 
     d_model = check_positive_int(d_model, "d_model")
     d_k = check_positive_int(d_k, "d_k")
     d_v = d_k if d_v is None else check_positive_int(d_v, "d_v")
-    rng = np.random.default_rng(seed)
+    _check_size(float(d_model) * (2 * d_k + d_v), 8, f"projection_weights({d_model}, {d_k})")
+    rng = np.random.default_rng(check_seed(seed))
     s = 1.0 / np.sqrt(d_model)
     return (rng.standard_normal((d_model, d_k)) * s, rng.standard_normal((d_model, d_k)) * s,
             rng.standard_normal((d_model, d_v)) * s)
@@ -109,7 +126,9 @@ def random_qkv(seq_len: int, d_k: int, seed: int = 0, d_v: int | None = None, dt
     seq_len = check_positive_int(seq_len, "seq_len")
     d_k = check_positive_int(d_k, "d_k")
     d_v = d_k if d_v is None else check_positive_int(d_v, "d_v")
-    rng = np.random.default_rng(seed)
+    dtype = check_float_dtype(dtype)
+    _check_size(float(seq_len) * (2 * d_k + d_v), 8 + dtype.itemsize, f"random_qkv({seq_len}, {d_k})")
+    rng = np.random.default_rng(check_seed(seed))
     return tuple(rng.standard_normal(shape).astype(dtype) for shape in
                  ((seq_len, d_k), (seq_len, d_k), (seq_len, d_v)))
 
@@ -138,6 +157,7 @@ def coreference_example(which: str = "tired", strength: float = 3.0) -> dict:
     """
     if which not in ("tired", "wide"):
         raise ValueError(f'which must be "tired" or "wide"; got {which!r}.')
+    strength = check_real(strength, "strength")
     tokens = tokenize(SENTENCES[which])
     d = len(COREFERENCE_FEATURES)
     k = np.array([_KEYS.get(t.lower(), (0.0,) * d) for t in tokens])

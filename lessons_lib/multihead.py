@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array, check_positive_int
+from ._checks import as_float_array, check_mask, check_positive_int
 from .attention import project_qkv, scaled_dot_product_attention
+
+__all__ = ["split_heads", "merge_heads", "multi_head_attention"]
 
 
 def split_heads(x, n_heads: int) -> np.ndarray:
@@ -28,7 +30,7 @@ def split_heads(x, n_heads: int) -> np.ndarray:
 
 def merge_heads(x) -> np.ndarray:
     """``(..., n_heads, seq_len, d_head)`` → ``(..., seq_len, n_heads·d_head)``: the concatenation."""
-    x = as_float_array(x, "x", min_ndim=3)
+    x = as_float_array(x, "x", min_ndim=3, shape="(..., n_heads, seq_len, d_head)")
     n_heads, seq_len, d_head = x.shape[-3:]
     return np.swapaxes(x, -2, -3).reshape(*x.shape[:-3], seq_len, n_heads * d_head)
 
@@ -54,8 +56,8 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal:
             )
         named[name] = w
     q, k, v = (split_heads(t, n_heads) for t in project_qkv(x, named["W_Q"], named["W_K"], named["W_V"]))
-    if mask is not None:
-        mask = np.asarray(mask)
+    if mask is not None:  # checked against the shape the learner thinks in: (..., L, L)
+        mask = check_mask(mask, (*x.shape[:-2], x.shape[-2], x.shape[-2]))
         if mask.ndim >= 2:
             mask = mask[..., None, :, :]  # the same mask for every head
     heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, causal=causal)

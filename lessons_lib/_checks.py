@@ -38,7 +38,7 @@ def _from_torch(x):
 
 
 def as_float_array(x, name: str, *, min_ndim: int = 1, allow_neg_inf: bool = False,
-                   shape: str | None = None) -> np.ndarray:
+                   shape: str | None = None, check_values: bool = True) -> np.ndarray:
     """Return ``x`` as a floating-point numpy array, or explain why it can't be.
 
     Keeps the float dtype it was given (float32 stays float32). Accepts lists
@@ -46,6 +46,7 @@ def as_float_array(x, name: str, *, min_ndim: int = 1, allow_neg_inf: bool = Fal
     booleans, strings, complex numbers, NaN and infinity (``-inf`` too, unless
     ``allow_neg_inf``: masked scores legitimately hold it). ``shape`` describes the
     expected shape in messages (default by ``min_ndim``, e.g. ``(seq_len, d)``).
+    ``check_values=False`` skips the NaN/inf scan (for stand-ins whose values are checked elsewhere).
     """
     if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor
         x = _from_torch(x)
@@ -82,6 +83,11 @@ def as_float_array(x, name: str, *, min_ndim: int = 1, allow_neg_inf: bool = Fal
             f"{name} is empty (shape {arr.shape}). Attention needs at least one token "
             f"and at least one feature per token."
         )
+    if not check_values:
+        return arr
+    lo, hi = arr.min(), arr.max()  # both propagate NaN: two passes, no temporary array
+    if np.isfinite(lo) and np.isfinite(hi) or (allow_neg_inf and not np.isnan(lo) and hi < np.inf):
+        return arr
     if allow_neg_inf:
         bad = np.isnan(arr) | (arr == np.inf)
     else:
@@ -97,14 +103,14 @@ def as_float_array(x, name: str, *, min_ndim: int = 1, allow_neg_inf: bool = Fal
     return arr
 
 
-def check_qkv(q, k, v):
+def check_qkv(q, k, v, *, check_values: bool = True):
     """Check Q (..., L, d_k), K (..., S, d_k), V (..., S, d_v) and return them as arrays.
 
     The three share one float dtype afterwards (the widest of the three).
     """
-    q = as_float_array(q, "Q", min_ndim=2)
-    k = as_float_array(k, "K", min_ndim=2)
-    v = as_float_array(v, "V", min_ndim=2)
+    q = as_float_array(q, "Q", min_ndim=2, check_values=check_values)
+    k = as_float_array(k, "K", min_ndim=2, check_values=check_values)
+    v = as_float_array(v, "V", min_ndim=2, check_values=check_values)
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             f"K has d_k={k.shape[-1]} but Q has d_k={q.shape[-1]}. Each query is compared "

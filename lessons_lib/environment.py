@@ -37,6 +37,13 @@ _PACKAGES = [
 TORCH_LESSONS = "the PyTorch lessons (08 and later)"
 
 
+def _torch_install() -> str:
+    """The command that installs the CPU-only torch build (one source: lessons_lib.backends)."""
+    from .backends import TORCH_CPU_INSTALL
+
+    return TORCH_CPU_INSTALL
+
+
 @dataclass(frozen=True)
 class Component:
     """One line of the report."""
@@ -89,8 +96,8 @@ class EnvironmentReport:
             return f"PyTorch is installed but failed to import ({self.torch_error})."
         if self.torch_version is None:
             return (
-                f"PyTorch is not installed: the numpy lessons work without it; {TORCH_LESSONS} "
-                "say how to install it."
+                f"PyTorch is not installed: the numpy lessons work without it; {TORCH_LESSONS} need it. "
+                f"Install the CPU-only build with `{_torch_install()}` and restart the kernel."
             )
         if self.device == "cuda":
             gpu = f" ({self.gpu_name})" if self.gpu_name else ""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +16,8 @@ from hypothesis import strategies as st
 import lessons_lib as ll
 from lessons_lib import backends
 
+REPO = Path(__file__).resolve().parents[1]
+
 
 def test_import_lessons_lib_does_not_import_torch():
     code = "import sys, lessons_lib; print('torch' in sys.modules, 'matplotlib' in sys.modules)"
@@ -23,8 +27,16 @@ def test_import_lessons_lib_does_not_import_torch():
 
 def test_missing_torch_is_explained(monkeypatch):
     monkeypatch.setattr(backends, "torch_available", lambda: False)
-    with pytest.raises(ModuleNotFoundError, match=r"needs PyTorch.*pip install torch==2.13.0"):
+    with pytest.raises(ModuleNotFoundError, match=r"needs PyTorch") as info:
         backends.sdpa_attention(*ll.random_qkv(3, 2))
+    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in str(info.value)
+
+
+def test_the_cpu_install_command_pins_the_course_torch():
+    pins = (REPO / "requirements.txt").read_text(encoding="utf-8")
+    version = re.search(r"^torch==([\w.]+)", pins, flags=re.MULTILINE)[1]
+    assert backends.TORCH_CPU_INSTALL == (
+        f"pip install torch=={version} --index-url https://download.pytorch.org/whl/cpu")
 
 
 @pytest.mark.parametrize("causal", [False, True])

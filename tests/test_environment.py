@@ -73,6 +73,7 @@ def test_torch_missing_is_explained_and_not_imported(monkeypatch):
     assert report.torch_version is None and report.device is None
     assert report.ok, "torch is optional: its absence must not make the environment 'not ready'"
     assert "not installed" in report.torch_path and "numpy lessons work" in report.torch_path
+    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in report.torch_path
     assert "not installed (optional)" in str(report)
 
 
@@ -181,13 +182,19 @@ def _pins(path: Path) -> dict[str, str]:
     return pins
 
 
-def test_binder_requirements_are_the_course_pins_without_torch():
+def test_binder_requirements_are_the_course_pins():
+    """Binder installs the course's pins; torch, when listed there, is the CPU-only build of the same pin."""
     main = _pins(REPO / "requirements.txt")
-    binder = _pins(REPO / "binder" / "requirements.txt")
-    assert "torch" not in binder, "torch's PyPI wheel (CUDA) does not fit Binder's 2 GB"
-    assert binder == {k: v for k, v in main.items() if k != "torch"}, (
-        "binder/requirements.txt must list the same pins as requirements.txt (without torch)"
-    )
+    text = (REPO / "binder" / "requirements.txt").read_text(encoding="utf-8")
+    shared = main if re.search(r"^-r\s+\.\./requirements\.txt", text, flags=re.MULTILINE) else {}
+    binder = {**shared, **_pins(REPO / "binder" / "requirements.txt")}
+    def without_torch(pins):
+        return {k: v for k, v in pins.items() if k != "torch"}
+
+    assert without_torch(binder) == without_torch(main)
+    if "torch" in binder:
+        assert binder["torch"] == main["torch"] + "+cpu", "Binder gets the CPU-only torch build"
+        assert "download.pytorch.org/whl/cpu" in text
 
 
 def test_binder_postbuild_installs_the_library():

@@ -105,7 +105,8 @@ MISTAKES = [
     ("weighted_sum", lambda weights, V: weights @ v, "uses_global", ["`v`", "`V`"]),
     ("weighted_sum", lambda weights, V: weights.T @ V, "transposed_weights", ["transposed"]),
     ("weighted_sum", lambda weights, V: V @ weights, "reversed_order", ["wrong order"]),
-    ("weighted_sum", lambda weights, V: V.T @ weights.T, "reversed_order", ["wrong order"]),
+    ("weighted_sum", lambda weights, V: V.T @ weights.T, "transposed_result", ["transposed", "(d_v, L)"]),
+    ("weighted_sum", lambda weights, V: (weights @ V).T, "transposed_result", ["transposed"]),
     ("weighted_sum", lambda weights, V: weights @ V.T, "v_transposed", ["V is transposed"]),
     ("weighted_sum", lambda weights, V: weights * V, "elementwise", ["element by element"]),
     ("weighted_sum", lambda weights, V: solutions.my_softmax(weights) @ V, "softmax_again", ["again"]),
@@ -132,6 +133,31 @@ MISTAKES += [
     ("projection", lambda x, w_q, w_k, w_v: (x @ w_v, x @ w_k, x @ w_q), "wrong_order", ["q, k, v ="]),
     ("projection", lambda x, w_q, w_k, w_v: (x @ w_q / np.sqrt(w_q.shape[1]), x @ w_k, x @ w_v),
      "scaled_too_early", ["√d_k"]),
+]
+
+
+def _softmax_minus_mean(x):
+    e = np.exp(x - x.mean(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _softmax_floor(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e // e.sum(axis=-1, keepdims=True)
+
+
+MISTAKES += [
+    ("softmax", _softmax_minus_mean, "shift_not_row_max", ["other than its own maximum", "710"]),
+    ("softmax", lambda x: _softmax_no_max(x - x[..., :1]), "shift_not_row_max", ["maximum"]),
+    ("softmax", lambda x: _softmax_no_max(x - x.min(axis=-1, keepdims=True)), "shift_not_row_max",
+     ["minimum"]),
+    ("softmax", _softmax_floor, "floor_division", ["//", "single slash"]),
+    ("scaling", lambda scores, d_k: scores // np.sqrt(d_k), "floor_division", ["//"]),
+    ("scaling", lambda scores, d_k: scores / 8, "fixed_number", ["divided by 8", "whatever d_k is"]),
+    ("scaling", lambda scores, d_k: scores / np.sqrt(16), "fixed_number", ["divided by 4,"]),
+    ("scaling", lambda scores, d_k: scores / np.sqrt(d_k + 1), "wrong_divisor", ["divided by 3.162",
+                                                                                   "√d_k = 3"]),
+    ("scores", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[0]), "scaled_too_early", ["divided by 1.414"]),
 ]
 
 
@@ -222,7 +248,7 @@ def test_every_mistake_in_the_tables_has_a_test(name):
 
 def test_mistakes_keep_shapes_in_their_messages():
     feedback = check_scores(lambda Q, K: Q.T @ K)
-    assert "here 2×2" in feedback.message
+    assert "(d_k, d_k)" in feedback.message
     feedback = check_softmax(_softmax_axis0)
     assert "your columns to [1.0, 1.0, 1.0]" in feedback.message
 
@@ -274,13 +300,13 @@ GENERIC = [
     (check_scores, _typo, "raised", ["NameError", "name Python does not know", "'k' is not defined",
                                     "return Q @ k.T"]),
     (check_scores, _wrong_arity, "raised", ["TypeError"]),
-    (check_scores, lambda Q, K: Q @ K.T @ np.ones((5, 5)), "raised",
+    (check_scores, lambda Q, K: Q @ K.T @ np.ones((7, 7)), "raised",
      ["ValueError", "do not fit together", "inner sizes"]),
     (check_softmax, lambda x: x.sum(axis=3), "raised", ["AxisError", "axis that does not exist"]),
     (check_softmax, lambda x: {}["key"], "raised", ["KeyError"]),
     (check_softmax, lambda x: sys.exit(1), "raised", ["SystemExit"]),
-    (check_weighted_sum, lambda weights, V: weights @ V + np.ones(5), "raised",
-     ["broadcast", "could not line up", "(3,2)"]),
+    (check_weighted_sum, lambda weights, V: weights @ V + np.ones(7), "raised",
+     ["broadcast", "could not line up", "(2,5)"]),
 ]
 
 

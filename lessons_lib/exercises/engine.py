@@ -95,6 +95,7 @@ __all__ = [
     "Feedback",
     "like",
     "either",
+    "every_case",
     "run",
     "rng_cases",
     "count",
@@ -350,6 +351,22 @@ class _Either:
         return any(_test_matches(test, failing, outcomes) for test in self.tests)
 
 
+class _EveryCase:
+    def __init__(self, predicate: Callable[[Outcome], bool]):
+        self.predicate = predicate
+
+    def __call__(self, outcome: Outcome) -> bool:
+        return bool(self.predicate(outcome))
+
+    def matches(self, failing: Outcome, outcomes: list[Outcome]) -> bool:
+        return all(self.predicate(o) for o in outcomes)
+
+
+def every_case(predicate: Callable[[Outcome], bool]) -> _EveryCase:
+    """A test: ``predicate(outcome)`` holds on every case (e.g. "right on small scores, NaN on large")."""
+    return _EveryCase(predicate)
+
+
 def like(*candidates: Callable) -> _Like:
     """A test: the learner's function behaves like one of these wrong implementations.
 
@@ -375,8 +392,9 @@ class Mistake:
     """One likely mistake: how to recognise it, what to tell, how to fix.
 
     ``test`` is :func:`like` (wrong implementations that must behave like the learner's
-    function on every case), :func:`either`, or a predicate ``test(outcome) -> bool``
-    on the failing case. ``explain`` and ``hint`` are text, or functions of the failing
+    function on every case), :func:`every_case` (a predicate that must hold on every
+    case), :func:`either`, or a plain predicate ``test(outcome) -> bool`` on the
+    failing case. ``explain`` and ``hint`` are text, or functions of the failing
     outcome that return text.
     """
 
@@ -474,7 +492,7 @@ _ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], 
     (
         lambda e: isinstance(e, NotImplementedError),
         lambda e: "it still raises NotImplementedError for this input, although it runs on others "
-        "(a branch, or a case such as this shape, that is not written yet).",
+        "(a branch, or a case such as this shape, still to be written).",
         "Make the function work for every input of the right shape, not only the first example.",
     ),
     (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import attention
-from .engine import Case, Exercise, Mistake, count, like, rng_cases, shape_text
+from .engine import Case, Exercise, Mistake, Outcome, count, either, every_case, like, rng_cases, shape_text
 
 __all__ = ["SCORES", "check_scores"]
 
@@ -21,11 +21,33 @@ def _cases() -> list[Case]:
             {"Q": rng.normal(size=(n_queries, d_k)), "K": rng.normal(size=(n_keys, d_k))},
         )
 
+    # L ≠ S ≠ d_k in every case (and none is 4 or 16), so a missing transpose, a product in the wrong
+    # order or a division by a size of Q never fits, or gives the right numbers, by accident.
     return [
-        Case("hand-made Q 2×2 and K 2×2",
-             {"Q": np.array([[1.0, 2.0], [3.0, 4.0]]), "K": np.array([[1.0, 0.0], [2.0, 1.0]])}),
-        *rng_cases([(3, 5, 4), (4, 2, 3), (1, 6, 8)], 12, random_case),
+        Case("hand-made Q 2×3 and K 5×3 (2 queries, 5 keys, d_k = 3)",
+             {"Q": np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]]),
+              "K": np.array([[1.0, 1.0, 0.0], [0.0, 2.0, 1.0], [1.0, 0.0, 0.0], [2.0, -1.0, 1.0],
+                             [0.0, 0.0, 3.0]])}),
+        *rng_cases([(3, 5, 7), (6, 2, 3), (1, 6, 8)], 12, random_case),
     ]
+
+
+def _divisor(o: Outcome):
+    """The number the learner divided Q·Kᵀ by, when the answer is Q·Kᵀ / one number (> 1)."""
+    if not (o.is_array and o.result.shape == o.expected.shape and o.result.dtype.kind == "f"):
+        return None
+    nonzero = o.expected != 0
+    if not nonzero.any() or not np.array_equal(o.result != 0, nonzero):
+        return None
+    ratios = o.expected[nonzero] / o.result[nonzero]
+    c = float(ratios[0])
+    return c if c > 1 and np.allclose(ratios, c, rtol=1e-9) else None
+
+
+def _scaled_explain(o: Outcome) -> str:
+    c, d_k = _divisor(o), o.case.args["Q"].shape[-1]
+    return (f"Your scores are Q·Kᵀ divided by {c:.4g} (here d_k = {d_k}, √d_k = {np.sqrt(d_k):.4g}). "
+            "Scaling is the next step (my_scale); this function returns the raw scores Q·Kᵀ.")
 
 
 SCORES = Exercise(
@@ -68,10 +90,11 @@ SCORES = Exercise(
             like(lambda Q, K: Q * K, lambda Q, K: Q * K.T),
         ),
         Mistake(
-            "scaled_too_early", "the scores are already divided by √d_k",
-            "Scaling is the next step (my_scale); this function returns the raw scores Q·Kᵀ.",
+            "scaled_too_early", "the scores are already scaled down",
+            _scaled_explain,
             "Remove the division: return Q @ K.T.",
-            like(lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]), lambda Q, K: Q @ K.T / Q.shape[-1]),
+            either(like(lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]), lambda Q, K: Q @ K.T / Q.shape[-1]),
+                   every_case(lambda o: o.values_ok or _divisor(o) is not None)),
         ),
         Mistake(
             "softmax_too_early", "softmax is already applied",

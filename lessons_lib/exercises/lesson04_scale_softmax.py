@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import attention
-from .engine import Case, Exercise, Mistake, Outcome, either, like, rng_cases
+from .engine import Case, Exercise, Mistake, Outcome, either, every_case, like, rng_cases
 
 __all__ = ["SOFTMAX", "SCALING", "check_softmax", "check_scaling"]
 
@@ -26,6 +26,10 @@ def _global_max_softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def _stable_exp(x):
+    return np.exp(x - x.max(axis=-1, keepdims=True))
+
+
 def _softmax_cases() -> list[Case]:
     def random_case(rng, rows, cols):
         return Case(f"random {rows}×{cols} scores (non-square)", {"x": rng.normal(0, 2, (rows, cols))})
@@ -38,23 +42,34 @@ def _softmax_cases() -> list[Case]:
              "large"),
         Case("large logits, one row near +1000 and one near -1000",
              {"x": np.array([[1000.0, 999.0, 998.0], [-1000.0, -998.0, -999.0]])}, "large"),
+        # Rows that span far more than 710 (exp overflows above about 709.8): only each row's own
+        # maximum keeps every exponent ≤ 0. Shifting by the mean, the minimum, the first entry or a
+        # fixed 1000 overflows (or underflows to 0/0) on one of these rows.
+        Case("rows spanning about 2500 and 900 (largest entry not always first)",
+             {"x": np.array([[1500.0, -1000.0, 0.0, 10.0], [-800.0, 100.0, 20.0, -5.0]])}, "large"),
     ]
 
 
-def _breaks_on_large_logits(outcome: Outcome) -> bool:
-    if outcome.case.tag != "large":
-        return False
-    if outcome.error is not None:
-        return isinstance(outcome.error, (OverflowError, FloatingPointError))
-    return outcome.is_array and not np.all(np.isfinite(outcome.result))
+def _breaks(o: Outcome) -> bool:
+    """NaN or inf in the answer, or an overflow (or 0/0) error: what exp of a huge number does."""
+    if o.error is not None:
+        return isinstance(o.error, (OverflowError, FloatingPointError, ZeroDivisionError))
+    return o.is_array and o.result.dtype.kind == "f" and not np.all(np.isfinite(o.result))
+
+
+def _unstable(o: Outcome) -> bool:
+    """Right on small scores; on large logits right or broken, never merely a different number."""
+    return o.values_ok if o.case.tag != "large" else (o.values_ok or _breaks(o))
 
 
 def _rows_proportional(o: Outcome) -> bool:
-    """Each row is the expected row times its own factor: right up to the division by the row sum."""
+    """Each row is the expected row times its own positive factor: right up to the division by the sum."""
     if not (o.is_array and o.result.shape == o.expected.shape and o.result.dtype.kind == "f"):
         return False
-    factors = o.result / o.expected
-    return bool(np.all(np.isfinite(factors)) and np.allclose(factors, factors[..., :1], rtol=1e-6))
+    with np.errstate(all="ignore"):
+        factors = o.result / o.expected
+    return bool(np.all(np.isfinite(factors)) and np.all(factors > 0)
+                and np.allclose(factors, factors[..., :1], rtol=1e-6))
 
 
 def _column_sums(o: Outcome) -> str:
@@ -86,7 +101,19 @@ SOFTMAX = Exercise(
             "Subtract each row's maximum before exponentiating: x - x.max(axis=-1, keepdims=True). "
             "Softmax does not change when one number is added to a whole row, and the largest "
             "exponent becomes exp(0) = 1.",
-            either(like(_naive_softmax), _breaks_on_large_logits),
+            either(like(_naive_softmax),
+                   every_case(lambda o: o.values_ok if o.case.tag != "large" else _breaks(o))),
+        ),
+        Mistake(
+            "shift_not_row_max", "each row is shifted by something other than its own maximum",
+            "You shift the scores before exponentiating, which is the right idea, and your function is "
+            "right on small scores. But on a row that spans more than about 710 (here from -1000 to "
+            "1500), only subtracting that row's maximum keeps every exponent at 0 or below: after "
+            "subtracting the mean, the minimum, the first entry or a fixed number, some exponent is "
+            "still above 709.8, where np.exp overflows to inf (or all of them fall below -745, and 0/0 "
+            "gives NaN).",
+            "Subtract each row's maximum: x - x.max(axis=-1, keepdims=True).",
+            every_case(_unstable),
         ),
         Mistake(
             "wrong_axis", "softmax over the wrong axis (columns sum to 1 instead of rows)",
@@ -103,7 +130,15 @@ SOFTMAX = Exercise(
             "Keep the reduced axis: e.sum(axis=-1, keepdims=True) has shape (L, 1), one total per row.",
             like(lambda x: np.exp(x) / np.exp(x).sum(axis=-1),
                  lambda x: np.exp(x - x.max(axis=-1)) / np.exp(x - x.max(axis=-1)).sum(axis=-1),
-                 lambda x: (e := np.exp(x - x.max(axis=-1, keepdims=True))) / e.sum(axis=-1)),
+                 lambda x: _stable_exp(x) / _stable_exp(x).sum(axis=-1)),
+        ),
+        Mistake(
+            "floor_division", "// rounds the division down to whole numbers",
+            "`a // b` is floor division: it divides and then rounds down, so every weight below 1 "
+            "becomes 0. Softmax weights are fractions between 0 and 1.",
+            "Use true division, a single slash: e / e.sum(axis=-1, keepdims=True).",
+            like(lambda x: _stable_exp(x) // _stable_exp(x).sum(axis=-1, keepdims=True),
+                 lambda x: np.exp(x) // np.exp(x).sum(axis=-1, keepdims=True)),
         ),
         Mistake(
             "whole_sum", "divided by the sum of the whole array instead of each row's",
@@ -141,10 +176,46 @@ def _scaling_cases() -> list[Case]:
             {"scores": rng.normal(0, np.sqrt(d_k), (n_queries, n_keys)), "d_k": d_k},
         )
 
+    # L, S, d_k, √d_k, d_k / 2 all differ within each case (and d_k is never 4, where d_k / 2 = √d_k,
+    # nor 16 or 64 alone), so dividing by d_k, by d_k / 2, by a size of the scores or by a fixed number
+    # never looks right by accident.
     return [
-        Case("hand-made 2×2 scores with d_k = 4", {"scores": np.array([[4.0, -2.0], [8.0, 0.0]]), "d_k": 4}),
-        *rng_cases([(3, 5, 16), (4, 2, 64)], 13, random_case),
+        Case("hand-made 2×5 scores with d_k = 9",
+             {"scores": np.array([[9.0, -3.0, 6.0, 0.0, 12.0], [3.0, -9.0, 0.0, 6.0, -6.0]]), "d_k": 9}),
+        *rng_cases([(3, 7, 25), (6, 2, 64)], 13, random_case),
     ]
+
+
+def _divisor(o: Outcome):
+    """The number the learner divided the scores by, when the answer is the scores / one number."""
+    scores = o.case.args["scores"]
+    if not (o.is_array and o.result.shape == scores.shape and o.result.dtype.kind == "f"):
+        return None
+    nonzero = o.result != 0
+    if not nonzero.any() or not np.array_equal(nonzero, scores != 0):
+        return None
+    ratios = scores[nonzero] / o.result[nonzero]
+    return float(ratios[0]) if np.allclose(ratios, ratios[0], rtol=1e-9) else None
+
+
+def _divides_by_other(o: Outcome) -> bool:
+    c = _divisor(o)
+    return c is not None and not np.isclose(c, np.sqrt(o.case.args["d_k"]), rtol=1e-9)
+
+
+def _same_divisor_everywhere(failing: Outcome, outcomes: list[Outcome]) -> bool:
+    divisors = [_divisor(o) for o in outcomes]
+    return all(d is not None for d in divisors) and np.allclose(divisors, divisors[0], rtol=1e-9)
+
+
+class _FixedNumber:
+    """Every case's scores are divided by the same number, whatever d_k is."""
+
+    def __call__(self, outcome: Outcome) -> bool:
+        return _divides_by_other(outcome)
+
+    def matches(self, failing: Outcome, outcomes: list[Outcome]) -> bool:
+        return _divides_by_other(failing) and _same_divisor_everywhere(failing, outcomes)
 
 
 SCALING = Exercise(
@@ -197,6 +268,28 @@ SCALING = Exercise(
             "This step only scales; the softmax comes next, in its own function.",
             "Return scores / np.sqrt(d_k) without the softmax.",
             like(lambda scores, d_k: attention.softmax(scores / np.sqrt(d_k))),
+        ),
+        Mistake(
+            "floor_division", "// rounds the division down to whole numbers",
+            "`a // b` is floor division: it divides and then rounds down (2.5 becomes 2.0, -0.5 becomes "
+            "-1.0), so the scaled scores lose their fractions.",
+            "Use true division, a single slash: return scores / np.sqrt(d_k).",
+            like(lambda scores, d_k: scores // np.sqrt(d_k), lambda scores, d_k: scores // d_k ** 0.5),
+        ),
+        Mistake(
+            "fixed_number", "the scores are divided by a fixed number, not by √d_k",
+            lambda o: f"Every case is divided by {_divisor(o):.4g}, whatever d_k is (here d_k = "
+            f"{o.case.args['d_k']}, so √d_k = {np.sqrt(o.case.args['d_k']):.4g}). A number written into "
+            "the function fits only the d_k it was worked out for; the check passes other values of d_k.",
+            "Compute the factor from the argument: return scores / np.sqrt(d_k).",
+            _FixedNumber(),
+        ),
+        Mistake(
+            "wrong_divisor", "the scores are divided by the wrong number",
+            lambda o: f"Your answer is the scores divided by {_divisor(o):.4g}, but here d_k = "
+            f"{o.case.args['d_k']}, so the factor is √d_k = {np.sqrt(o.case.args['d_k']):.4g}.",
+            "Divide by the square root of the d_k argument: return scores / np.sqrt(d_k).",
+            every_case(lambda o: o.values_ok or _divides_by_other(o)),
         ),
     ),
 )

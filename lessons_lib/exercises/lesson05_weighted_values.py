@@ -21,11 +21,13 @@ def _cases() -> list[Case]:
             {"weights": weights, "V": rng.normal(size=(n_keys, d_v))},
         )
 
-    hand_weights = np.array([[1.0, 0.0, 0.0], [0.25, 0.25, 0.5], [0.0, 0.5, 0.5]])
-    hand_values = np.array([[1.0, 0.0], [0.0, 2.0], [4.0, 4.0]])
+    # L ≠ S ≠ d_v in every case, so a transpose or a product in the wrong order never fits by accident.
+    hand_weights = np.array([[1.0, 0.0, 0.0], [0.25, 0.25, 0.5]])
+    hand_values = np.array([[1.0, 0.0, 2.0, 0.0, 1.0], [0.0, 2.0, 0.0, 1.0, 3.0], [4.0, 4.0, 0.0, 2.0, 1.0]])
     return [
-        Case("hand-made weights 3×3 and V 3×2", {"weights": hand_weights, "V": hand_values}),
-        *rng_cases([(2, 5, 3), (4, 3, 6), (1, 4, 2)], 14, random_case),
+        Case("hand-made weights 2×3 and V 3×5 (2 queries, 3 keys, d_v = 5)",
+             {"weights": hand_weights, "V": hand_values}),
+        *rng_cases([(2, 5, 3), (5, 3, 6), (1, 4, 2)], 14, random_case),
     ]
 
 
@@ -47,12 +49,18 @@ WEIGHTED_SUM = Exercise(
             like(lambda weights, V: weights.T @ V),
         ),
         Mistake(
+            "transposed_result", "the answer is transposed",
+            "Your numbers are right but laid out as (d_v, L): one row per value feature instead of "
+            "one row per query. (V.T @ weights.T is (weights @ V).T.)",
+            "Return weights @ V, without a transpose: (L, S) @ (S, d_v) -> (L, d_v), row i for query i.",
+            like(lambda weights, V: (weights @ V).T),
+        ),
+        Mistake(
             "reversed_order", "the product is in the wrong order",
             "A matrix product is not commutative. With V first, the rows of the result no longer "
             "belong to the queries.",
             "Weights on the left: return weights @ V, (L, S) @ (S, d_v) -> (L, d_v).",
-            like(lambda weights, V: V @ weights, lambda weights, V: V.T @ weights.T,
-                 lambda weights, V: V.T @ weights),
+            like(lambda weights, V: V @ weights, lambda weights, V: V.T @ weights),
         ),
         Mistake(
             "v_transposed", "V is transposed",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -450,6 +451,8 @@ def test_every_exercise_is_registered_and_exported():
                                         "my_weighted_sum"}
     for name in ("check_projection", "check_scores", "check_scaling", "check_softmax", "check_weighted_sum"):
         assert name in exercises.__all__ and callable(getattr(exercises, name))
+    assert set(exercises.__all__) == {"Feedback", "EXERCISES", "check_projection", "check_scores",
+                                      "check_scaling", "check_softmax", "check_weighted_sum"}
 
 
 def test_the_solutions_are_not_part_of_the_package():
@@ -471,3 +474,16 @@ def test_a_function_that_never_returns_is_stopped_and_the_case_named():
     assert time.perf_counter() - start < 3
     assert feedback.mistake == "timed_out", str(feedback)
     assert 'On the case "hand-made 2×3 scores"' in feedback.message and "0.3 s" in feedback.message
+
+
+def test_the_engine_recipe_for_a_new_exercise_works_as_written():
+    """The example in the engine's docstring (how a later lesson adds an exercise) runs and checks."""
+    doc = exercises.engine.__doc__
+    block = doc[doc.index("    import numpy as np"):doc.index("Then add a test")]
+    code = textwrap.dedent(block).replace("from .. import masks", "from lessons_lib import masks")
+    code = code.replace("from .engine import", "from lessons_lib.exercises.engine import").replace('\\"', '"')
+    namespace: dict = {}
+    exec(compile(code, "recipe", "exec"), namespace)
+    check = namespace["check_causal_mask"]
+    assert check(lambda n_queries, n_keys: np.tril(np.ones((n_queries, n_keys), bool))).passed
+    assert check(lambda n_queries, n_keys: np.triu(np.ones((n_queries, n_keys), bool))).mistake == "upper"

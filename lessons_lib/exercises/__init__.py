@@ -33,25 +33,27 @@ import importlib
 import pkgutil
 
 from ..feedback import Feedback
-from .engine import TIME_LIMIT_S, Case, Exercise, Mistake, like
+from .engine import TIME_LIMIT_S, Case, Exercise, Mistake, like  # noqa: F401 - for lessons and tests
 
-__all__ = ["Feedback", "Exercise", "Case", "Mistake", "like", "TIME_LIMIT_S", "EXERCISES"]
+__all__ = ["Feedback", "EXERCISES"]  # and every content module's check_* functions, added below
 
 #: Every exercise of the course by the learner's function name, e.g. ``EXERCISES["my_softmax"]``.
 EXERCISES: dict[str, Exercise] = {}
 
 
 def _collect() -> None:
-    """Import every ``lesson*`` content module and re-export its public names (``__all__``)."""
+    """Import every ``lesson*`` content module: re-export its ``__all__`` (its check functions)
+    and register its :class:`Exercise` objects (also reachable as attributes, e.g. ``SOFTMAX``)."""
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if not info.name.startswith("lesson"):
             continue
         module = importlib.import_module(f".{info.name}", __name__)
         for name in module.__all__:
-            value = getattr(module, name)
-            globals()[name] = value
+            globals()[name] = getattr(module, name)
             __all__.append(name)
-            if isinstance(value, Exercise):
+        for name, value in vars(module).items():
+            if isinstance(value, Exercise) and not name.startswith("_"):
+                globals()[name] = value
                 EXERCISES[value.name] = value
 
 

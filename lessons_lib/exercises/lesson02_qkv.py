@@ -13,7 +13,7 @@ import numpy as np
 from .. import attention
 from .engine import Case, Exercise, Mistake, like, rng_cases
 
-__all__ = ["PROJECTION", "check_projection"]
+__all__ = ["check_projection"]
 
 
 def _cases() -> list[Case]:

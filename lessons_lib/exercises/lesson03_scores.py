@@ -10,7 +10,7 @@ import numpy as np
 from .. import attention
 from .engine import Case, Exercise, Mistake, Outcome, count, either, every_case, like, rng_cases, shape_text
 
-__all__ = ["SCORES", "check_scores"]
+__all__ = ["check_scores"]
 
 
 def _cases() -> list[Case]:

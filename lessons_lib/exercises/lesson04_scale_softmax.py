@@ -10,7 +10,7 @@ import numpy as np
 from .. import attention
 from .engine import Case, Exercise, Mistake, Outcome, either, every_case, like, rng_cases
 
-__all__ = ["SOFTMAX", "SCALING", "check_softmax", "check_scaling"]
+__all__ = ["check_softmax", "check_scaling"]
 
 
 # ---- softmax ---------------------------------------------------------------

@@ -10,7 +10,7 @@ import numpy as np
 from .. import attention
 from .engine import Case, Exercise, Mistake, like, rng_cases
 
-__all__ = ["WEIGHTED_SUM", "check_weighted_sum"]
+__all__ = ["check_weighted_sum"]
 
 
 def _cases() -> list[Case]:

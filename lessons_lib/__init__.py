@@ -66,6 +66,7 @@ _LAZY = {
     "check_scores": "exercises",
     "check_scaling": "exercises",
     "check_weighted_sum": "exercises",
+    "check_projection": "exercises",
     "Quiz": "quiz",
     "QUIZZES": "quiz",
     "Question": "quiz",
@@ -74,7 +75,7 @@ _LAZY = {
 
 _SUBMODULES = {
     "attention", "masks", "multihead", "flash", "backends", "data",
-    "plots", "widgets", "exercises", "quiz", "environment", "solutions",
+    "plots", "widgets", "exercises", "quiz", "environment", "feedback",
 }
 
 

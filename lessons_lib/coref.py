@@ -238,8 +238,9 @@ def encode_sentence(sentence) -> dict:
             f"The model has never seen {', '.join(repr(w) for w in unknown)}: it only knows the "
             f"{len(VOCAB) - 2} words of its training sentences, so it has no vector for "
             f"{'this word' if len(unknown) == 1 else 'these words'}. Try one of the agents "
-            f"{', '.join(AGENTS)}; the places {', '.join(PLACES)}; and the adjectives "
-            f"{', '.join(AGENT_ADJECTIVES + PLACE_ADJECTIVES + NONE_ADJECTIVES)}."
+            f"{', '.join(AGENTS)}; the places {', '.join(PLACES)}; the adjectives "
+            f"{', '.join(AGENT_ADJECTIVES)} (they fit an animal) and {', '.join(PLACE_ADJECTIVES)} "
+            f"(they fit a road)."
         )
     n_it = words.count("it")
     if n_it != 1:

@@ -235,12 +235,12 @@ def encode_sentence(sentence) -> dict:
     unknown = [w for w in dict.fromkeys(words) if w not in WORD_ID or w in (PAD, SINK)]
     if unknown:
         raise ValueError(
-            f"The model has never seen {', '.join(repr(w) for w in unknown)}: it only knows the "
+            f"The model has never seen {', '.join(repr(w) for w in unknown)}: its vocabulary has only the "
             f"{len(VOCAB) - 2} words of its training sentences, so it has no vector for "
             f"{'this word' if len(unknown) == 1 else 'these words'}. Try one of the agents "
             f"{', '.join(AGENTS)}; the places {', '.join(PLACES)}; the adjectives "
             f"{', '.join(AGENT_ADJECTIVES)} (they fit an animal) and {', '.join(PLACE_ADJECTIVES)} "
-            f"(they fit a road)."
+            f"(they fit a place)."
         )
     n_it = words.count("it")
     if n_it != 1:
@@ -251,6 +251,22 @@ def encode_sentence(sentence) -> dict:
     tokens = [SINK, *words]
     ids = np.array([[WORD_ID[w] for w in tokens]], dtype=np.int64)
     return {"tokens": tokens, "ids": ids, "it_pos": tokens.index("it")}
+
+
+def baseline_accuracies(split: CorefSet) -> dict:
+    """How often rules that ignore the adjective would be right, on the sentences with a referent.
+
+    ``"first noun"``: the noun that comes first; ``"noun nearest to it"``: the
+    later one (both nouns come before "it"); ``"always the animal"``. Each is
+    about 50% by construction: the words decide, not the positions.
+    """
+    ok = split.referent_pos >= 0
+    nouns = np.array([[1 + w.index(a), 1 + w.index(p)]
+                      for w, a, p in zip(split.tokens, split.agent, split.place)])
+    ref = split.referent_pos
+    return {"first noun": float((nouns.min(1) == ref)[ok].mean()),
+            "noun nearest to it": float((nouns.max(1) == ref)[ok].mean()),
+            "always the animal": float((split.kind[ok] == "agent").mean())}
 
 
 def expected_referent(tokens) -> str | None:
@@ -274,4 +290,4 @@ def expected_referent(tokens) -> str | None:
 __all__ = ["AGENTS", "PLACES", "AGENT_ADJECTIVES", "PLACE_ADJECTIVES", "NONE_ADJECTIVES", "NOTHING",
            "REFERENTS", "TEMPLATES", "VOCAB", "SINK", "PAD", "MAX_LEN", "SENTENCE_A", "SENTENCE_B",
            "CorefSet", "CorefData", "make_coref_data", "held_out_pairs", "training_pairs",
-           "encode_sentence", "expected_referent"]
+           "encode_sentence", "expected_referent", "baseline_accuracies"]

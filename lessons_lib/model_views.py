@@ -166,10 +166,8 @@ def plot_sink_experiment(softmax_run, off_run):
     """
     fig = plots._new_figure(13.0, 4.8)
     left, right = fig.subplots(1, 2, width_ratios=[1.25, 1.0])
-    groups = [("dummy “it”:\nweight on <s>", "none_sink"),
-              ("dummy “it”: all\nwords (<s> included)", "none_tokens"),
-              ("real referent:\nweight on the referent", "ref_referent"),
-              ("real referent:\nweight on <s>", "ref_sink")]
+    groups = [("dummy “it”:\non <s>", "none_sink"), ("dummy “it”:\non all words*", "none_tokens"),
+              ("real referent:\non the referent", "ref_referent"), ("real referent:\non <s>", "ref_sink")]
     x = np.arange(len(groups))
     for k, (run, label, shade, hatch) in enumerate(((softmax_run, "softmax (rows sum to 1)", 0.25, ""),
                                                     (off_run, "softmax with an off slot", 0.75, "//"))):
@@ -182,17 +180,19 @@ def plot_sink_experiment(softmax_run, off_run):
     left.set_ylabel("mean attention weight of “it”", fontsize=style.FONT_LABEL)
     left.legend(fontsize=style.FONT_ANNOT, loc="upper center", ncols=2)
     left.set_title("Held-out sentences after training", fontsize=style.FONT_TITLE)
+    left.text(0.0, -0.3, "* all words: every token of the sentence, <s> included", transform=left.transAxes,
+              fontsize=style.FONT_ANNOT)
     left.grid(True, axis="y", alpha=0.3)
     for run, label, shade, marker in ((softmax_run, "softmax", 0.25, "o"), (off_run, "off slot", 0.75, "s")):
         h = run.history
         right.plot(h["step"], h["none_sink"], marker=marker, markersize=4, color=_colour(shade),
                    label=f"{label}: weight on <s>")
         right.plot(h["step"], h["none_tokens"], linestyle="--", color=_colour(shade),
-                   label=f"{label}: all real words")
+                   label=f"{label}: all words")
     right.set_ylim(-0.02, 1.05)
     right.set_xlabel("training step", fontsize=style.FONT_LABEL)
     right.set_ylabel("mean weight of a dummy “it”", fontsize=style.FONT_LABEL)
-    right.legend(fontsize=style.FONT_ANNOT - 1, loc="center left")
+    right.legend(fontsize=style.FONT_ANNOT, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
     right.grid(True, alpha=0.3)
     right.set_title("The sink forms during training", fontsize=style.FONT_TITLE)
     for ax in (left, right):
@@ -311,6 +311,7 @@ class SentenceExplorer(_ModelExplorer):
         self.model = models._check_model(model)
         ipw = self._ipw
         self.reading = None
+        self.error: str | None = None  # why the current sentence cannot be read, in words
         self._control("sentence", ipw.Text(value=sentence, description="sentence", continuous_update=False,
                                            layout=ipw.Layout(width="640px")))
         self._examples = ipw.Dropdown(options=[("examples…", "")] + [(e, e) for e in EXAMPLES], value="",
@@ -341,11 +342,11 @@ class SentenceExplorer(_ModelExplorer):
         try:
             r = self._models.read_attention(self.model, sentence)
         except (ValueError, TypeError) as exc:
-            self.reading = None
+            self.reading, self.error = None, str(exc)
             self.message.value = (f'<span style="color:#b00020"><b>Cannot read this sentence:</b> '
                                   f"{html.escape(str(exc))}</span>")
             return
-        self.reading = r
+        self.reading, self.error = r, None
         n_layers, n_heads = r.layers.shape[:2]
         self.figures["referent"].draw(r.referent, r.tokens,
                                       title=f"Referent head: “it” → {r.answer} ({r.confidence:.0%})")
@@ -424,4 +425,12 @@ class TrainingExplorer(_ModelExplorer):
                               f"the referent head gives “{html.escape(answer)}” {row.max():.2f}.")
 
     def still(self):
-        return plot_training_rows(self.run, self.controls["sentence"].value)
+        from types import SimpleNamespace
+
+        step, name = self.controls["step"].value, self.controls["sentence"].value
+        k = int(np.searchsorted(self.run.snapshot_steps, step))
+        tokens = self.run.probe_tokens[name]
+        snap = self.run.snapshots[name]
+        view = SimpleNamespace(tokens=tokens, it_pos=tokens.index("it"), layers=snap["layers"][k],
+                               referent=snap["referent"][k])
+        return plot_it_rows(view, title=f"Sentence {name} at training step {step}: where “it” looks")

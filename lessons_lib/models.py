@@ -117,6 +117,11 @@ class CorefModel(nn.Module):
         self.referent_q = nn.Linear(d_model, d_model, bias=False)
         self.referent_k = nn.Linear(d_model, d_model, bias=False)
 
+    @property
+    def n_parameters(self) -> int:
+        """How many numbers training adjusts."""
+        return sum(p.numel() for p in self.parameters())
+
     def forward(self, ids, it_pos, ablate=()):
         """``ablate``: (layer, head) pairs, counted from 1, to switch off."""
         B, L = ids.shape

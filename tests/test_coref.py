@@ -114,6 +114,10 @@ def test_position_alone_cannot_solve_it(data):
         assert (noun_pos.max(1) < split.it_pos).all()
         for rule in (first_noun, nearest_noun):
             assert 0.4 <= rule[ok].mean() <= 0.6
+        base = coref.baseline_accuracies(split)
+        assert base["first noun"] == first_noun[ok].mean()
+        assert base["noun nearest to it"] == nearest_noun[ok].mean()
+        assert all(0.4 <= v <= 0.6 for v in base.values())
         # for each template, either answer is about equally likely
         for t in range(len(coref.TEMPLATES)):
             sel = ok & (split.template == t)

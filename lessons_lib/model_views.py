@@ -398,9 +398,9 @@ class TrainingExplorer(_ModelExplorer):
         self.figures["referent"] = Bars(title="Referent head", width=520, height=300, xlabel="word (key)")
         self.figures["heads"] = HeatmapGrid(title="Every head", colorbar_label="weight", columns=n_heads,
                                             width=w, height=h, percent=True)
-        self.figures["loss"] = LinePlot(title="Training loss", xlabel="training step", ylabel="loss",
-                                        log_y=True, width=520, height=260)
-        losses = np.maximum(self.run.losses, 1e-4)
+        self.figures["loss"] = LinePlot(title="Training loss", xlabel="training step",
+                                        ylabel="loss (cross-entropy)", width=520, height=260)
+        losses = self.run.losses
         self.figures["loss"].set_series([{"label": "loss", "x": list(range(len(losses))),
                                           "y": losses.tolist(), "mode": "line", "color": "#3b528b"}])
         self.widget = self._layout([[ipw.VBox([self.figures["referent"], self.figures["loss"]]),
@@ -420,7 +420,7 @@ class TrainingExplorer(_ModelExplorer):
                                    vmin=0.0, vmax=1.0, panel_titles=head_names(n_layers, n_heads),
                                    title=f"Every head at step {step} (sentence {name})")
         loss = float(self.run.losses[min(step, len(self.run.losses) - 1)])
-        self.figures["loss"].mark(step, max(loss, 1e-4), title=f"Training loss (step {step})")
+        self.figures["loss"].mark(step, loss, title=f"Training loss (step {step}: {loss:.3f})")
         self.message.value = (f"Sentence {name}, step {step} of {int(self.run.snapshot_steps[-1])}: "
                               f"the referent head gives “{html.escape(answer)}” {row.max():.2f}.")
 

@@ -9,7 +9,7 @@ Two models, both small enough to train on a laptop CPU in a few seconds:
 
 Each attention layer is pre-norm multi-head self-attention with a residual
 connection, softmax(Q·Kᵀ/√d_k)·V per head, exactly the formula of notebooks
-02–06 (``attention`` below is tested against ``lessons_lib.scaled_dot_product_attention``).
+02–06 (``attend`` below is tested against ``lessons_lib.scaled_dot_product_attention``).
 The *referent head* is one more attention head, read at the row of "it": its
 weights over the words of the sentence are the model's answer, and the word
 with the largest weight is the predicted referent (a pointer, as coreference
@@ -45,7 +45,7 @@ THREADS = 1  # one CPU thread: the same numbers on every machine, and fair on a 
 
 
 # --------------------------------------------------------------------------- attention
-def attention(q, k, v, key_mask=None, off_slot: bool = False):
+def attend(q, k, v, key_mask=None, off_slot: bool = False):
     """softmax(Q·Kᵀ/√d_k)·V in torch, differentiable; returns ``(output, weights)``.
 
     ``q (..., L, d_k)``, ``k (..., S, d_k)``, ``v (..., S, d_v)``; ``key_mask``
@@ -87,7 +87,7 @@ class AttentionLayer(nn.Module):
         q, k, v = self.w_qkv(self.norm(x)).split(D, dim=-1)
         def split(t):
             return t.view(B, L, self.n_heads, D // self.n_heads).transpose(1, 2)
-        heads, weights = attention(split(q), split(k), split(v), key_mask[:, None, :])
+        heads, weights = attend(split(q), split(k), split(v), key_mask[:, None, :])
         if ablate:
             keep = torch.ones(self.n_heads, 1, 1, dtype=heads.dtype)
             keep[list(ablate)] = 0.0
@@ -359,7 +359,7 @@ class SinkHead(nn.Module):
         q = self.w_q(x[rows, it_pos] + x[rows, adj_pos])[:, None, :]
         values = self.word_values[ids].clone()
         values[:, 0] = self.sink_value
-        out, weights = attention(q, self.w_k(x), values, key_mask=ids != 0, off_slot=self.off_slot)
+        out, weights = attend(q, self.w_k(x), values, key_mask=ids != 0, off_slot=self.off_slot)
         return out[:, 0], weights[:, 0]
 
     def target(self, ids, referent_pos):
@@ -449,6 +449,6 @@ def sink_summary(model: SinkHead, split: coref.CorefSet) -> dict:
     }
 
 
-__all__ = ["attention", "AttentionLayer", "CorefModel", "TrainingRun", "train_coref_model", "accuracy",
+__all__ = ["attend", "AttentionLayer", "CorefModel", "TrainingRun", "train_coref_model", "accuracy",
            "Reading", "read_attention", "deterministic", "SinkHead", "SinkRun", "train_sink_head",
            "sink_summary"]

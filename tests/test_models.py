@@ -33,7 +33,7 @@ def test_attention_matches_the_numpy_reference_and_sdpa(batch, L, S, d, seed):
     q, k, v = (rng.standard_normal((batch, n, d)) for n in (L, S, S))
     key_mask = rng.random((batch, S)) < 0.7
     key_mask[:, 0] = True
-    out, w = models.attention(*(torch.as_tensor(a) for a in (q, k, v)), torch.as_tensor(key_mask))
+    out, w = models.attend(*(torch.as_tensor(a) for a in (q, k, v)), torch.as_tensor(key_mask))
     ref_out, ref_w = ll.scaled_dot_product_attention(q, k, v, mask=key_mask[:, None, :])
     np.testing.assert_allclose(out.numpy(), ref_out, rtol=0, atol=1e-12)
     np.testing.assert_allclose(w.numpy(), ref_w, rtol=0, atol=1e-12)
@@ -48,13 +48,13 @@ def test_attention_matches_the_numpy_reference_and_sdpa(batch, L, S, d, seed):
 def test_off_slot_is_a_zero_key_with_a_zero_value(L, S, seed, spread):
     rng = np.random.default_rng(seed)
     q, k, v = (torch.as_tensor(rng.standard_normal((n, 4)) * spread) for n in (L, S, S))
-    out, w = models.attention(q, k, v, off_slot=True)
+    out, w = models.attend(q, k, v, off_slot=True)
     scores = (q @ k.T / 2.0).numpy()
     expected = np.exp(scores) / (1.0 + np.exp(scores).sum(-1, keepdims=True))
     np.testing.assert_allclose(w.numpy(), expected, rtol=1e-10, atol=1e-300)
     off_weight = 1.0 / (1.0 + np.exp(scores).sum(-1))  # what "nothing" gets
     np.testing.assert_allclose(w.numpy().sum(-1) + off_weight, 1.0, rtol=0, atol=1e-12)
-    assert (w.sum(-1) <= 1).all()
+    assert (w.sum(-1) <= 1 + 1e-12).all()  # less than 1, up to rounding
     # the same as ordinary attention over one more key (score 0, value 0), with that key dropped
     k0 = torch.cat([k, torch.zeros(1, 4, dtype=k.dtype)])
     v0 = torch.cat([v, torch.zeros(1, 4, dtype=v.dtype)])

@@ -13,9 +13,10 @@ is wrong. Without a browser, the same feedback comes back as text::
     q = quiz.Quiz("02")
     q.answer(0, "B")                 # question 1, option B -> feedback text
 
-``QUIZZES[lesson_id]`` holds the questions: lesson ids "00" to "05" follow the
-notebooks of the same number; "10" (the review notebook) holds the question about
-judging an architecture that claims to replace attention. Every question has
+``QUIZZES[lesson_id]`` holds the questions: lesson ids follow the notebooks of the
+same number; "10" (the review notebook) asks the seed's three "Check Your
+Understanding" questions (Q1 and Q2 taken from lessons 02 and 05, Q3 its own, about
+judging an architecture that claims to replace attention), then a review of the course. Every question has
 exactly one correct option; :class:`Question` refuses anything else.
 """
 
@@ -398,9 +399,12 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "convolutions, a recurrence, or something else), and how does its cost grow with the sequence "
             "length?", R,
             "Right. Attention compares every pair of tokens, so its cost grows with the square of the "
-            "length. An efficiency claim is a claim about that growth, and how tokens interact tells you "
-            "what the new mechanism may give up in return (a recurrence, for example, must squeeze the "
-            "past into a fixed-size state)."),
+            "length: in notebook 08 you measured it, time and memory of the plain formula rising with a "
+            "slope of about 2 on a log-log plot (twice the tokens, about four times the cost). An "
+            "efficiency claim is a claim about that slope, and how tokens interact tells you what the "
+            "new mechanism may give up in return (a recurrence, for example, must squeeze the past into "
+            "a fixed-size state). FlashAttention, by contrast, keeps the slope of the time and lowers "
+            "the memory: same result, different bookkeeping."),
            source="seed 000, Check Your Understanding Q3"),
         _q("From a 1,000-token prompt to a 100,000-token prompt, by what factor does the number of "
            "query-key scores (per head and layer) grow?",
@@ -415,8 +419,128 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "Every query is compared with every key, so the number of scores grows with the square of N, "
             "and the memory to hold them with it."),
            source="seed 004, quadratic cost"),
+        _q("The paper uses d_model = 512 and h = 8 heads. How many numbers long is each head's query "
+           "vector (its d_k)?",
+           ("512: every head sees the whole model width.", W,
+            "Each head gets its own slice: d_k = d_model / h. With all 512 per head, the 8 heads together "
+            "would cost 8 times one full-width attention."),
+           ("64 = 512 / 8.", R,
+            "Yes: d_k = d_v = d_model / h = 64, so the 8 heads together cost about as much as one head of "
+            "width 512 (notebook 06), and the scores are divided by √64 = 8."),
+           ("8, one number per head.", W,
+            "8 is the number of heads, not the length of a head's vectors."),
+           ("4,096 = 512 × 8.", W,
+            "The heads split the width between them; they do not multiply it."),
+           source="Vaswani et al. §3.2.2; notebook 06"),
+        _q("Causal masking sets the scores of future tokens to −∞ before the softmax. Why before and not "
+           "after?",
+           ("Because exp(−∞) = 0: the future gets weight exactly 0 and the softmax shares the whole 1 "
+            "among the allowed tokens.", R,
+            "Right. Zeroing weights after the softmax would leave each row summing to less than 1; "
+            "masking the scores first keeps every row a probability distribution over the past "
+            "(notebook 07)."),
+           ("It makes no difference; after would work as well.", W,
+            "Zeroing after the softmax leaves rows that no longer sum to 1: the weight the future had is "
+            "simply lost instead of shared among the allowed tokens."),
+           ("−∞ makes the computation faster.", W,
+            "It costs the same: the mask is about what may be seen, not about speed."),
+           ("So that the model can still peek at the future a little.", W,
+            "exp(−∞) is exactly 0: no weight at all reaches a future token, which the leak test of "
+            "notebook 07 checks."),
+           source="seed 000 and 004, causal masking; notebook 07"),
+        _q("FlashAttention computes attention tile by tile with an online softmax. How does its output "
+           "compare with the plain formula's?",
+           ("the same numbers (up to rounding), while it never holds the N × N matrix: memory grows "
+            "with N, time still with N².", R,
+            "Yes: it is exact, not an approximation. It changes the bookkeeping (running maxima and sums "
+            "per row), not the mathematics (notebook 08)."),
+           ("an approximation that drops the small weights.", W,
+            "Nothing is dropped: the online softmax rescales what it has summed so far whenever a larger "
+            "score appears, so the result equals softmax(Q·Kᵀ/√d_k)·V."),
+           ("computed in time that grows linearly with N.", W,
+            "Every query still meets every key, so the work stays quadratic; what shrinks is the memory."),
+           ("different, because each tile has its own softmax.", W,
+            "The tiles' partial results are merged with the running maximum and sum of each row, which "
+            "gives exactly the softmax over the whole row."),
+           source="seed 004, FlashAttention; notebook 08"),
+        _q("In notebook 09 a trained head sends 100% of the attention of “it” to the first token <s>. What "
+           "may you conclude from that weight alone?",
+           ("That <s> is the most important word for understanding “it”.", W,
+            "A weight says where the head looks, not how much that matters: <s> carries almost nothing "
+            "(its value is small), and the referent head answers from other words."),
+           ("Little about importance: the row has to sum to 1, so a head with nothing to fetch parks "
+            "its weight somewhere harmless. To judge importance, change something and measure (switch "
+            "the head off, compare accuracies).", R,
+            "Right: high weight is not importance. Notebook 09 shows the sink forming, its value "
+            "shrinking, and the weight going to “nothing” instead once the head is given an off slot."),
+           ("That the model is broken.", W,
+            "The same model resolves “it” on held-out sentences nearly every time; sinks are common in "
+            "large trained models too."),
+           ("That <s> is the referent of “it”.", W,
+            "<s> is not a word of the sentence; the referent head, which gives the answer, points at a "
+            "noun."),
+           source="seed 004, common misconceptions; notebook 09"),
+    ),
+    "09": (
+        _q("After training, the referent head gives “animal” a weight of 1.00 in sentence A. What does that "
+           "weight come from?",
+           ("The model understands that animals get tired.", W,
+            "It has never seen an animal: it multiplies vectors it learned from 2,000 made-up sentences. "
+            "Give it nonsense (“the street didn't cross the road because it was too sleepy”) and it "
+            "still answers, just as confidently."),
+           ("The query of “it” has a far larger dot product with the key of “animal” than with any other "
+            "key, and softmax turns that gap into nearly all of the weight.", R,
+            "Right: arithmetic, not awareness. Layers 1 and 2 change the vectors of “it” and of the nouns "
+            "so that this one dot product wins."),
+           ("“animal” is the most important word of the sentence for every head.", W,
+            "Weights belong to one head and one query: other heads send “it” to <s> or to “because”."),
+           ("The model memorised sentence A while training.", W,
+            "“animal” and “street” never appear together in a training sentence: the pair is held out."),
+           source="seed 004, why it matters and misconceptions"),
+        _q("Held-out accuracy is nearly 100% although every held-out sentence pairs an animal and a place "
+           "that never met in training. What does that show?",
+           ("The model memorised each pair.", W,
+            "It cannot have: no held-out pair occurs in any training sentence."),
+           ("The answer is always the first noun, and the model learned that.", W,
+            "The first noun is the referent in about half of the sentences (measured in the notebook): "
+            "the word order varies on purpose."),
+           ("It learned something that carries over to new pairs: the kind of the adjective (tired → an "
+            "animal, wide → a road) decides which noun's key matches the query of “it”.", R,
+            "Yes: every single word was seen in training, only the combinations are new, and a rule over "
+            "word kinds handles new combinations."),
+           ("It reads the answer off the position of “it”.", W,
+            "“it” moves around (fillers, eight templates), and the referent sits on either side of the "
+            "other noun."),
+           source="seed 004, why it matters"),
+        _q("A head whose row must sum to 1 has nothing to fetch for a dummy “it” (“it was too late”). "
+           "Where does its weight go, with and without an off slot?",
+           ("Without an off slot it spreads evenly over the words; with one, nothing changes.", W,
+            "The experiment shows the opposite: plain softmax parks about 0.9 of the weight on <s>, "
+            "and the off slot takes almost all of it away from the words."),
+           ("Without an off slot it goes to a sink, the first token <s>, whose value shrinks toward 0; "
+            "with an off slot it goes to “nothing”: the weights on all words, <s> included, add up to "
+            "almost 0.", R,
+            "Right: the sink is a way to add (almost) nothing when the rows must sum to 1; given a way "
+            "to attend to nothing, the head takes that instead."),
+           ("In both cases it goes to the nouns.", W,
+            "Fetching a noun would add that noun's value where the answer must be zero; training pushes "
+            "the weight away from them."),
+           ("In both cases it goes to <s>.", W,
+            "With an off slot the weight on <s> falls close to 0: the head no longer needs a sink."),
+           source="seed 004, common misconceptions (first token as anchor); notebook 09"),
     ),
 }
+
+
+def _seed_question(n: int) -> Question:
+    """The seed lesson's "Check Your Understanding" question ``n``, from the lesson that asks it first."""
+    tag = f"Check Your Understanding Q{n}"
+    return next(q for questions in QUIZZES.values() for q in questions if q.source.endswith(tag))
+
+
+# Notebook 10 asks the seed's three questions in order (Q1 from lesson 02, Q2 from 05, Q3 its own),
+# then its review across the course; each question is written once.
+QUIZZES["10"] = (_seed_question(1), _seed_question(2), *QUIZZES["10"])
 
 
 def _lesson_questions(lesson_id) -> tuple[str, tuple[Question, ...]]:

@@ -20,6 +20,7 @@ exercise               formula                               notebook
 ``my_scale``           ``scores / √d_k``                     04_step3_scale_softmax
 ``my_softmax``         ``exp(x_j - max x) / Σ exp(...)``     04_step3_scale_softmax
 ``my_weighted_sum``    ``output = weights·V``                05_step4_weighted_values
+``my_softmax_off``     ``exp(s_j) / (1 + Σ_i exp(s_i))``     09_attention_in_action
 =====================  ====================================  ==========================
 """
 
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["my_projection", "my_softmax", "my_scores", "my_scale", "my_weighted_sum"]
+__all__ = ["my_projection", "my_softmax", "my_scores", "my_scale", "my_weighted_sum", "my_softmax_off"]
 
 
 def my_projection(x, w_q, w_k, w_v):
@@ -86,3 +87,10 @@ def my_weighted_sum(weights, V):
     ``Σ_j weights[i, j] · v_j``, a weighted average of the rows of ``V``.
     """
     return weights @ V
+
+
+def my_softmax_off(scores):
+    """Notebook 09: softmax with an off slot, exp(s_j) / (1 + Σ exp(s_i)), stable for any scores."""
+    m = np.maximum(scores.max(axis=-1, keepdims=True), 0.0)
+    e = np.exp(scores - m)
+    return e / (np.exp(-m) + e.sum(axis=-1, keepdims=True))

@@ -28,6 +28,7 @@ CHECKS = {
     "scores": (check_scores, solutions.my_scores, exercises.SCORES),
     "scaling": (check_scaling, solutions.my_scale, exercises.SCALING),
     "weighted_sum": (check_weighted_sum, solutions.my_weighted_sum, exercises.WEIGHTED_SUM),
+    "softmax_off": (exercises.check_softmax_off, solutions.my_softmax_off, exercises.SOFTMAX_OFF),
 }
 
 # A notebook variable the buggy weighted sum reads by mistake (module globals play the notebook's role).
@@ -168,6 +169,24 @@ def _scale_in_place(scores, d_k):
 
 
 MISTAKES.append(("scaling", _scale_in_place, "mutates_input", ["in place", "`scores`"]))
+
+
+def _off_shifted_plus_one(scores):  # notebook 09: the row maximum subtracted, the off slot left at 1
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return e / (1 + np.sum(e, axis=1, keepdims=True))
+
+
+MISTAKES += [
+    ("softmax_off", lambda scores: solutions.my_softmax(scores), "plain_softmax",
+     ["no off slot", "sum to exactly 1"]),
+    ("softmax_off", _off_shifted_plus_one, "off_slot_not_shifted", ["exp(−m)", "off slot"]),
+    ("softmax_off", lambda scores: np.exp(scores) / (1 + np.exp(scores).sum(axis=-1, keepdims=True)),
+     "no_max_subtraction", ["overflow", "NaN"]),
+    ("softmax_off", lambda scores: np.exp(scores) / (np.exp(scores) + 1).sum(axis=1, keepdims=True),
+     "one_per_key", ["once"]),
+    ("softmax_off", lambda scores: 1 / (1 + np.exp(-scores)), "sigmoid", ["sigmoid", "compete"]),
+    ("softmax_off", lambda scores: solutions.my_softmax_off(scores.T).T, "wrong_axis", ["columns"]),
+]
 
 
 # --------------------------------------------------------------------------- passing
@@ -448,8 +467,9 @@ def test_every_candidate_mistake_fails_and_is_named_as_itself(exercise, key, can
 
 def test_every_exercise_is_registered_and_exported():
     assert set(exercises.EXERCISES) == {"my_projection", "my_scores", "my_scale", "my_softmax",
-                                        "my_weighted_sum"}
-    for name in ("check_projection", "check_scores", "check_scaling", "check_softmax", "check_weighted_sum"):
+                                        "my_weighted_sum", "my_softmax_off"}
+    for name in ("check_projection", "check_scores", "check_scaling", "check_softmax", "check_weighted_sum",
+                 "check_softmax_off"):
         assert name in exercises.__all__ and callable(getattr(exercises, name))
     assert set(exercises.__all__) == {"Feedback", "EXERCISES", "check_projection", "check_scores",
                                       "check_scaling", "check_softmax", "check_weighted_sum"}

@@ -1,0 +1,147 @@
+"""Exercise of notebook 09_attention_in_action: the learner writes ``my_softmax_off(scores)``.
+
+Softmax with an "off" slot: one more key whose score is always 0 (and whose
+value is 0), so a row may give most of its weight to *nothing*::
+
+    weights_j = exp(s_j) / (1 + Σ_i exp(s_i))          (the rows sum to less than 1)
+
+It is ``attention.softmax`` of the scores with a column of zeros appended, that
+column dropped afterwards. Stable form: with m = max(0, max_i s_i),
+exp(s_j − m) / (exp(−m) + Σ_i exp(s_i − m)). Content only; the checking is
+:mod:`.engine`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import attention
+from .engine import Case, Exercise, Mistake, Outcome, either, like, rng_cases
+
+__all__ = ["SOFTMAX_OFF", "check_softmax_off", "softmax_off"]
+
+
+def softmax_off(scores) -> np.ndarray:
+    """Row-wise softmax with an extra score-0 slot that is dropped: exp(s_j) / (1 + Σ_i exp(s_i)).
+
+    ``scores (..., S)`` → weights of the same shape, each row summing to less
+    than 1; the rest, 1/(1 + Σ exp(s_i)), is the weight of "nothing". Built on
+    ``attention.softmax`` (stable at any size of score). Notebook 09.
+    """
+    s = np.asarray(scores)
+    padded = np.concatenate([s, np.zeros((*s.shape[:-1], 1), dtype=s.dtype)], axis=-1)
+    return attention.softmax(padded, axis=-1)[..., :-1]
+
+
+def _cases() -> list[Case]:
+    def random_case(rng, rows, cols):
+        return Case(f"random {rows}×{cols} scores", {"scores": rng.normal(0, 2, (rows, cols))})
+
+    return [
+        Case("hand-made 2×3 scores", {"scores": np.array([[0.0, 1.0, 2.0], [-1.0, 0.5, 0.0]])}),
+        Case("one key per query (3×1)", {"scores": np.array([[2.0], [0.0], [-3.0]])}),
+        *rng_cases([(4, 5), (3, 7)], 9, random_case),
+        Case("every score far below 0 (nothing matches)",
+             {"scores": np.array([[-9.0, -8.0, -12.0, -10.0], [-7.0, -11.0, -9.5, -8.0]])}, "negative"),
+        Case("large scores near +800", {"scores": np.array([[800.0, 801.0, 799.0], [790.0, 800.0, 805.0]])},
+             "large"),
+    ]
+
+
+def _plain_softmax(scores):
+    return attention.softmax(scores, axis=-1)
+
+
+def _no_max(scores):
+    e = np.exp(scores)
+    return e / (1.0 + e.sum(axis=-1, keepdims=True))
+
+
+def _shift_without_off(scores):
+    m = scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores - m)
+    return e / (1.0 + e.sum(axis=-1, keepdims=True))
+
+
+def _one_per_key(scores):
+    m = scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores - m)
+    return e / (scores.shape[-1] * np.exp(-m) + e.sum(axis=-1, keepdims=True))
+
+
+def _breaks_on_large(outcome: Outcome) -> bool:
+    if outcome.case.tag != "large":
+        return False
+    if outcome.error is not None:
+        return isinstance(outcome.error, (OverflowError, FloatingPointError))
+    return outcome.is_array and not np.all(np.isfinite(outcome.result))
+
+
+SOFTMAX_OFF = Exercise(
+    name="my_softmax_off",
+    params=("scores",),
+    task="computes a row-wise softmax with an off slot",
+    reference=softmax_off,
+    formula=lambda scores: np.exp(scores) / (1.0 + np.exp(scores).sum(axis=-1, keepdims=True)),
+    cases=_cases,
+    start_hint="weights_j = exp(s_j) / (1 + Σ_i exp(s_i)) along each row (axis=-1). For stability subtract "
+               "m = max(0, row maximum) from every score, and remember that the off slot's score 0 "
+               "becomes −m: its exponential is exp(−m), not 1.",
+    mistakes=(
+        Mistake(
+            "plain_softmax", "there is no off slot: this is the ordinary softmax",
+            "Your rows sum to exactly 1, so a row still has to give all of its weight to some word; "
+            "that is what makes heads park weight on a sink token.",
+            "Add the off slot's exp(0) = 1 to each row's total: e / (1 + e.sum(axis=-1, keepdims=True)).",
+            like(_plain_softmax),
+        ),
+        Mistake(
+            "off_slot_not_shifted", "the scores are shifted by their maximum, but the off slot is not",
+            "Subtracting the row maximum m from every score is fine, but the off slot's score 0 must "
+            "move too: it becomes −m, and its exponential exp(−m), not 1. Adding 1 after the shift "
+            "gives the off slot a score of +m instead of 0.",
+            "With m = np.maximum(scores.max(axis=-1, keepdims=True), 0): "
+            "e = np.exp(scores - m); return e / (np.exp(-m) + e.sum(axis=-1, keepdims=True)).",
+            like(_shift_without_off),
+        ),
+        Mistake(
+            "no_max_subtraction", "no max-subtraction, so exp overflows at large scores",
+            "On small scores your function is right, but at scores near +800 np.exp overflows to inf "
+            "and inf/inf gives NaN.",
+            "Subtract m = max(0, row maximum) first: exp(s − m) / (exp(−m) + Σ exp(s − m)). "
+            "Taking the maximum with 0 keeps exp(−m) from overflowing when every score is very negative.",
+            either(like(_no_max), _breaks_on_large),
+        ),
+        Mistake(
+            "one_per_key", "1 is added for every key, not once per row",
+            "There is a single off slot per query, so the total gets one extra exp(0) = 1, whatever the "
+            "number of keys. Adding 1 for each key makes the off slot grow with the sentence.",
+            "Add 1 once: e / (1 + e.sum(axis=-1, keepdims=True)).",
+            like(lambda scores: np.exp(scores) / (scores.shape[-1] + np.exp(scores).sum(-1, keepdims=True)),
+                 _one_per_key),
+        ),
+        Mistake(
+            "sigmoid", "each weight is a sigmoid of its own score",
+            "1 / (1 + exp(−s_j)) looks at one score at a time, so the keys no longer compete: the row can "
+            "sum to more than 1. It agrees with the off-slot softmax only when a row has a single key.",
+            "Divide by the whole row's total: e / (1 + e.sum(axis=-1, keepdims=True)).",
+            like(lambda scores: 1.0 / (1.0 + np.exp(-scores))),
+        ),
+        Mistake(
+            "wrong_axis", "the softmax runs down the columns instead of along the rows",
+            "Each row holds one query's scores over the keys; it is that row that shares out the weight.",
+            "Reduce along the last axis: .sum(axis=-1, keepdims=True) and .max(axis=-1, keepdims=True).",
+            like(lambda scores: softmax_off(scores.T).T),
+        ),
+    ),
+)
+
+
+def check_softmax_off(fn):
+    """Check the learner's ``my_softmax_off(scores)``: exp(s_j) / (1 + Σ_i exp(s_i)) along each row.
+
+    Notebook 09_attention_in_action. ``scores`` is ``(L, S)``; the answer is compared with
+    ``softmax_off`` (``attention.softmax`` with a zero column appended, then dropped) on
+    hand-made, random, one-key, very negative and large cases. Returns a Feedback; never raises.
+    """
+    return SOFTMAX_OFF.check(fn)

@@ -1,0 +1,125 @@
+"""Every relative link in every notebook (and the README) leads to a file that exists, and to its anchor.
+
+Links are read from markdown cells and from the markdown/HTML outputs of code cells: ``[text](target)``,
+``![alt](target)`` and ``href="target"`` / ``src="target"``. Web links (``http:``, ``https:``, ``mailto:``)
+are not followed (the tests run offline). A target ``file#anchor`` must name an existing file, and the
+anchor must exist in it: an explicit ``<a id=...>``/``<a name=...>``, or a heading, written as JupyterLab
+makes heading ids (spaces → ``-``) or as GitHub does (lower case, punctuation dropped).
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import NOTEBOOKS, REPO, notebook_paths
+
+MD_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+HTML_LINK = re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']""")
+HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+HTML_ANCHOR = re.compile(r"""<a\s[^>]*(?:id|name)\s*=\s*["']([^"']+)["']""")
+EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
+
+
+def _texts(path: Path) -> list[str]:
+    """The markdown a reader of ``path`` sees: markdown cells and markdown/HTML outputs (notebooks)."""
+    if path.suffix != ".ipynb":
+        return [path.read_text(encoding="utf-8")]
+    nb = nbformat.read(path, as_version=4)
+    texts = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            texts.append(cell.source)
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            for kind in ("text/markdown", "text/html"):
+                if kind in data:
+                    value = data[kind]
+                    texts.append(value if isinstance(value, str) else "".join(value))
+    return texts
+
+
+def links(path: Path) -> list[str]:
+    """The relative link targets in ``path`` (web links left out), in order of appearance."""
+    found = []
+    for text in _texts(path):
+        text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)   # code blocks hold no links
+        text = re.sub(r"`[^`\n]*`", "", text)                    # nor does inline code
+        for target in [*MD_LINK.findall(text), *HTML_LINK.findall(text)]:
+            if not EXTERNAL.match(target):
+                found.append(target)
+    return found
+
+
+def _plain(heading: str) -> str:
+    """A heading's text as it is shown: without markdown emphasis, code marks, links or HTML tags."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = re.sub(r"<[^>]+>", "", text)
+    return re.sub(r"[*_`]", "", text).strip()
+
+
+def anchors(path: Path) -> set[str]:
+    """Every anchor a link into ``path`` may use."""
+    found: set[str] = set()
+    for text in _texts(path):
+        found.update(HTML_ANCHOR.findall(text))
+        for heading in HEADING.findall(text):
+            plain = _plain(heading)
+            found.add(plain.replace(" ", "-"))                                  # JupyterLab
+            github = re.sub(r"[^\w\- ]", "", plain.lower()).replace(" ", "-")   # GitHub
+            found.add(github)
+    return found
+
+
+def broken_links(path: Path) -> list[str]:
+    """Each broken relative link of ``path``, with the reason."""
+    problems = []
+    for target in links(path):
+        parsed = urllib.parse.urlsplit(target)
+        file_part, anchor = urllib.parse.unquote(parsed.path), urllib.parse.unquote(parsed.fragment)
+        dest = (path.parent / file_part).resolve() if file_part else path
+        if not dest.exists():
+            shown = dest.relative_to(REPO) if dest.is_relative_to(REPO) else dest
+            problems.append(f"{target}: no file {shown}")
+        elif anchor and dest.is_file() and dest.suffix in (".ipynb", ".md") and anchor not in anchors(dest):
+            problems.append(f"{target}: {dest.name} has no heading or anchor '{anchor}'")
+    return problems
+
+
+FILES = [*notebook_paths(), REPO / "README.md"]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_every_relative_link_resolves(path):
+    problems = broken_links(path)
+    assert not problems, f"{path.name} has broken links:\n  " + "\n  ".join(problems)
+
+
+def test_every_notebook_links_onward():
+    """Each lesson links to the next one (the last one back to the start)."""
+    paths = notebook_paths()
+    for here, onward in zip(paths, [*paths[1:], paths[0]]):
+        assert onward.name in {Path(urllib.parse.urlsplit(t).path).name for t in links(here)}, (
+            f"{here.name} does not link to {onward.name}")
+
+
+# ------------------------------------------------------------------ the checker itself
+def test_the_checker_finds_what_is_broken(tmp_path):
+    (tmp_path / "a.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## 1 · Start here\n[ok](b.md#a-title) [ok too](#1-·-Start-here) "
+                                      "[web](https://example.org/x) `[code](nowhere.ipynb)`"),
+        nbformat.v4.new_markdown_cell("[missing](gone.ipynb) [bad anchor](b.md#nope) ![img](pic%20one.png) "
+                                      '<a href="sub/c.txt">c</a>'),
+    ])), encoding="utf-8")
+    (tmp_path / "b.md").write_text("# A *Title*\n", encoding="utf-8")
+    (tmp_path / "pic one.png").write_bytes(b"")
+    problems = broken_links(tmp_path / "a.ipynb")
+    assert [p.split(":")[0] for p in problems] == ["gone.ipynb", "b.md#nope", "sub/c.txt"], problems
+
+
+def test_notebooks_folder_is_checked():
+    assert NOTEBOOKS / "09_attention_in_action.ipynb" in FILES
+    assert NOTEBOOKS / "10_review_and_paper.ipynb" in FILES

@@ -23,6 +23,9 @@ import numpy as np
 from ._checks import as_float_array, check_qkv, check_scale
 from .masks import combine_masks
 
+__all__ = ["softmax", "project_qkv", "attention_scores", "scale_scores", "attention_weights",
+           "weighted_values", "scaled_dot_product_attention"]
+
 
 # --------------------------------------------------------------------------- softmax
 def softmax(x, axis: int = -1) -> np.ndarray:

@@ -13,6 +13,9 @@ import numpy as np
 
 from ._checks import check_positive_int
 
+__all__ = ["SENTENCES", "tokenize", "tokens_of_length", "embed_tokens", "positional_encoding",
+           "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"]
+
 SENTENCES = {
     "cat": "The cat sat on the mat.",
     "tired": "The animal didn't cross the street because it was too tired.",

@@ -11,6 +11,8 @@ import numpy as np
 
 from ._checks import check_mask, check_positive_int
 
+__all__ = ["causal_mask", "padding_mask", "sliding_window_mask", "combine_masks"]
+
 
 def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     """``(n_queries, n_keys)`` bool, True where key j ≤ query i (no peeking ahead).

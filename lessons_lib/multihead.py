@@ -15,6 +15,8 @@ import numpy as np
 from ._checks import as_float_array, check_positive_int
 from .attention import project_qkv, scaled_dot_product_attention
 
+__all__ = ["split_heads", "merge_heads", "multi_head_attention"]
+
 
 def split_heads(x, n_heads: int) -> np.ndarray:
     """``(..., seq_len, d_model)`` → ``(..., n_heads, seq_len, d_head)``, d_head = d_model / n_heads."""

@@ -529,7 +529,7 @@ class ScaleSoftmaxExplorer(Explorer):
             f"“{self.tokens[qi]}” gives {w[qi].max():.1%} to “{self.tokens[int(np.argmax(w[qi]))]}” and "
             f"{w[qi, low]:.1%} to “{self.tokens[low]}”. Scores entering softmax: standard deviation "
             f"{(r['scores'] * r['factor']).std():.2f}; largest weight per row {top:.2f} on average "
-            f"({'almost one-hot: softmax is saturated' if top > 0.9 else 'spread over keys'}); "
+            f"({'nearly one-hot: softmax is saturated' if top > 0.8 else 'spread over keys'}); "
             f"every row sums to {w.sum(axis=1).mean():.3f}."
         )
 

@@ -374,10 +374,10 @@ class HeatmapGrid(_MatrixFigure):
     def draw(self, matrices, row_labels=None, col_labels=None, *, vmin=None, vmax=None, mask=None,
              panel_titles=None, title: str | None = None, alt: str | None = None) -> None:
         """Show ``matrices`` (n_panels, n_rows, n_cols), all on one colour range; ``mask`` as in Heatmap."""
-        m = as_float_array(matrices, "matrices", min_ndim=3, allow_neg_inf=True)
-        if m.ndim != 3:
+        if np.ndim(matrices) != 3:
             raise ValueError(f"matrices must be 3-D (n_panels, rows, columns), e.g. (n_heads, L, L); "
-                             f"got shape {m.shape}.")
+                             f"got shape {np.shape(matrices)}.")
+        m = as_float_array(matrices, "matrices", min_ndim=3, allow_neg_inf=True)
         _check_cells(m.size, m.shape, "matrices")
         n, r, c = m.shape
         rows = _check_labels(row_labels, r, "row_labels", "row")

@@ -67,8 +67,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                   "D_K_OPTIONS"),
     "feedback": ("PASSED", "FAILED", "NOT_ATTEMPTED", "Badge", "badge", "box_html", "Feedback"),
     "exercises": ("Feedback", "Exercise", "Case", "Mistake", "like", "TIME_LIMIT_S", "EXERCISES",
-                  "PROJECTION", "check_projection", "SCORES", "check_scores", "SOFTMAX", "SCALING",
-                  "check_softmax", "check_scaling", "WEIGHTED_SUM", "check_weighted_sum"),
+                  "check_street_query", "PROJECTION", "check_projection", "SCORES", "check_scores",
+                  "SOFTMAX", "SCALING", "check_softmax", "check_scaling", "WEIGHTED_SUM",
+                  "check_weighted_sum"),
     "quiz": ("Option", "Question", "Quiz", "QUIZZES", "show"),
     "environment": ("EnvironmentReport", "Component", "environment_report", "widget_check"),
 }

@@ -55,7 +55,7 @@ __all__ = ["ProjectionExplorer", "ScoresExplorer", "ScaleSoftmaxExplorer", "Pipe
 D_K_OPTIONS = tuple(2 ** i for i in range(10))   # 1, 2, 4, ..., 512 (the d_k slider)
 SEQ_LEN_MIN, SEQ_LEN_MAX = 2, 128
 LESSON_SENTENCE = "cat"                          # "The cat sat on the mat."
-LESSON_D_MODEL, LESSON_D_K, LESSON_SEED = 8, 4, 0   # notebooks 02-05
+LESSON_D_MODEL, LESSON_D_K, LESSON_D_V, LESSON_SEED = 8, 4, 4, 0   # notebooks 02-05
 
 
 # ------------------------------------------------------------------ small helpers
@@ -117,9 +117,9 @@ def _embedding(tokens: tuple, d_model: int, seed: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _projections(d_model: int, d_k: int, seed: int) -> tuple:
+def _projections(d_model: int, d_k: int, seed: int, d_v: int | None = None) -> tuple:
     """``data.projection_weights``, remembered (read-only)."""
-    ws = data.projection_weights(d_model, d_k, seed)
+    ws = data.projection_weights(d_model, d_k, seed, d_v=d_v)
     for w in ws:
         w.setflags(write=False)
     return ws
@@ -176,6 +176,8 @@ class Explorer:
         control.add_class(f"lessons-{kind}-{name}")
         if hasattr(control.style, "description_width"):
             control.style.description_width = "initial"  # "temperature", not "temperat…"
+        if kind == "slider":
+            control.layout.width = "250px"  # four controls side by side in JupyterLab at 1280 px
         self.controls[name] = control
         control.observe(lambda change, name=name: self._changed(name, change["new"]), names="value")
         return control
@@ -238,10 +240,13 @@ class Explorer:
     def _redraw(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _project(self, tokens, d_k: int) -> tuple:
-        """Step 1 for these tokens: ``(X, (W_Q, W_K, W_V), (Q, K, V))`` from the library (cached data)."""
+    def _project(self, tokens, d_k: int, d_v: int | None = None) -> tuple:
+        """Step 1 for these tokens: ``(X, (W_Q, W_K, W_V), (Q, K, V))`` from the library (cached data).
+
+        ``d_v`` (the width of V) is d_k unless given.
+        """
         x = _embedding(tuple(tokens), self.d_model, self.seed)
-        ws = _projections(self.d_model, d_k, self.seed)
+        ws = _projections(self.d_model, d_k, self.seed, d_v)
         return x, ws, attention.project_qkv(x, *ws)
 
     def _sync(self, values: dict) -> None:
@@ -469,7 +474,7 @@ class ScaleSoftmaxExplorer(Explorer):
         self.variance = {"d_ks": d_ks, "raw": raw, "scaled": scaled_var}
         plot = self._figure("variance", LinePlot(xlabel="d_k (length of each query and key)",
                                                  ylabel="variance of the scores", log_x=True, log_y=True,
-                                                 width=470, height=330, xticks=list(D_K_OPTIONS)))
+                                                 width=470, height=290, xticks=list(D_K_OPTIONS)))
         table = style.colormap_table(style.CMAP_WEIGHTS)
         colour = ["#" + bytes(table[3 * i:3 * i + 3]).hex() for i in (64, 192)]
         plot.set_series([
@@ -482,10 +487,10 @@ class ScaleSoftmaxExplorer(Explorer):
              "marker": "s", "color": colour[1]},
         ])
         weights = self._figure("weights", Heatmap(colorbar_label="attention weight (rows sum to 1)",
-                                                  cmap=style.CMAP_WEIGHTS, width=620, height=330,
+                                                  cmap=style.CMAP_WEIGHTS, width=620, height=290,
                                                   percent=True, selectable=True))
         self._follow_clicks(weights)
-        self._figure("row", Bars(width=1090, height=230))
+        self._figure("row", Bars(width=1090, height=200))
         self.widget = self._layout([["variance", "weights"], ["row"]])
         self.update()
 
@@ -550,20 +555,22 @@ class ScaleSoftmaxExplorer(Explorer):
 class PipelineExplorer(Explorer):
     """The whole of attention: scaled scores → weights → output, and one query's weights (notebook 05).
 
-    seq_len, d_k and query sliders, and a causal-mask checkbox. Computed with
+    seq_len, d_k and query sliders, and a causal-mask checkbox; the values keep their width d_v = 4
+    (the lesson's) at every d_k, so the output stays a few columns wide. Computed with
     ``attention.project_qkv``, ``attention_scores``, ``scale_scores``,
     ``attention_weights(scores, d_k, causal=...)`` and ``weighted_values``.
     The selected query's row is framed in the heatmaps; a click on a row selects it.
     """
 
     title = "Attention, all four steps"
-    hint = ("seq_len: tokens taking part. d_k: query/key length. query (or a click on a row): the row "
-            "framed and drawn as bars. causal mask: hide the future (lesson 07).")
+    hint = ("seq_len: tokens taking part; d_k: query/key length; query (or click a row): the row framed "
+            "and drawn as bars; causal mask: hide the future.")
 
     def __init__(self, sentence: str = LESSON_SENTENCE, *, seq_len: int | None = None,
                  d_k: int = LESSON_D_K, query: int = 2, causal: bool = False, d_model: int = LESSON_D_MODEL,
-                 seed: int = LESSON_SEED):
+                 d_v: int = LESSON_D_V, seed: int = LESSON_SEED):
         super().__init__(d_model=d_model, seed=seed)
+        self.d_v = _check_whole(d_v, "d_v", 1, 64)
         self.sentence = _check_sentence(sentence)
         if seq_len is None:
             seq_len = max(len(data.tokenize(data.SENTENCES[sentence])), SEQ_LEN_MIN)
@@ -573,13 +580,14 @@ class PipelineExplorer(Explorer):
         self._slider_d_k(d_k)
         self._slider_query(query, seq_len)
         self._control("causal", ipw.Checkbox(value=causal, description="causal mask", indent=False))
-        size = {"width": 545, "height": 300}
+        size = {"width": 545, "height": 255}
         self._figure("scores", Heatmap(colorbar_label="scaled score q·k/√d_k", cmap=style.CMAP_VALUES,
                                        decimals=1, annotate_max=8, selectable=True, **size))
         self._figure("weights", Heatmap(colorbar_label="weight (rows sum to 1)", cmap=style.CMAP_WEIGHTS,
                                         annotate_max=8, percent=True, selectable=True, **size))
         self._figure("output", Heatmap(colorbar_label="output value", cmap=style.CMAP_VALUES,
-                                       xlabel="feature of the output (d_v = d_k)", ylabel="token (query)",
+                                       xlabel=f"feature of the output (d_v = {self.d_v})",
+                                       ylabel="token (query)",
                                        col_name="feature", annotate_max=8, selectable=True, **size))
         self._figure("row", Bars(**size))
         for name in ("scores", "weights", "output"):
@@ -598,7 +606,7 @@ class PipelineExplorer(Explorer):
 
     def compute(self, seq_len: int, d_k: int, causal: bool) -> dict:
         tokens = _tokens_for(self.sentence, seq_len)
-        _, _, (q, k, v) = self._project(tokens, d_k)
+        _, _, (q, k, v) = self._project(tokens, d_k, self.d_v)
         scores = attention.attention_scores(q, k)
         weights = attention.attention_weights(scores, d_k, causal=causal)
         return {"tokens": tokens, "q": q, "k": k, "v": v,

@@ -400,7 +400,8 @@ function makeShell(el, model) {
   const readout = document.createElement("div");
   readout.className = "lessons-figure-readout";
   readout.textContent = "\u00a0";
-  root.append(bar, stage, readout);
+  stage.appendChild(bar);  // the save button sits in the picture's top-right corner: no extra height
+  root.append(stage, readout);
   el.appendChild(root);
   save.addEventListener("click", () => {
     const name = (model.get("title") || "figure").split("\n")[0].replace(/[^\w.-]+/g, "_").slice(0, 60);
@@ -963,6 +964,12 @@ function render({ model, el }) {
     root.dataset.frame = String(frame);
     root.dataset.alt = state.alt || "";
     root.dataset.drawnAt = String(performance.now());
+    // where the cells are (for tests and tools): the axes rectangle of a single heatmap
+    if (info && info.lay) {
+      const { ax } = info.lay;
+      root.dataset.axes = JSON.stringify({ x: ax.x, y: ax.y, w: ax.w, h: ax.h,
+        rows: state.rows, cols: state.cols });
+    }
   }
 
   function schedule() {

@@ -377,14 +377,27 @@ def _fits_one_screen(page, front: str) -> tuple[list[dict], list[str]]:
     return sizes, problems
 
 
+def _press(page, handle, key: str) -> None:
+    """Press ``key`` on a focused slider handle.
+
+    In JupyterLab a real key press. Notebook 7 (7.6) swallows trusted arrow-key presses on a focused
+    ipywidgets slider, so there the key event is dispatched to the handle itself (the slider's own
+    keyboard handling runs; the rest of the path, kernel and drawing, is the same).
+    """
+    handle.focus()
+    if page.url.split("?")[0].find("/lab/") >= 0:
+        page.keyboard.press(key)
+    else:
+        handle.dispatch_event("keydown", {"key": key, "code": key, "bubbles": True})
+
+
 def _press_and_wait(page, slider, handle, key: str, wire: Wire) -> dict:
     """One key press on a slider; wait until the explorer drew the new value; return ms and kB."""
     n_draws = page.evaluate("() => window.__lessonsProbe.draws.length")
     bytes_before = wire.received
     readout = slider.locator(".widget-readout").first
     before = readout.inner_text()
-    handle.focus()
-    page.keyboard.press(key)
+    _press(page, handle, key)
     name = "d_k" if "lessons-slider-d_k" in (slider.get_attribute("class") or "") else "seq_len"
     page.wait_for_function("([el, b]) => el.textContent.trim() !== b.trim()",
                            arg=[readout.element_handle(), before], timeout=REDRAW_S * 1000)
@@ -442,8 +455,7 @@ def _exercise_sliders(page, wire: Wire, notebook: str) -> tuple[list[dict], list
         d_k = box.locator(".lessons-slider-d_k").first
         if handle.count() == 0 or d_k.count() == 0:
             continue
-        handle.focus()
-        page.keyboard.press("End")
+        _press(page, handle, "End")
         try:
             page.wait_for_function(
                 "() => window.__lessonsProbe.draws.some((d) => d.alt.includes('seq_len = 128'))",
@@ -565,8 +577,7 @@ def _check_widget_echo(page, notebook: str) -> list[str]:
             problems.append(f"{notebook}: widget check #{i} has no slider handle or no echo line")
             continue
         handle.scroll_into_view_if_needed()
-        handle.focus()
-        page.keyboard.press("ArrowRight")
+        _press(page, handle, "ArrowRight")
         value = handle.get_attribute("aria-valuetext") or handle.get_attribute("aria-valuenow")
         try:
             page.wait_for_function(

@@ -450,8 +450,8 @@ class ScaleSoftmaxExplorer(Explorer):
     """
 
     title = "Scaling and softmax: why √d_k"
-    hint = ("d_k: query/key length. Untick the box and raise d_k: the rows collapse onto one key. "
-            "temperature divides the scores once more. query (or a click on a row): the row drawn as bars.")
+    hint = ("Untick the box and raise d_k: rows collapse onto one key. temperature divides the scores "
+            "again; query (or click a row): the bars.")
 
     def __init__(self, sentence: str = LESSON_SENTENCE, *, d_k: int = LESSON_D_K, scaled: bool = True,
                  temperature: float = 1.0, query: int = 2, d_model: int = LESSON_D_MODEL,
@@ -474,7 +474,7 @@ class ScaleSoftmaxExplorer(Explorer):
         self.variance = {"d_ks": d_ks, "raw": raw, "scaled": scaled_var}
         plot = self._figure("variance", LinePlot(xlabel="d_k (length of each query and key)",
                                                  ylabel="variance of the scores", log_x=True, log_y=True,
-                                                 width=470, height=290, xticks=list(D_K_OPTIONS)))
+                                                 width=470, height=285, xticks=list(D_K_OPTIONS)))
         table = style.colormap_table(style.CMAP_WEIGHTS)
         colour = ["#" + bytes(table[3 * i:3 * i + 3]).hex() for i in (64, 192)]
         plot.set_series([
@@ -487,7 +487,7 @@ class ScaleSoftmaxExplorer(Explorer):
              "marker": "s", "color": colour[1]},
         ])
         weights = self._figure("weights", Heatmap(colorbar_label="attention weight (rows sum to 1)",
-                                                  cmap=style.CMAP_WEIGHTS, width=620, height=290,
+                                                  cmap=style.CMAP_WEIGHTS, width=620, height=285,
                                                   percent=True, selectable=True))
         self._follow_clicks(weights)
         self._figure("row", Bars(width=1090, height=200))
@@ -512,7 +512,7 @@ class ScaleSoftmaxExplorer(Explorer):
         how = "÷√d_k" if scaled else "not scaled"
         temp_txt = "" if abs(temp - 1) < 1e-9 else f", T = {temp:.2g}"
         titles = {
-            "variance": f"Variance of the scores ≈ d_k; at d_k = {d_k}: {var:.3g} ({how})",
+            "variance": f"Variance of the scores ≈ d_k\nat d_k = {d_k}: {var:.3g} ({how})",
             "weights": (f"Weights softmax(scores{' / √d_k' if scaled else ''}{' / T' if temp_txt else ''})\n"
                         f"d_k = {d_k}{temp_txt}{'' if scaled else ', NOT scaled'}"),
             "row": f"Where “{self.tokens[qi]}” (query {qi}) looks: its weights (sum = 1)",
@@ -545,7 +545,7 @@ class ScaleSoftmaxExplorer(Explorer):
         fig, (ax_var, ax_w, ax_row) = plots.panel_figure(1, 3, width=19, height=5.6)
         v = self.variance
         plots.plot_score_variance(v["d_ks"], v["raw"], v["scaled"], current_d_k=d_k, ax=ax_var,
-                                  title=titles["variance"].replace("; ", "\n"))
+                                  title=titles["variance"])
         plots.plot_weights(r["weights"], self.tokens, ax=ax_w, title=titles["weights"])
         plots.plot_row_weights(r["weights"][qi], self.tokens, qi, ax=ax_row, title=titles["row"])
         return fig

@@ -57,7 +57,7 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1280, "height": 800}
 SLIDER_CLASSES = ("lessons-slider-d_k", "lessons-slider-seq_len")
 PRESSES_PER_SLIDER = 4
-DRAG_PRESSES, DRAG_SPACING_MS = 20, 40      # 20 presses within one second
+DRAG_PRESSES, DRAG_SPACING_MS = 20, 35      # 20 presses within one second
 FRONT_ENDS = ("lab", "notebook7")
 
 KERNEL_START_S = 120

@@ -561,7 +561,19 @@ def _hover_and_click(page, notebook: str) -> tuple[dict | None, list[str]]:
         problems.append(f"{notebook}: clicking row {row} of a heatmap did not move the query slider there "
                         f"(slider at {query.first.get_attribute('aria-valuenow')}; figure shows "
                         f"{root.get_attribute('data-alt')!r})")
-    return {"hover_readout": text, "clicked_row": row,
+    # the "save picture" control downloads the figure as a PNG
+    saved = None
+    try:
+        with page.expect_download(timeout=5000) as download:
+            root.locator(".lessons-figure-save").click()
+        path = download.value.path()
+        head = Path(path).read_bytes()[:8] if path else b""
+        saved = {"name": download.value.suggested_filename, "png": head == b"\x89PNG\r\n\x1a\n"}
+        if not saved["png"]:
+            problems.append(f"{notebook}: the save button downloaded something that is not a PNG")
+    except Exception as exc:
+        problems.append(f"{notebook}: the save button downloaded nothing ({type(exc).__name__})")
+    return {"hover_readout": text, "clicked_row": row, "saved": saved,
             "query_slider": query.first.get_attribute("aria-valuenow")}, problems
 
 

@@ -71,8 +71,10 @@ test: lint test-lib test-notebooks test-browser
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check lessons_lib tests notebooks benchmarks .ci
 
+# the library tests, then every example in the library's docstrings (doctests)
 test-lib: $(STAMP_DEV)
 	$(BIN)/pytest -m "not browser" tests
+	$(BIN)/pytest --doctest-modules lessons_lib
 
 test-notebooks: $(STAMP_DEV)
 	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \

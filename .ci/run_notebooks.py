@@ -8,7 +8,12 @@ made reproducible:
 * no saved widget state in the notebook metadata (it holds every heatmap's PNG bytes again and changes
   on each run); the widgets come alive when the learner runs the cells;
 * widget model ids (random on every run) are replaced by ids derived from the notebook name and the
-  order of appearance.
+  order of appearance;
+* consecutive stream outputs of one stream (stdout or stderr) are merged into one output: the kernel
+  flushes ``print`` output when it likes, so one cell's text can arrive in one chunk or in several.
+
+Together these make a re-run byte-identical when nothing changed (``make notebooks`` twice: ``git diff``
+shows nothing).
 
 Usage: python .ci/run_notebooks.py notebooks/*.ipynb
 """
@@ -42,6 +47,24 @@ def stable_widget_ids(nb: nbformat.NotebookNode, name: str) -> int:
     return len(mapping)
 
 
+def merge_streams(nb: nbformat.NotebookNode) -> int:
+    """Merge runs of stream outputs of the same name (stdout, stderr) into one; return how many merged."""
+    merged = 0
+    for cell in nb.cells:
+        outputs = []
+        for output in cell.get("outputs", []):
+            last = outputs[-1] if outputs else None
+            if (output.get("output_type") == "stream" and last is not None
+                    and last.get("output_type") == "stream" and last.get("name") == output.get("name")):
+                last["text"] = "".join(last["text"]) + "".join(output["text"])
+                merged += 1
+            else:
+                outputs.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = outputs
+    return merged
+
+
 def run(path: Path, timeout: int) -> float:
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
@@ -57,6 +80,7 @@ def run(path: Path, timeout: int) -> float:
     elapsed = time.perf_counter() - start
     nb.metadata.pop("widgets", None)
     stable_widget_ids(nb, path.name)
+    merge_streams(nb)
     nbformat.validate(nb)
     nbformat.write(nb, path)
     return elapsed

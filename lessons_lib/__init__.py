@@ -4,98 +4,111 @@ Every notebook imports from here, so each formula lives in exactly one place:
 
     Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V
 
-The numpy modules are the readable reference. Heavier modules (plots,
-widgets, the torch backend) load lazily on first use, so that
-``import lessons_lib`` stays fast and never imports torch.
+Every name in a module's ``__all__`` is also a name of ``lessons_lib``
+(``lessons_lib.plot_weights`` is ``lessons_lib.plots.plot_weights``). The numpy
+reference (attention, masks, multihead, flash) loads at once; everything else
+(plots and matplotlib, the live figures, the explorers, the torch backend) loads
+on first use, so that ``import lessons_lib`` stays fast and never imports torch
+or matplotlib.
+
+Where things are:
+
+==================  ==================================================================
+module              what it holds
+==================  ==================================================================
+``attention``       the numpy reference of the four steps and their composition
+``masks``           causal, padding and sliding-window masks (True = may attend)
+``multihead``       split, attend per head, merge
+``flash``           tiled attention with the online softmax
+``backends``        torch SDPA (CUDA when available) and its report
+``data``            the course's sentences, tokens, embeddings, projections
+``measurements``    what lessons measure (the variance of q·k against d_k)
+``style``           colours, colour maps, sizes, the look of masked cells
+``plots``           matplotlib figures (the stills on static pages, too)
+``live_figures``    figures drawn in the browser (anywidget): heatmap, grid, bars, ...
+``explorers``       sliders + live figures, one explorer per lesson
+``exercises``       checks with feedback (engine + one module per lesson)
+``feedback``        the ✓/✗ feedback box shared by exercises and quizzes
+``quiz``            the quizzes
+``environment``     the setup check of notebook 00
+``coref``           the synthetic coreference sentences of notebook 09
+``models``          the tiny attention model of notebook 09 (torch, loaded on first use)
+``model_views``     its figures and explorers
+``paper_guide``     Vaswani et al. §3.2, equation by equation beside our code
+==================  ==================================================================
 """
 
 from __future__ import annotations
 
 import importlib
 
-from .attention import (
-    attention_scores,
-    attention_weights,
-    project_qkv,
-    scale_scores,
-    scaled_dot_product_attention,
-    softmax,
-    weighted_values,
-)
-from .flash import flash_attention
-from .masks import causal_mask, combine_masks, padding_mask, sliding_window_mask
-from .multihead import merge_heads, multi_head_attention, split_heads
+from . import attention, flash, masks, multihead  # noqa: F401  (the numpy reference loads at once)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-# name -> submodule, for the names that load on first use (see __getattr__).
-_LAZY = {
-    # torch / SDPA path
-    "sdpa_attention": "backends",
-    "torch_attention_with_weights": "backends",
-    "torch_available": "backends",
-    "cuda_available": "backends",
-    "SDPAResult": "backends",
-    # toy data
-    "tokenize": "data",
-    "SENTENCES": "data",
-    "embed_tokens": "data",
-    "projection_weights": "data",
-    "random_qkv": "data",
-    "tokens_of_length": "data",
-    "coreference_example": "data",
-    # environment check
-    "environment_report": "environment",
-    # figures (matplotlib)
-    "heatmap": "plots",
-    "plot_scores": "plots",
-    "plot_weights": "plots",
-    "plot_mask": "plots",
-    "plot_outputs": "plots",
-    "plot_projection": "plots",
-    "plot_score_variance": "plots",
-    "plot_row_weights": "plots",
-    # live explorers (ipywidgets)
-    "ProjectionExplorer": "widgets",
-    "ScoresExplorer": "widgets",
-    "ScaleSoftmaxExplorer": "widgets",
-    "PipelineExplorer": "widgets",
-    # exercises and quizzes
-    "Feedback": "exercises",
-    "check_softmax": "exercises",
-    "check_scores": "exercises",
-    "check_scaling": "exercises",
-    "check_weighted_sum": "exercises",
-    "check_projection": "exercises",
-    "Quiz": "quiz",
-    "QUIZZES": "quiz",
-    "Question": "quiz",
-    "Option": "quiz",
+# module -> its __all__, for every module whose names lessons_lib re-exports. Modules listed first win
+# a name that two modules export (exercises re-exports feedback's Feedback). The table only saves
+# importing every module to find a name: tests/test_exports.py checks it against each module's real
+# __all__ and prints the corrected table when a module gains or loses a name (paste it here).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "attention": ("softmax", "project_qkv", "attention_scores", "scale_scores", "attention_weights",
+                  "weighted_values", "scaled_dot_product_attention"),
+    "masks": ("causal_mask", "padding_mask", "sliding_window_mask", "combine_masks"),
+    "multihead": ("split_heads", "merge_heads", "multi_head_attention"),
+    "flash": ("flash_attention",),
+    "backends": ("SDPAResult", "KERNEL_NAMES", "TORCH_CPU_INSTALL", "CHOSEN_BY_TORCH", "sdpa_attention",
+                 "torch_attention_with_weights", "torch_available", "cuda_available", "default_device",
+                 "describe_torch"),
+    "data": ("SENTENCES", "tokenize", "tokens_of_length", "embed_tokens", "positional_encoding",
+             "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"),
+    "measurements": ("measure_score_variance",),
+    "style": ("CMAP_WEIGHTS", "CMAP_VALUES", "MASK_NOTE", "tick_indices", "tick_labels", "colormap_table"),
+    "plots": ("heatmap", "plot_scores", "plot_weights", "plot_mask", "plot_outputs", "plot_projection",
+              "plot_score_variance", "plot_row_weights", "plot_convex_combination", "convex_hull_2d",
+              "panel_figure", "LessonFigure"),
+    "live_figures": ("Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "ProductPanel",
+                     "LiveFigure"),
+    "explorers": ("ProjectionExplorer", "ScoresExplorer", "ScaleSoftmaxExplorer", "PipelineExplorer",
+                  "D_K_OPTIONS"),
+    "feedback": ("PASSED", "FAILED", "NOT_ATTEMPTED", "Badge", "badge", "box_html", "Feedback"),
+    "exercises": ("Feedback", "EXERCISES", "check_street_query", "check_projection", "check_scores",
+                  "check_softmax", "check_scaling", "check_weighted_sum", "SOFTMAX_OFF",
+                  "check_softmax_off", "softmax_off"),
+    "coref": ("AGENTS", "PLACES", "AGENT_ADJECTIVES", "PLACE_ADJECTIVES", "NONE_ADJECTIVES", "NOTHING",
+              "REFERENTS", "TEMPLATES", "VOCAB", "SINK", "PAD", "MAX_LEN", "SENTENCE_A", "SENTENCE_B",
+              "CorefSet", "CorefData", "make_coref_data", "held_out_pairs", "training_pairs",
+              "encode_sentence", "expected_referent", "baseline_accuracies"),
+    "models": ("attend", "AttentionLayer", "CorefModel", "TrainingRun", "train_coref_model", "accuracy",
+               "Reading", "read_attention", "deterministic", "SinkHead", "SinkRun", "train_sink_head",
+               "sink_summary"),
+    "model_views": ("plot_loss_curve", "plot_referent_rows", "plot_it_rows", "plot_layer_grid",
+                    "plot_training_rows", "plot_sink_experiment", "head_names", "SentenceExplorer",
+                    "TrainingExplorer"),
+    "paper_guide": ("Equation", "EQUATIONS", "code_line", "equation_table", "paper_sizes", "ARXIV"),
+    "quiz": ("Option", "Question", "Quiz", "QUIZZES", "show"),
+    "environment": ("EnvironmentReport", "Component", "environment_report", "widget_check"),
 }
 
-_SUBMODULES = {
-    "attention", "masks", "multihead", "flash", "backends", "data",
-    "plots", "widgets", "exercises", "quiz", "environment", "feedback",
-}
+# name -> module, the first module that exports it
+_WHERE: dict[str, str] = {}
+for _module, _names in _EXPORTS.items():
+    for _name in _names:
+        _WHERE.setdefault(_name, _module)
+del _module, _names, _name
+
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        module = importlib.import_module(f".{_LAZY[name]}", __name__)
-        return getattr(module, name)
-    if name in _SUBMODULES:
+    """Load a module on first use: ``lessons_lib.plot_weights`` or ``lessons_lib.plots``."""
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value  # the next lookup costs nothing
+        return value
+    if name in _EXPORTS:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'lessons_lib' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
-
-
-__all__ = [
-    "attention_scores", "attention_weights", "project_qkv", "scale_scores",
-    "scaled_dot_product_attention", "softmax", "weighted_values",
-    "flash_attention", "causal_mask", "combine_masks", "padding_mask",
-    "sliding_window_mask", "merge_heads", "multi_head_attention", "split_heads",
-    *_LAZY,
-]
+    return sorted(set(globals()) | set(_WHERE) | set(_EXPORTS))

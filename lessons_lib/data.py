@@ -22,6 +22,9 @@ __all__ = [
 def _check_size(n_numbers: float, itemsize: int, what: str) -> None:
     check_memory(float(n_numbers) * itemsize, what, "Use fewer tokens or smaller dimensions.")
 
+__all__ = ["SENTENCES", "tokenize", "tokens_of_length", "embed_tokens", "positional_encoding",
+           "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"]
+
 SENTENCES = {
     "cat": "The cat sat on the mat.",
     "tired": "The animal didn't cross the street because it was too tired.",

@@ -27,8 +27,9 @@ __all__ = ["EnvironmentReport", "Component", "environment_report", "widget_check
 _PACKAGES = [
     ("numpy", "numpy", True, "the attention formulas (every lesson)"),
     ("matplotlib", "matplotlib", True, "figures and heatmaps"),
-    ("pillow", "Pillow", True, "fast PNG images for the sliders"),
+    ("pillow", "Pillow", True, "the PNG images of matplotlib's figures"),
     ("ipywidgets", "ipywidgets", True, "sliders, quizzes and exercise checks"),
+    ("anywidget", "anywidget", True, "the live figures the explorers draw in the browser"),
     ("jupyterlab_widgets", "jupyterlab_widgets", False, "shows ipywidgets in JupyterLab"),
     ("ipykernel", "ipykernel", False, "the Python kernel of the notebooks"),
     ("jupyterlab", "JupyterLab", False, "the notebook interface"),

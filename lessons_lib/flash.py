@@ -14,6 +14,8 @@ import numpy as np
 
 from ._checks import check_positive_int, check_qkv, check_scale
 
+__all__ = ["flash_attention"]
+
 
 def flash_attention(q, k, v, causal: bool = False, scale: float | None = None,
                     block_size: int = 64) -> np.ndarray:

@@ -21,6 +21,8 @@ def _check_mask_memory(n_entries: float, what: str) -> None:
     """A bool mask takes one byte per (query, key) pair: refuse one too big to hold."""
     check_memory(float(n_entries), what, _INSTEAD)
 
+__all__ = ["causal_mask", "padding_mask", "sliding_window_mask", "combine_masks"]
+
 
 def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     """``(n_queries, n_keys)`` bool, True where key j ≤ query i (no peeking ahead).

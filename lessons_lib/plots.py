@@ -18,6 +18,11 @@ Conventions (course-wide):
   hatching and named in a caption, never as the number 0; the meaning never
   rests on colour alone (values are written in small heatmaps, ✓/✗ in the mask).
 
+The look (colours, colour maps, font sizes, masked cells) comes from :mod:`lessons_lib.style`, shared
+with the live figures drawn in the browser (:mod:`lessons_lib.live_figures`); what the lessons
+measure is computed in :mod:`lessons_lib.measurements`: these functions only draw. A matrix whose
+picture would need more memory than the course allows is refused at once, with what to draw instead.
+
 Which lesson uses what: ``plot_projection`` (notebook 02), ``plot_scores``
 (03), ``plot_score_variance``, ``plot_weights``, ``plot_row_weights`` (04),
 ``plot_outputs`` (05), ``plot_mask`` (07). ``heatmap`` is the general tool.
@@ -27,7 +32,6 @@ from __future__ import annotations
 
 import io
 import numbers
-from collections.abc import Sequence
 
 import matplotlib
 import numpy as np
@@ -38,60 +42,35 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Polygon, Rectangle
 from matplotlib.ticker import FuncFormatter
 
-from ._checks import as_bool_mask, as_float_array, check_mask
+from ._checks import as_bool_mask, as_float_array, check_mask, check_memory, check_positive_int
+from .measurements import DEFAULT_D_KS, check_d_ks, measure_score_variance
+from .style import (  # the course's look: one definition, shared with the live figures
+    CMAP_VALUES,
+    CMAP_WEIGHTS,
+    FONT_ANNOT,
+    FONT_LABEL,
+    FONT_TICK,
+    FONT_TITLE,
+    MASK_EDGE,
+    MASK_FACE,
+    MASK_HATCH,
+    MASK_NOTE,
+    XLABEL,
+    YLABEL,
+    tick_indices,
+    tick_labels,
+)
+from .style import shorten as _shorten
 
 __all__ = [
     "heatmap", "plot_scores", "plot_weights", "plot_mask", "plot_outputs", "plot_projection",
-    "plot_score_variance", "plot_row_weights", "measure_score_variance", "plot_convex_combination",
-    "convex_hull_2d",
-    "tick_indices", "tick_labels", "LessonFigure",
+    "plot_score_variance", "plot_row_weights", "plot_convex_combination", "convex_hull_2d",
+    "panel_figure", "LessonFigure",
 ]
 
-# ------------------------------------------------------------------ style (shared with widgets.py)
-FONT_TICK = 12          # tick labels (tokens)
-FONT_LABEL = 13         # axis labels, colorbar label
-FONT_TITLE = 14         # titles
-FONT_ANNOT = 11         # numbers written inside cells
-MAX_TOKEN_LABELS = 32   # label every token up to this many, every k-th beyond
-MAX_LABEL_CHARS = 12    # longer labels are shortened with "…"
-MASK_FACE = "#d4d4d4"   # masked cells: light grey ...
-MASK_HATCH = "///"      # ... with hatching ...
-MASK_EDGE = "#4d4d4d"   # ... in dark grey
-MASK_NOTE = "▨ grey hatched = masked (may not attend); not a zero"
-XLABEL = "key (attended to)"
-YLABEL = "query (attending)"
-CMAP_WEIGHTS = "viridis"  # probabilities in [0, 1]
-CMAP_VALUES = "cividis"   # unbounded values: scores, Q/K/V, outputs
-DEFAULT_D_KS = tuple(2 ** i for i in range(10))  # 1, 2, 4, ..., 512
-
-
-# ------------------------------------------------------------------ small helpers
-def tick_indices(n: int, max_labels: int = MAX_TOKEN_LABELS) -> np.ndarray:
-    """Positions that get a tick label: all of ``range(n)`` up to ``max_labels``, else every k-th.
-
-    >>> tick_indices(5).tolist()
-    [0, 1, 2, 3, 4]
-    >>> tick_indices(128).tolist()[:3]
-    [0, 8, 16]
-    """
-    if n <= max_labels:
-        return np.arange(n)
-    step = int(np.ceil(n / (max_labels // 2)))
-    return np.arange(0, n, step)
-
-
-def tick_labels(labels: Sequence, indices) -> list[str]:
-    """The text of each tick: the token, with its position when only every k-th token is labelled."""
-    sparse = len(indices) < len(labels)
-    out = []
-    for i in indices:
-        text = _shorten(str(labels[int(i)]))
-        out.append(f"{text} ({int(i)})" if sparse and text != str(int(i)) else text)
-    return out
-
-
-def _shorten(text: str, limit: int = MAX_LABEL_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+# Bytes matplotlib needs per cell of a heatmap it draws (the float64 data, its mask, the RGBA image in
+# float64 and in uint8): what the memory guard multiplies by the number of cells.
+BYTES_PER_CELL = 8 + 1 + 32 + 4
 
 
 class LessonFigure(Figure):
@@ -141,6 +120,9 @@ def _check_labels(labels, n: int, name: str, what: str) -> list[str]:
 
 
 def _check_matrix(matrix, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
+    shape = np.shape(matrix)
+    if len(shape) == 2:  # refuse a matrix too big to draw before even looking at its values
+        _check_size(shape, name)
     m = as_float_array(matrix, name, min_ndim=2, allow_neg_inf=allow_neg_inf)
     if m.ndim != 2:
         raise ValueError(
@@ -148,6 +130,54 @@ def _check_matrix(matrix, name: str, *, allow_neg_inf: bool = False) -> np.ndarr
             f"For a batch or several heads, plot one slice at a time, e.g. {name}[0]."
         )
     return m
+
+
+def _check_size(shape: tuple, name: str) -> None:
+    """Refuse at once to draw a matrix whose image would not fit in the course's memory limit."""
+    n_rows, n_cols = shape
+    check_memory(
+        n_rows * n_cols * BYTES_PER_CELL, f"Drawing the {n_rows} × {n_cols} matrix {name}",
+        f"Show a slice, e.g. {name}[:256, :256], or a pooled view, e.g. the mean over blocks of 16 × 16 "
+        f"cells: {name}[:n - n % 16, :m - m % 16].reshape(n // 16, 16, m // 16, 16).mean(axis=(1, 3)).",
+    )
+
+
+def _check_cmap(cmap):
+    """A colour map name matplotlib knows (or a Colormap), else a ValueError naming the course's two."""
+    if isinstance(cmap, matplotlib.colors.Colormap):
+        return cmap
+    if not isinstance(cmap, str) or cmap not in matplotlib.colormaps:
+        raise ValueError(f"cmap must be the name of a matplotlib colour map, such as {CMAP_WEIGHTS!r} "
+                         f"(weights, 0..1) or {CMAP_VALUES!r} (other values); got {cmap!r}.")
+    return matplotlib.colormaps[cmap]
+
+
+def _check_fmt(fmt) -> str:
+    """A number format such as ".2f" (what goes after the colon in an f-string), else a ValueError."""
+    try:
+        format(1.5, fmt)
+    except (TypeError, ValueError):
+        raise ValueError(f"fmt must be a number format such as '.2f' (2 decimals) or '.1e'; "
+                         f"got {fmt!r}.") from None
+    return fmt
+
+
+def _check_annotate(annotate):
+    if annotate is not None and not isinstance(annotate, bool | np.bool_):
+        raise TypeError(f"annotate must be True, False or None (automatic); got {annotate!r}.")
+    return annotate
+
+
+def panel_figure(n_rows: int, n_cols: int, *, width: float, height: float):
+    """A figure (outside pyplot) with an ``n_rows × n_cols`` grid of axes; returns ``(figure, axes)``.
+
+    For pictures made of several plots side by side, e.g. an explorer's still:
+    ``fig, (ax1, ax2) = panel_figure(1, 2, width=12, height=5)``, then
+    ``plot_weights(..., ax=ax1)``.
+    """
+    fig = _new_figure(width, height)
+    axes = fig.subplots(n_rows, n_cols, squeeze=False)
+    return fig, axes.ravel()
 
 
 def _resolve_mask(mask, m: np.ndarray, name: str = "mask") -> np.ndarray:
@@ -230,8 +260,7 @@ def _draw_heatmap(ax, m, rows, cols, *, title, colorbar_label, cmap, vmin, vmax,
     allowed = _resolve_mask(mask, m)
     hidden = ~allowed
     lo, hi = _color_range(m[allowed], vmin, vmax)
-    cm = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
-    cm = cm.with_extremes(bad=MASK_FACE)
+    cm = _check_cmap(cmap).with_extremes(bad=MASK_FACE)
     data = np.ma.masked_array(np.where(allowed, m, 0.0), mask=hidden)
     im = ax.imshow(data, cmap=cm, vmin=lo, vmax=hi, aspect="auto", interpolation="nearest")
     _set_token_ticks(ax, rows, cols)
@@ -273,6 +302,9 @@ def heatmap(matrix, row_labels=None, col_labels=None, *, title: str, colorbar_la
     """
     title = _check_text(title, "title")
     colorbar_label = _check_text(colorbar_label, "colorbar_label")
+    _check_fmt(fmt)
+    _check_annotate(annotate)
+    _check_cmap(cmap)
     m = _check_matrix(matrix, "matrix", allow_neg_inf=True)
     rows = _check_labels(row_labels, m.shape[0], "row_labels", "rows")
     cols = _check_labels(col_labels, m.shape[1], "col_labels", "columns")
@@ -301,6 +333,10 @@ def plot_scores(scores, tokens, *, scaled: bool = False, d_k: int | None = None,
             f"scores has shape {s.shape} but there are {len(tokens)} tokens; self-attention scores "
             f"are (seq_len, seq_len). For different keys use heatmap(scores, query_tokens, key_tokens, ...)."
         )
+    if d_k is not None:
+        check_positive_int(d_k, "d_k")
+    if not isinstance(scaled, bool | np.bool_):
+        raise TypeError(f"scaled must be True or False; got {scaled!r}.")
     what = "Q·Kᵀ/√d_k" if scaled else "Q·Kᵀ"
     if title is None:
         title = f"{'Scaled' if scaled else 'Raw'} attention scores {what}"
@@ -476,36 +512,6 @@ def plot_projection(x, w, result, tokens, name: str = "Q", *, feature_names=None
 
 
 # ------------------------------------------------------------------ why √d_k
-def measure_score_variance(d_ks=DEFAULT_D_KS, *, seq_len: int = 256, seed: int = 0):
-    """Measured variance of q·k and of q·k/√d_k for random unit-variance Q, K, one value per d_k.
-
-    Uses ``data.random_qkv`` and ``attention.attention_scores`` / ``scale_scores``:
-    q·k = Σ_m q_m k_m is a sum of d_k terms of variance 1, so var(q·k) ≈ d_k,
-    and dividing by √d_k brings it back to ≈ 1 (notebook 04).
-    Returns ``(d_ks, raw_variances, scaled_variances)`` as arrays (ints, floats, floats).
-    """
-    from .attention import attention_scores, scale_scores
-    from .data import random_qkv
-
-    d_ks = _check_d_ks(d_ks)
-    raw, scaled = [], []
-    for i, d_k in enumerate(d_ks):
-        q, k, _ = random_qkv(seq_len, int(d_k), seed=seed + i)
-        s = attention_scores(q, k)
-        raw.append(float(np.var(s)))
-        scaled.append(float(np.var(scale_scores(s, int(d_k)))))
-    return d_ks, np.array(raw), np.array(scaled)
-
-
-def _check_d_ks(d_ks) -> np.ndarray:
-    arr = np.asarray(d_ks)
-    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu" or (arr < 1).any():
-        raise ValueError(
-            f"d_ks must be a non-empty list of positive whole numbers such as [1, 2, 4, 8]; got {d_ks!r}."
-        )
-    return arr
-
-
 def plot_score_variance(d_ks=DEFAULT_D_KS, variances=None, scaled_variances=None, *, current_d_k=None,
                         ax=None, seed: int = 0, title: str | None = None) -> Figure:
     """var(q·k) against d_k on log-log axes: measured dots on the line var = d_k; scaled dots at 1.
@@ -518,7 +524,7 @@ def plot_score_variance(d_ks=DEFAULT_D_KS, variances=None, scaled_variances=None
         d_arr, variances, measured_scaled = measure_score_variance(d_ks, seed=seed)
         scaled_variances = measured_scaled if scaled_variances is None else scaled_variances
     else:
-        d_arr = _check_d_ks(d_ks).astype(float)
+        d_arr = check_d_ks(d_ks).astype(float)
     var = as_float_array(variances, "variances")
     if var.shape != d_arr.shape:
         raise ValueError(f"variances has {var.size} values but d_ks has {d_arr.size}; give one per d_k.")

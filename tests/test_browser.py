@@ -1,23 +1,29 @@
-"""Every notebook runs in a real browser: JupyterLab + headless Chromium (Debian package) + playwright.
+"""Every notebook runs in a real browser: JupyterLab and Notebook 7, headless Chromium (Debian's), playwright.
 
-For each notebook in notebooks/ (whatever is there when the tests are collected):
+For each notebook in notebooks/ (whatever is there when the tests are collected), in each front end:
 
-1. open it in JupyterLab (fresh workspace), wait for its kernel, Run > Run All Cells;
-2. wait until every code cell has run and the kernel is idle;
-3. assert: no error output, every widget rendered (no "Error displaying widget", no widget shown as
-   plain text such as ``IntSlider(...)``, no "Loading widget..." left);
-4. for every slider with class ``lessons-slider-d_k`` or ``lessons-slider-seq_len``: focus its handle,
-   press an arrow key a few times and assert that the nearest ``.lessons-heatmap`` image changed each
-   time; the key press -> new image shown latency is measured in the browser and recorded, not asserted;
-5. the environment check's slider (``lessons-slider-check``, notebook 00): its echo line follows it;
-6. save a full-notebook screenshot.
+1. open it (fresh workspace), wait for its kernel, Run > Run All Cells, wait until every cell has run;
+2. assert: no error output, every widget rendered (no "Error displaying widget", no widget shown as plain
+   text, no "Loading widget..."), every explorer is a live widget (not its still picture) and every live
+   figure has drawn;
+3. every explorer fits the 1280 × 800 window (controls and all panels visible together) and keeps its height
+   when a slider moves (the page never jumps);
+4. every d_k / seq_len slider: focus its handle, press an arrow key a few times; each press must redraw the
+   explorer's figures with the new value (the figures' alt text names it). Recorded, not asserted: key press
+   -> picture drawn (ms, measured in the page), and the bytes received over the kernel websocket per move;
+   also at 128 tokens where the explorer has a seq_len slider;
+5. the drag test (JupyterLab): 20 arrow presses within one second on a seq_len slider; the picture for the
+   final value must appear (recorded: ms after the last press);
+6. hover and click (JupyterLab, notebook 05): hovering a cell shows its value with no kernel round trip;
+   clicking a row selects that query and the query slider follows;
+7. the environment check's slider (notebook 00) echoes from Python; a full-notebook screenshot is saved.
 
-Screenshots and ``browser_timings.json`` go to ``$LESSONS_SCREENSHOTS`` (make test sets it to
-test-artifacts/screenshots). The server serves a temporary copy of the repository with autosave off,
-and every page is closed without saving, so the committed notebooks are never written.
+Screenshots go to ``$LESSONS_SCREENSHOTS`` (make test: test-artifacts/screenshots), the recorded figures to
+test-artifacts/latency.json. The server serves a temporary copy of the repository with autosave off, and
+every page is closed without saving, so the committed notebooks are never written.
 
-Developer option: ``LESSONS_BROWSER_NOTEBOOKS=/some/folder`` runs the test over the notebooks of
-another folder (served from a copy, under notebooks/).
+Developer option: ``LESSONS_BROWSER_NOTEBOOKS=/some/folder`` runs the test over the notebooks of another
+folder (served from a copy, under notebooks/).
 """
 
 from __future__ import annotations
@@ -48,16 +54,19 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-VIEWPORT = {"width": 1280, "height": 900}
+VIEWPORT = {"width": 1280, "height": 800}
 SLIDER_CLASSES = ("lessons-slider-d_k", "lessons-slider-seq_len")
 PRESSES_PER_SLIDER = 4
+DRAG_PRESSES, DRAG_SPACING_MS = 20, 45      # 20 presses within one second
+FRONT_ENDS = ("lab", "notebook7")
 
 KERNEL_START_S = 120
 RUN_ALL_S = float(os.environ.get("LESSONS_BROWSER_RUN_TIMEOUT", "900"))
-IMAGE_CHANGE_S = 15
+REDRAW_S = 15
 
 SOURCE_DIR = Path(os.environ.get("LESSONS_BROWSER_NOTEBOOKS", NOTEBOOKS))
 SCREENSHOTS = Path(os.environ.get("LESSONS_SCREENSHOTS", REPO / "test-artifacts" / "screenshots"))
+LATENCY_JSON = REPO / "test-artifacts" / "latency.json"
 
 WIDGET_ERROR_TEXTS = re.compile(
     r"Error displaying widget|Error creating widget|Could not create model|Failed to load model class"
@@ -75,48 +84,36 @@ def _widget_class_names() -> list[str]:
 
 # A widget shown as text: the front end could not render it (e.g. no widget extension).
 WIDGET_AS_TEXT = re.compile(
-    r"^\s*(?:(?:" + "|".join(_widget_class_names()) + r")\(|<lessons_lib\.widgets\.\w+ object at 0x)"
+    r"^\s*(?:(?:" + "|".join(_widget_class_names()) + r")\(|<lessons_lib\.\w+\.\w+ object at 0x)"
 )
 # An exception in an output: a traceback, or a line such as "ValueError: ..." (SyntaxError has no traceback).
 ERROR_TEXT = re.compile(r"Traceback \(most recent call last\)|^\w*(?:Error|Exception|Interrupt)\b.*:", re.M)
 
-# Records key press -> image changes in the page: the time the src changed and the time the new
-# image was decoded and painted (next animation frame).
-LATENCY_PROBE = """
+# In the page: the time of each key press, each drawing of a live figure (its frame counter, alt text and
+# the time it was painted), and the bytes that arrive over the kernel's websocket.
+PROBE = """
 () => {
   if (window.__lessonsProbe) { return; }
-  const probe = window.__lessonsProbe = { keyAt: null, changes: [] };
+  const probe = window.__lessonsProbe = { keyAt: null, draws: [] };
   document.addEventListener('keydown', () => { probe.keyAt = performance.now(); }, true);
   new MutationObserver((mutations) => {
     for (const m of mutations) {
-      const img = m.target;
-      const isHeatmap = img.tagName === 'IMG' && img.closest('.lessons-heatmap');
-      if (m.attributeName !== 'src' || !isHeatmap) { continue; }
-      const entry = { keyAt: probe.keyAt, srcAt: performance.now(), shownAt: null };
-      probe.changes.push(entry);
-      img.decode().catch(() => null).then(() => requestAnimationFrame(() => {
-        entry.shownAt = performance.now();
-      }));
+      if (m.attributeName !== 'data-frame') { continue; }
+      const root = m.target;
+      probe.draws.push({ keyAt: probe.keyAt, drawnAt: Number(root.dataset.drawnAt), alt: root.dataset.alt });
     }
-  }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ['src'] });
+  }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ['data-frame'] });
 }
 """
 
-# The heatmap images that belong to a slider: those in the nearest ancestor that holds any,
-# not looking beyond the slider's cell.
-HEATMAP_SRCS = """
+# Which explorer a slider belongs to, and the alt texts of its live figures.
+EXPLORER_OF = """
 (slider) => {
-  const cell = slider.closest('.jp-Cell');
-  let box = slider.parentElement;
-  while (box && !box.querySelector('.lessons-heatmap')) {
-    if (box === cell) { return null; }
-    box = box.parentElement;
-  }
+  const box = slider.closest('.lessons-explorer');
   if (!box) { return null; }
-  return [...box.querySelectorAll('.lessons-heatmap')]
-    .map((el) => (el.tagName === 'IMG' ? el : el.querySelector('img')))
-    .filter((img) => img)
-    .map((img) => img.getAttribute('src'));
+  const r = box.getBoundingClientRect();
+  return { height: r.height, width: r.width,
+           alts: [...box.querySelectorAll('.lessons-figure-root')].map((el) => el.dataset.alt || '') };
 }
 """
 
@@ -124,6 +121,24 @@ PROMPTS = """
 () => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
   .map((el) => el.textContent.trim())
 """
+
+
+class Wire:
+    """Bytes arriving over the page's websockets (the kernel channel), counted as frames come in."""
+
+    def __init__(self, page):
+        self.received = 0
+        self.by_url: dict[str, int] = {}
+        page.on("websocket", self._attach)
+
+    def _attach(self, ws) -> None:
+        ws.on("framereceived", lambda payload, url=ws.url: self._count(url, payload))
+
+    def _count(self, url: str, payload) -> None:
+        n = len(payload.encode("utf-8") if isinstance(payload, str) else payload)
+        self.received += n
+        key = url.split("?")[0]
+        self.by_url[key] = self.by_url.get(key, 0) + n
 
 
 # ------------------------------------------------------------------ fixtures
@@ -144,6 +159,7 @@ def _course_copy() -> Path:
 def lab_for_browser():
     root = _course_copy()
     # The flags of `make lab`, without the notebook to open (the browser opens each one itself).
+    # The same server serves Notebook 7 (the `notebook` package's pages) under /notebooks/.
     args = [arg for arg in makefile_lab_args() if arg.startswith("--")]
     try:
         with running_lab(root, args, settings=QUIET_LAB_SETTINGS) as server:
@@ -177,20 +193,34 @@ def browser_context():
 
 
 @pytest.fixture(scope="session")
-def timings():
-    """Per-notebook timings, written to browser_timings.json after every notebook."""
+def record():
+    """What the test measured, written to test-artifacts/latency.json after every notebook."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    record: dict = {"notebooks": {}}
-    yield record
+    LATENCY_JSON.parent.mkdir(parents=True, exist_ok=True)
+    data: dict = {"viewport": VIEWPORT, "runs": {}}
+    yield data
 
 
-def _write_timings(record: dict) -> None:
-    latencies = [
-        ms for nb in record["notebooks"].values() for slider in nb.get("sliders", [])
-        for ms in slider["shown_ms"]
-    ]
-    record["all_sliders_median_shown_ms"] = round(statistics.median(latencies), 1) if latencies else None
-    (SCREENSHOTS / "browser_timings.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
+def _summarise(moves: list[dict]) -> dict:
+    shown = [m["shown_ms"] for m in moves if m.get("shown_ms") is not None]
+    kb = [m["kB"] for m in moves if m.get("kB") is not None]
+    out = {"n_moves": len(moves)}
+    if shown:
+        out.update(median_shown_ms=round(statistics.median(shown), 1), max_shown_ms=round(max(shown), 1))
+    if kb:
+        out.update(median_kB=round(statistics.median(kb), 2), max_kB=round(max(kb), 2))
+    return out
+
+
+def _write_record(data: dict) -> None:
+    for front in FRONT_ENDS:
+        for label, key in (("default", "moves"), ("128_tokens", "moves_128")):
+            moves = [m for run in data["runs"].values() if run.get("front_end") == front
+                     for slider in run.get("sliders", []) for m in slider.get(key, [])]
+            if moves:
+                data.setdefault("summary", {}).setdefault(front, {})[label] = _summarise(moves)
+    LATENCY_JSON.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    (SCREENSHOTS / "browser_timings.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
 # ------------------------------------------------------------------- helpers
@@ -223,16 +253,21 @@ def _cells_with_tag(path: Path, tag: str) -> set[int]:
     return {i for i, cell in enumerate(nb.cells) if tag in cell.get("metadata", {}).get("tags", [])}
 
 
+def _explorer_cells(path: Path) -> int:
+    nb = nbformat.read(path, as_version=4)
+    return sum(1 for c in nb.cells if c.cell_type == "code" and re.search(r"\w+Explorer\(", c.source))
+
+
 def _menu(page, menu: str, item: str) -> None:
-    """Click ``menu`` > ``item`` in JupyterLab's main menu bar."""
-    page.locator("#jp-MainMenu").get_by_text(menu, exact=True).click()
+    """Click ``menu`` > ``item`` in the menu bar (JupyterLab and Notebook 7 share it)."""
+    page.locator(".lm-MenuBar-item", has_text=re.compile(rf"^{re.escape(menu)}$")).first.click()
     page.locator(".lm-Menu:visible .lm-Menu-item", has_text=re.compile(rf"^{re.escape(item)}")).first.click()
 
 
 def _run_all_and_wait(page, server, path: str, timeout: float, settle: float = 1.5) -> dict:
     """Clear the committed outputs, Run > Run All Cells, and wait until execution has finished.
 
-    Finished means: no cell waiting ("[*]") and the kernel idle for ``settle`` s in a row. JupyterLab
+    Finished means: no cell waiting ("[*]") and the kernel idle for ``settle`` s in a row. The front end
     stops a run at the first error, so cells may stay unrun ("[ ]"); the caller reports them.
     """
     _menu(page, "Edit", "Clear Outputs of All Cells")
@@ -291,19 +326,99 @@ def _wait_widgets_loaded(page, timeout_s: float = 30.0) -> None:
     while time.monotonic() < deadline:
         loading = page.evaluate(
             """() => [...document.querySelectorAll('.jp-OutputArea-output')]
-                 .some((el) => el.textContent.trim() === 'Loading widget...')"""
+                 .some((el) => el.textContent.trim() === 'Loading widget...')
+               || [...document.querySelectorAll('.lessons-figure-root')].some((el) => !el.dataset.frame)"""
         )
         if not loading:
             return
         time.sleep(0.25)
 
 
-def _exercise_sliders(page, notebook: str) -> tuple[list[dict], list[str]]:
-    """Move every d_k / seq_len slider with the keyboard; return per-slider timings and problems."""
-    page.evaluate(LATENCY_PROBE)
+def _live_problems(page, source: Path) -> list[str]:
+    """Each explorer cell shows a live explorer (not its still), and each live figure has drawn."""
+    problems = []
+    expected = _explorer_cells(source)
+    found = page.locator(".lessons-explorer").count()
+    if found != expected:
+        problems.append(f"{expected} explorer cell(s) but {found} live explorer(s) rendered "
+                        f"(a still picture instead of the widget means the widget did not run)")
+    undrawn = page.evaluate(
+        "() => [...document.querySelectorAll('.lessons-figure-root')]"
+        ".filter((el) => !el.dataset.frame).length")
+    if undrawn:
+        problems.append(f"{undrawn} live figure(s) never drew")
+    return problems
+
+
+def _fits_one_screen(page, front: str) -> tuple[list[dict], list[str]]:
+    """Every explorer: scrolled to the top of the notebook's view, it fits in the 1280 × 800 window."""
+    sizes, problems = [], []
+    explorers = page.locator(".lessons-explorer")
+    for i in range(explorers.count()):
+        box = explorers.nth(i)
+        box.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(200)
+        r = box.evaluate("""(el) => {
+            const b = el.getBoundingClientRect();
+            const area = (el.closest('.jp-WindowedPanel-outer') || el.closest('.jp-NotebookPanel')
+                          || document.body).getBoundingClientRect();
+            const right = Math.max(...[...el.querySelectorAll('canvas, .widget-slider, .widget-checkbox')]
+                                     .map((c) => c.getBoundingClientRect().right));
+            return { top: b.top, bottom: b.bottom, height: b.height, width: b.width, right,
+                     areaH: area.height, viewH: window.innerHeight, viewW: window.innerWidth };
+        }""")
+        sizes.append({k: round(v) for k, v in r.items()})
+        if r["height"] > r["areaH"]:
+            problems.append(f"explorer #{i} is {r['height']:.0f} px tall: it does not fit in the notebook's "
+                            f"{r['areaH']:.0f} px of the {r['viewW']} × {r['viewH']} window ({front})")
+        if r["right"] > r["viewW"]:
+            problems.append(f"explorer #{i} reaches x = {r['right']:.0f} px, beyond the {r['viewW']} px "
+                            f"window")
+    return sizes, problems
+
+
+def _press(page, handle, key: str) -> None:
+    """Press ``key`` on a focused slider handle.
+
+    In JupyterLab a real key press. Notebook 7 (7.6) swallows trusted arrow-key presses on a focused
+    ipywidgets slider, so there the key event is dispatched to the handle itself (the slider's own
+    keyboard handling runs; the rest of the path, kernel and drawing, is the same).
+    """
+    handle.focus()
+    if page.url.split("?")[0].find("/lab/") >= 0:
+        page.keyboard.press(key)
+    else:
+        handle.dispatch_event("keydown", {"key": key, "code": key, "bubbles": True})
+
+
+def _press_and_wait(page, slider, handle, key: str, wire: Wire) -> dict:
+    """One key press on a slider; wait until the explorer drew the new value; return ms and kB."""
+    n_draws = page.evaluate("() => window.__lessonsProbe.draws.length")
+    bytes_before = wire.received
+    readout = slider.locator(".widget-readout").first
+    before = readout.inner_text()
+    _press(page, handle, key)
+    name = "d_k" if "lessons-slider-d_k" in (slider.get_attribute("class") or "") else "seq_len"
+    page.wait_for_function("([el, b]) => el.textContent.trim() !== b.trim()",
+                           arg=[readout.element_handle(), before], timeout=REDRAW_S * 1000)
+    value = readout.inner_text().strip()
+    wanted = f"{name} = {value}"
+    page.wait_for_function(
+        """([n, wanted]) => window.__lessonsProbe.draws.slice(n).some((d) => d.alt.includes(wanted))""",
+        arg=[n_draws, wanted], timeout=REDRAW_S * 1000,
+    )
+    draws = page.evaluate(f"() => window.__lessonsProbe.draws.slice({n_draws})")
+    first = next(d for d in draws if wanted in d["alt"])
+    page.wait_for_timeout(300)  # the rest of the move's messages (kernel idle status) arrive
+    return {"value": value, "shown_ms": round(first["drawnAt"] - first["keyAt"], 1),
+            "kB": round((wire.received - bytes_before) / 1024, 2)}
+
+
+def _exercise_sliders(page, wire: Wire, notebook: str) -> tuple[list[dict], list[str]]:
+    """Move every d_k / seq_len slider with the keyboard; record ms and kB per move; also at 128 tokens."""
+    page.evaluate(PROBE)
     results, problems = [], []
-    selector = ", ".join(f".{cls}" for cls in SLIDER_CLASSES)
-    sliders = page.locator(selector)
+    sliders = page.locator(", ".join(f".{cls}" for cls in SLIDER_CLASSES))
     for i in range(sliders.count()):
         slider = sliders.nth(i)
         cls = next(c for c in SLIDER_CLASSES if c in (slider.get_attribute("class") or "").split())
@@ -312,57 +427,155 @@ def _exercise_sliders(page, notebook: str) -> tuple[list[dict], list[str]]:
         if handle.count() == 0:
             problems.append(f"{label}: no slider handle (.noUi-handle) rendered")
             continue
-        if slider.evaluate(HEATMAP_SRCS) is None:
-            problems.append(f"{label}: no .lessons-heatmap image next to it in the same cell")
+        explorer = slider.evaluate(EXPLORER_OF)
+        if explorer is None:
+            problems.append(f"{label}: not inside a .lessons-explorer")
             continue
         handle.scroll_into_view_if_needed()
-        key = "ArrowRight"
-        src_ms, shown_ms = [], []
+        moves = []
         for press in range(PRESSES_PER_SLIDER):
-            value, low, high = (float(handle.get_attribute(a) or 0)
-                                for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
-            if value >= high:  # at an end: go back the other way
-                key = "ArrowLeft"
-            elif value <= low:
-                key = "ArrowRight"
-            before = slider.evaluate(HEATMAP_SRCS)
-            n_changes = page.evaluate("() => window.__lessonsProbe.changes.length")
-            handle.focus()
-            page.keyboard.press(key)
+            value, high = (float(handle.get_attribute(a) or 0) for a in ("aria-valuenow", "aria-valuemax"))
+            key = "ArrowLeft" if value >= high else "ArrowRight"
             try:
-                page.wait_for_function(
-                    """([slider, before, n]) => {
-                        const probe = window.__lessonsProbe;
-                        if (probe.changes.length <= n) { return false; }
-                        const last = probe.changes[probe.changes.length - 1];
-                        return last.shownAt !== null
-                          && JSON.stringify((%s)(slider)) !== JSON.stringify(before);
-                    }""" % HEATMAP_SRCS.strip(),
-                    arg=[slider.element_handle(), before, n_changes],
-                    timeout=IMAGE_CHANGE_S * 1000,
-                )
-            except Exception:
-                after = handle.get_attribute("aria-valuenow")
-                moved = f"moved the slider from {value:g} to {after}" if float(after or 0) != value else (
-                    f"did not move the slider (still {after})"
-                )
-                problems.append(
-                    f"{label}: press {press + 1} ({key}) {moved}, but the heatmap did not change "
-                    f"within {IMAGE_CHANGE_S} s"
-                )
+                moves.append(_press_and_wait(page, slider, handle, key, wire))
+            except Exception as exc:
+                problems.append(f"{label}: press {press + 1} ({key}): the figures did not show the new value "
+                                f"within {REDRAW_S} s ({type(exc).__name__})")
                 break
-            change = page.evaluate(f"() => window.__lessonsProbe.changes[{n_changes}]")
-            src_ms.append(change["srcAt"] - change["keyAt"])
-            shown_ms.append(change["shownAt"] - change["keyAt"])
-            page.wait_for_timeout(150)  # let the kernel settle before the next press
-        results.append({
-            "slider": cls,
-            "index": i,
-            "src_ms": [round(x, 1) for x in src_ms],
-            "shown_ms": [round(x, 1) for x in shown_ms],
-            "median_shown_ms": round(statistics.median(shown_ms), 1) if shown_ms else None,
-        })
+        after = slider.evaluate(EXPLORER_OF)
+        if abs(after["height"] - explorer["height"]) > 1:
+            problems.append(f"{label}: the explorer's height changed from {explorer['height']:.0f} to "
+                            f"{after['height']:.0f} px when the slider moved (the page jumps)")
+        results.append({"slider": cls, "index": i, "moves": moves, **_summarise(moves)})
+    # the same d_k moves with 128 tokens, where the explorer has a seq_len slider
+    seq = page.locator(".lessons-slider-seq_len")
+    for j in range(seq.count()):
+        handle = seq.nth(j).locator(".noUi-handle").first
+        box = seq.nth(j).locator("xpath=ancestor::*[contains(@class, 'lessons-explorer')][1]")
+        d_k = box.locator(".lessons-slider-d_k").first
+        if handle.count() == 0 or d_k.count() == 0:
+            continue
+        _press(page, handle, "End")
+        try:
+            page.wait_for_function(
+                "() => window.__lessonsProbe.draws.some((d) => d.alt.includes('seq_len = 128'))",
+                timeout=REDRAW_S * 1000)
+        except Exception:
+            problems.append(f"{notebook}: seq_len slider #{j}: End did not show 128 tokens")
+            continue
+        page.wait_for_timeout(300)
+        d_handle = d_k.locator(".noUi-handle").first
+        moves = []
+        for _ in range(PRESSES_PER_SLIDER):
+            value, high = (float(d_handle.get_attribute(a) or 0) for a in ("aria-valuenow", "aria-valuemax"))
+            key = "ArrowLeft" if value >= high else "ArrowRight"
+            try:
+                moves.append(_press_and_wait(page, d_k, d_handle, key, wire))
+            except Exception as exc:
+                problems.append(f"{notebook}: d_k at 128 tokens: no redraw ({type(exc).__name__})")
+                break
+        results.append({"slider": "lessons-slider-d_k at seq_len 128", "index": j, "moves_128": moves,
+                        **_summarise(moves)})
     return results, problems
+
+
+def _drag_test(page, notebook: str) -> tuple[dict | None, list[str]]:
+    """20 arrow presses within one second on a seq_len slider: the final value must be drawn; record when."""
+    seq = page.locator(".lessons-slider-seq_len")
+    if seq.count() == 0:
+        return None, []
+    handle = seq.first.locator(".noUi-handle").first
+    handle.focus()
+    page.keyboard.press("Home")
+    page.wait_for_timeout(800)
+    page.evaluate(PROBE)
+    n_draws = page.evaluate("() => window.__lessonsProbe.draws.length")
+    # the presses are sent from inside the page on a fixed clock (playwright's own round trips would
+    # space them further apart than a learner's held-down arrow key)
+    pressing_ms = handle.evaluate(
+        """(h, [n, gap]) => new Promise((done) => {
+             const t0 = performance.now();
+             let k = 0;
+             const press = () => {
+               for (const type of ['keydown', 'keyup']) {
+                 const init = { key: 'ArrowRight', code: 'ArrowRight', keyCode: 39, bubbles: true };
+                 h.dispatchEvent(new KeyboardEvent(type, init));
+               }
+               k += 1;  // press k is due at t0 + k·gap; a late one goes at once
+               if (k < n) { setTimeout(press, Math.max(0, t0 + k * gap - performance.now())); }
+               else { done(performance.now() - t0); }
+             };
+             press();
+           })""", [DRAG_PRESSES, DRAG_SPACING_MS])
+    pressing_s = pressing_ms / 1000
+    last_key = page.evaluate("() => window.__lessonsProbe.keyAt")
+    page.wait_for_timeout(100)
+    final = str(int(float(handle.get_attribute("aria-valuenow"))))
+    wanted = f"seq_len = {final}"
+    try:
+        page.wait_for_function(
+            "([n, w]) => window.__lessonsProbe.draws.slice(n).some((d) => d.alt.includes(w))",
+            arg=[n_draws, wanted], timeout=REDRAW_S * 1000)
+    except Exception:
+        return None, [f"{notebook}: drag test: the final value {wanted} was never drawn"]
+    page.wait_for_timeout(500)
+    draws = page.evaluate(f"() => window.__lessonsProbe.draws.slice({n_draws})")
+    final_at = min(d["drawnAt"] for d in draws if wanted in d["alt"])
+    values = {re.search(r"seq_len = (\d+)", d["alt"]).group(1) for d in draws if "seq_len = " in d["alt"]}
+    result = {"presses": DRAG_PRESSES, "pressing_s": round(pressing_s, 2), "final_value": int(final),
+              "final_shown_ms_after_last_press": round(final_at - last_key, 1),
+              "distinct_values_drawn": len(values)}
+    problems = []
+    if result["final_shown_ms_after_last_press"] > 1000:  # a queue of stale redraws, not mere load
+        problems.append(f"{notebook}: drag test: the final picture came "
+                        f"{result['final_shown_ms_after_last_press']:.0f} ms after the last press")
+    return result, problems
+
+
+def _hover_and_click(page, notebook: str) -> tuple[dict | None, list[str]]:
+    """Hover a cell of a selectable heatmap: the read-out names it; click a row: the query slider follows."""
+    roots = page.locator(".lessons-explorer .lessons-figure-root[data-axes]")
+    query = page.locator(".lessons-explorer .lessons-slider-query .noUi-handle")
+    if roots.count() == 0 or query.count() == 0:
+        return None, []
+    root = roots.nth(min(1, roots.count() - 1))  # the weights heatmap where there is one
+    root.scroll_into_view_if_needed()
+    axes = json.loads(root.get_attribute("data-axes"))
+    canvas = root.locator("canvas.lessons-figure-overlay").first.bounding_box()
+    row = min(3, axes["rows"] - 1)
+    x = canvas["x"] + axes["x"] + (0.5 + 1) * axes["w"] / axes["cols"]
+    y = canvas["y"] + axes["y"] + (row + 0.5) * axes["h"] / axes["rows"]
+    page.mouse.move(x, y)
+    readout = root.locator(".lessons-figure-readout")
+    problems = []
+    try:
+        page.wait_for_function("(el) => el.textContent.includes('→')", arg=readout.element_handle(),
+                               timeout=3000)
+    except Exception:
+        problems.append(f"{notebook}: hovering a heatmap cell showed no read-out")
+    text = readout.inner_text()
+    page.mouse.click(x, y)
+    try:
+        page.wait_for_function("([h, r]) => parseFloat(h.getAttribute('aria-valuenow')) === r",
+                               arg=[query.first.element_handle(), row], timeout=REDRAW_S * 1000)
+    except Exception:
+        problems.append(f"{notebook}: clicking row {row} of a heatmap did not move the query slider there "
+                        f"(slider at {query.first.get_attribute('aria-valuenow')}; figure shows "
+                        f"{root.get_attribute('data-alt')!r})")
+    # the "save picture" control downloads the figure as a PNG
+    saved = None
+    try:
+        with page.expect_download(timeout=5000) as download:
+            root.locator(".lessons-figure-save").click()
+        path = download.value.path()
+        head = Path(path).read_bytes()[:8] if path else b""
+        saved = {"name": download.value.suggested_filename, "png": head == b"\x89PNG\r\n\x1a\n"}
+        if not saved["png"]:
+            problems.append(f"{notebook}: the save button downloaded something that is not a PNG")
+    except Exception as exc:
+        problems.append(f"{notebook}: the save button downloaded nothing ({type(exc).__name__})")
+    return {"hover_readout": text, "clicked_row": row, "saved": saved,
+            "query_slider": query.first.get_attribute("aria-valuenow")}, problems
 
 
 def _check_widget_echo(page, notebook: str) -> list[str]:
@@ -377,14 +590,13 @@ def _check_widget_echo(page, notebook: str) -> list[str]:
             problems.append(f"{notebook}: widget check #{i} has no slider handle or no echo line")
             continue
         handle.scroll_into_view_if_needed()
-        handle.focus()
-        page.keyboard.press("ArrowRight")
+        _press(page, handle, "ArrowRight")
         value = handle.get_attribute("aria-valuetext") or handle.get_attribute("aria-valuenow")
         try:
             page.wait_for_function(
                 "([el, v]) => el.textContent.includes('received') && el.textContent.includes(v)",
                 arg=[echo.element_handle(), str(int(float(value)))],
-                timeout=IMAGE_CHANGE_S * 1000,
+                timeout=REDRAW_S * 1000,
             )
         except Exception:
             problems.append(
@@ -404,7 +616,7 @@ def _full_screenshot(page, path: Path) -> None:
             return outer ? outer.scrollHeight : document.body.scrollHeight;
         }"""
     )
-    page.set_viewport_size({"width": VIEWPORT["width"], "height": int(min(max(height + 160, 900), 15000))})
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": int(min(max(height + 160, 800), 15000))})
     page.evaluate(
         """() => document.querySelectorAll('.jp-WindowedPanel-outer, .jp-Notebook')
                    .forEach((el) => { el.scrollTop = 0; })"""
@@ -428,60 +640,77 @@ def test_there_are_notebooks_to_check():
         pytest.skip(message)
 
 
+@pytest.mark.parametrize("front", FRONT_ENDS)
 @pytest.mark.parametrize("source", _notebooks(), ids=lambda p: p.stem)
-def test_notebook_runs_in_browser(source: Path, lab_for_browser, browser_context, timings):
+def test_notebook_runs_in_browser(source: Path, front: str, lab_for_browser, browser_context, record):
     server = lab_for_browser
     rel = f"notebooks/{source.name}"
     allowed_error_cells = _cells_with_tag(source, "raises-exception")
     page = browser_context.new_page()
+    wire = Wire(page)
     console_errors: list[str] = []
     page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda exc: console_errors.append(f"pageerror: {exc}"))
-    record: dict = {}
+    run: dict = {"front_end": front}
+    shot = SCREENSHOTS / f"{source.stem}{'' if front == 'lab' else '-notebook7'}.png"
     try:
         t0 = time.perf_counter()
-        page.goto(f"{server.url}/lab/tree/{rel}?reset&token={server.token}")
-        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=KERNEL_START_S * 1000)
+        url = (f"{server.url}/lab/tree/{rel}?reset&token={server.token}" if front == "lab"
+               else f"{server.url}/notebooks/{rel}?token={server.token}")
+        page.goto(url)
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=KERNEL_START_S * 1000)
         _wait_for_kernel_idle(server, rel, KERNEL_START_S)
-        record["open_s"] = round(time.perf_counter() - t0, 2)
-        # Collapse the file browser: the screenshots then show the notebook at full width.
-        open_tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
-        if open_tab.count():
-            open_tab.first.click()
+        run["open_s"] = round(time.perf_counter() - t0, 2)
+        if front == "lab":  # collapse the file browser: the notebook gets the full width
+            open_tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
+            if open_tab.count():
+                open_tab.first.click()
 
-        run = _run_all_and_wait(page, server, rel, RUN_ALL_S)
-        record["run_all_s"] = round(run["seconds"], 2)
+        ran = _run_all_and_wait(page, server, rel, RUN_ALL_S)
+        run["run_all_s"] = round(ran["seconds"], 2)
         _wait_for_kernel_idle(server, rel, RUN_ALL_S)
         _wait_widgets_loaded(page)
 
         problems = _output_problems(page, allowed_error_cells)
-        unrun = [i for i, p in enumerate(run["prompts"]) if not re.fullmatch(r"\[\d+\]:?", p)]
+        unrun = [i for i, p in enumerate(ran["prompts"]) if not re.fullmatch(r"\[\d+\]:?", p)]
         if unrun:
             problems.append(
-                f"Run All stopped early: {len(unrun)} of {len(run['prompts'])} code cells did not run "
+                f"Run All stopped early: {len(unrun)} of {len(ran['prompts'])} code cells did not run "
                 f"(the first is code cell #{unrun[0]}); see the error above"
             )
-        sliders, slider_problems = _exercise_sliders(page, source.name)
-        record["sliders"] = sliders
+        problems += _live_problems(page, source)
+        run["explorer_sizes"], fit_problems = _fits_one_screen(page, front)
+        problems += fit_problems
+        _full_screenshot(page, shot)
+        for i in range(page.locator(".lessons-explorer").count()):
+            page.locator(".lessons-explorer").nth(i).screenshot(
+                path=str(SCREENSHOTS / f"{shot.stem}-explorer{i}.png"))
+        if front == "lab":
+            run["hover_click"], more = _hover_and_click(page, source.name)
+            problems += more
+        run["sliders"], slider_problems = _exercise_sliders(page, wire, source.name)
         problems += slider_problems
+        if front == "lab":
+            run["drag"], more = _drag_test(page, source.name)
+            problems += more
         problems += _check_widget_echo(page, source.name)
 
-        _full_screenshot(page, SCREENSHOTS / f"{source.stem}.png")
-        record["console_errors"] = console_errors[:20]
+        run["websocket_bytes_by_url"] = wire.by_url
+        run["console_errors"] = console_errors[:20]
         console = "\n".join(console_errors[:10])
         assert not problems, (
-            f"{source.name} in JupyterLab:\n" + "\n".join(problems)
+            f"{source.name} in {front}:\n" + "\n".join(problems)
             + (f"\n--- browser console errors ---\n{console}" if console else "")
         )
     except Exception:
         # A screenshot of the state at the failure helps more than the traceback.
         try:
-            page.screenshot(path=str(SCREENSHOTS / f"{source.stem}-FAILED.png"))
+            page.screenshot(path=str(SCREENSHOTS / f"{shot.stem}-FAILED.png"))
         except Exception:
             pass
         raise
     finally:
-        timings["notebooks"][source.name] = record
-        _write_timings(timings)
+        record["runs"][f"{source.name} ({front})"] = run
+        _write_record(record)
         server.shutdown_kernels()
         page.close()  # never saves: autosave is off and beforeunload is not run

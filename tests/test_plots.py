@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -14,7 +15,8 @@ import pytest  # noqa: E402
 from matplotlib.collections import PatchCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from lessons_lib import attention, data, masks, plots  # noqa: E402
+from lessons_lib import attention, data, masks, measurements, plots, style  # noqa: E402
+from lessons_lib._checks import SizeLimitError  # noqa: E402
 
 TOKENS = data.tokenize(data.SENTENCES["cat"])  # 7 tokens
 N = len(TOKENS)
@@ -253,7 +255,7 @@ def test_plot_projection_shapes_written():
 
 
 def test_measure_score_variance_grows_like_d_k():
-    d_ks, raw, scaled = plots.measure_score_variance([1, 4, 16, 64, 256])
+    d_ks, raw, scaled = measurements.measure_score_variance([1, 4, 16, 64, 256])
     np.testing.assert_allclose(raw / d_ks, 1.0, rtol=0.3)   # var(q·k) ≈ d_k
     np.testing.assert_allclose(scaled, 1.0, rtol=0.3)       # var(q·k/√d_k) ≈ 1
     assert raw[-1] > 100 * raw[0]
@@ -301,12 +303,45 @@ def test_plots_do_not_use_pyplot():
 
 
 def test_tick_helpers():
-    assert plots.tick_indices(32).tolist() == list(range(32))
-    idx = plots.tick_indices(33)
+    assert style.tick_indices(32).tolist() == list(range(32))
+    idx = style.tick_indices(33)
     assert idx[0] == 0 and len(idx) < 33
-    assert plots.tick_labels(["a", "b", "c"], [0, 2]) == ["a (0)", "c (2)"]
-    assert plots.tick_labels([str(i) for i in range(40)], [0, 8]) == ["0", "8"]
-    assert plots.tick_labels(["extraordinarily"], [0]) == ["extraordina…"]
+    assert style.tick_labels(["a", "b", "c"], [0, 2]) == ["a (0)", "c (2)"]
+    assert style.tick_labels([str(i) for i in range(40)], [0, 8]) == ["0", "8"]
+    assert style.tick_labels(["extraordinarily"], [0]) == ["extraordina…"]
+
+
+# ------------------------------------------------------- issue 7, class 7: sizes that would kill a kernel
+def test_a_matrix_too_big_to_draw_is_refused_at_once():
+    huge = np.broadcast_to(np.float64(0.25), (20000, 20000))   # a view: no memory behind it
+    with pytest.raises(SizeLimitError, match=r"would need about 16.8 GB.*Show a slice.*pooled view"):
+        plots.plot_weights(huge, [str(i) for i in range(20000)])
+    with pytest.raises(SizeLimitError):
+        plots.heatmap(huge, title="t", colorbar_label="c")
+
+
+# ------------------------------------------------------------------ issue 7, class 8: plot arguments
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: plots.plot_scores(np.eye(2), ["a", "b"], d_k=0), ValueError, "d_k must be at least 1"),
+    (lambda: plots.plot_scores(np.eye(2), ["a", "b"], d_k=2.5), TypeError, "d_k must be a whole number"),
+    (lambda: plots.plot_scores(np.eye(2), ["a", "b"], scaled="yes"), TypeError,
+     "scaled must be True or False"),
+    (lambda: plots.heatmap(np.eye(2), title="t", colorbar_label="c", cmap="nope"), ValueError,
+     "cmap must be the name of a matplotlib colour map"),
+    (lambda: plots.heatmap(np.eye(2), title="t", colorbar_label="c", fmt="%d"), ValueError,
+     "fmt must be a number format such as '.2f'"),
+    (lambda: plots.heatmap(np.eye(2), title="t", colorbar_label="c", annotate="no"), TypeError,
+     "annotate must be True, False or None"),
+    (lambda: plots.heatmap(np.zeros((0, 3)), title="t", colorbar_label="c"), ValueError, "is empty"),
+    (lambda: plots.plot_row_weights(np.array([0.5, 0.5]), ["a", "b"], 2), ValueError,
+     "query_token index 2 is outside 0..1"),
+    (lambda: plots.plot_convex_combination(np.eye(2), np.eye(2), ["a", "b"], weights=np.eye(2), query="z"),
+     ValueError, "query 'z' is not one of the tokens"),
+    (lambda: plots.plot_score_variance([1, 2], [1.0]), ValueError, "variances has 1 values but d_ks has 2"),
+])
+def test_plot_arguments_are_checked(call, error, words):
+    with pytest.raises(error, match=re.escape(words)):
+        call()
 
 
 def test_plot_row_weights_draws_masked_keys_as_masked_not_zero():

@@ -18,12 +18,13 @@ Notebook 7, VS Code, Colab.
 * :class:`LinePlot`: lines and markers (log axes optional), one movable marker.
 * :class:`MatrixProduct`: three matrices side by side, A · B = C, drawn to scale.
 
-How data travels: a matrix crosses as float32 bytes (exact hover values) up to
-:data:`F32_MAX_CELLS` cells, beyond that as zlib-compressed 8-bit colour
-indices (the colour is still exact; the hover value is then the middle of its
-1/256 colour bin and shown with "≈"). Masks cross as packed bits. Each widget
-sends one message per ``draw`` (``hold_sync``) and only the traits that changed,
-so token labels and colour tables cross once. The browser draws at most once per
+How data travels: a matrix crosses as float32 bytes (exact hover values) while
+it has at most 32 rows and columns (every token labelled) and :data:`F32_MAX_CELLS`
+cells, beyond that as zlib-compressed 8-bit colour indices (the colour is still
+exact; the hover value is then the middle of its 1/256 colour bin, shown with "≈").
+Masks cross as packed bits. Each widget sends one message per ``draw``
+(``hold_sync``) and only the traits that changed, so token labels and colour
+tables cross once. The browser draws at most once per
 animation frame, always the newest state.
 
 Example::
@@ -56,13 +57,16 @@ _HERE = Path(__file__).resolve().parent
 _ESM = (_HERE / "live_figures.js").read_text(encoding="utf-8")
 _CSS = (_HERE / "live_figures.css").read_text(encoding="utf-8")
 
-F32_MAX_CELLS = 2048        # up to this many cells a matrix crosses as float32 (8 kB)
+F32_MAX_CELLS = 2048        # a matrix crosses as float32 (exact) up to this many cells (8 kB) ...
+F32_MAX_SIDE = 32           # ... and this many rows and columns (the sizes whose tokens are all labelled)
 MAX_LIVE_CELLS = 512 * 512  # a live figure draws at most this many cells (all panels together)
 
 
 # ------------------------------------------------------------------ encoding
 def encode_matrix(m: np.ndarray, vmin: float, vmax: float) -> tuple[str, bytes]:
     """``("f32", float32 bytes)`` for small matrices, ``("u8z", zlib(8-bit colour indices))`` for large ones.
+
+    Small: at most :data:`F32_MAX_SIDE` along every axis and :data:`F32_MAX_CELLS` cells.
 
     The colour index of a value is matplotlib's: ``floor(256 · (v − vmin)/(vmax − vmin))``,
     clipped to 0..255 (so the 256-entry table gives exactly matplotlib's colour).
@@ -73,7 +77,7 @@ def encode_matrix(m: np.ndarray, vmin: float, vmax: float) -> tuple[str, bytes]:
     'u8z'
     """
     finite = np.where(np.isfinite(m), m, vmin)
-    if m.size <= F32_MAX_CELLS:
+    if m.size <= F32_MAX_CELLS and max(m.shape) <= F32_MAX_SIDE:
         return "f32", np.ascontiguousarray(finite, dtype="<f4").tobytes()
     x = (finite - vmin) * (256.0 / (vmax - vmin))
     idx = np.clip(np.floor(x), 0, 255).astype(np.uint8)
@@ -374,10 +378,10 @@ class HeatmapGrid(_MatrixFigure):
     def draw(self, matrices, row_labels=None, col_labels=None, *, vmin=None, vmax=None, mask=None,
              panel_titles=None, title: str | None = None, alt: str | None = None) -> None:
         """Show ``matrices`` (n_panels, n_rows, n_cols), all on one colour range; ``mask`` as in Heatmap."""
-        m = as_float_array(matrices, "matrices", min_ndim=3, allow_neg_inf=True)
-        if m.ndim != 3:
+        if np.ndim(matrices) != 3:
             raise ValueError(f"matrices must be 3-D (n_panels, rows, columns), e.g. (n_heads, L, L); "
-                             f"got shape {m.shape}.")
+                             f"got shape {np.shape(matrices)}.")
+        m = as_float_array(matrices, "matrices", min_ndim=3, allow_neg_inf=True)
         _check_cells(m.size, m.shape, "matrices")
         n, r, c = m.shape
         rows = _check_labels(row_labels, r, "row_labels", "row")

@@ -400,7 +400,8 @@ function makeShell(el, model) {
   const readout = document.createElement("div");
   readout.className = "lessons-figure-readout";
   readout.textContent = "\u00a0";
-  root.append(bar, stage, readout);
+  stage.appendChild(bar);  // the save button sits in the picture's top-right corner: no extra height
+  root.append(stage, readout);
   el.appendChild(root);
   save.addEventListener("click", () => {
     const name = (model.get("title") || "figure").split("\n")[0].replace(/[^\w.-]+/g, "_").slice(0, 60);
@@ -935,9 +936,15 @@ function render({ model, el }) {
   function paint() {
     scheduled = false;
     if (!state) return;
-    // as wide as asked, never wider than the output area (a narrow window, a side panel)
-    const room = el.parentElement ? el.parentElement.clientWidth - 4 : 0;
-    const w = room > 200 ? Math.min(state.width, room) : state.width, h = state.height;
+    // As wide as asked, never wider than the room the page gives it (a narrow window, an open side
+    // panel, a row of figures in an explorer): the element asks for `width` px and may shrink.
+    if (el.dataset.width !== String(state.width)) {
+      el.dataset.width = String(state.width);
+      el.style.width = `${state.width}px`;
+      el.style.flex = `0 1 ${state.width}px`;
+    }
+    const room = Math.floor(el.getBoundingClientRect().width);
+    const w = room > 120 ? Math.min(state.width, room) : state.width, h = state.height;
     root.style.width = `${w}px`;
     const ctx = setupCanvas(canvas, w, h);
     ctx.clearRect(0, 0, w, h);
@@ -957,6 +964,12 @@ function render({ model, el }) {
     root.dataset.frame = String(frame);
     root.dataset.alt = state.alt || "";
     root.dataset.drawnAt = String(performance.now());
+    // where the cells are (for tests and tools): the axes rectangle of a single heatmap
+    if (info && info.lay) {
+      const { ax } = info.lay;
+      root.dataset.axes = JSON.stringify({ x: ax.x, y: ax.y, w: ax.w, h: ax.h,
+        rows: state.rows, cols: state.cols });
+    }
   }
 
   function schedule() {
@@ -1022,10 +1035,10 @@ function render({ model, el }) {
   if (typeof ResizeObserver !== "undefined") {
     let lastRoom = -1;
     resize = new ResizeObserver(() => {
-      const room = el.parentElement ? el.parentElement.clientWidth : 0;
+      const room = Math.floor(el.getBoundingClientRect().width);
       if (room !== lastRoom) { lastRoom = room; schedule(); }
     });
-    requestAnimationFrame(() => { if (el.parentElement) resize.observe(el.parentElement); });
+    resize.observe(el);
   }
   return () => {
     for (const [ev, fn] of handlers) model.off(ev, fn);

@@ -1,0 +1,64 @@
+"""Exercise of notebook 01_why_attention: write a query that makes "it" look mostly at "street".
+
+Not a function to complete but a vector to design, so the check looks at the weights the
+query produces in sentence A ("…too tired"), with the hand-built keys of
+:func:`lessons_lib.data.coreference_example`: it passes when "street" gets the largest weight
+and at least half of it ("mostly"), and otherwise says what the query asks for instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import attention, data
+from ..feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
+
+__all__ = ["check_street_query"]
+
+MOSTLY = 0.5  # "mostly": at least half of the attention
+
+
+def check_street_query(query) -> Feedback:
+    """Check ``my_query`` (4 numbers: living thing, place, can be tired, can be wide) for "it" → "street".
+
+    Uses sentence A of ``data.coreference_example("tired")`` with the query of "it"
+    replaced by ``query``. Returns a :class:`~lessons_lib.feedback.Feedback`; never raises.
+    """
+    name = "my_query"
+    ex = data.coreference_example("tired")
+    tokens, names = ex["tokens"], ex["feature_names"]
+    try:
+        q = np.asarray(query, dtype=np.float64)
+    except (TypeError, ValueError):
+        return Feedback(name, FAILED, f"my_query must be 4 numbers, one per feature ({', '.join(names)}); "
+                                      f"got {query!r}.", mistake="not_numbers")
+    if q.shape != (len(names),):
+        return Feedback(name, FAILED, f"my_query must hold {len(names)} numbers, one per feature "
+                                      f"({', '.join(names)}); got shape {q.shape}.", mistake="wrong_shape")
+    if not np.isfinite(q).all():
+        return Feedback(name, FAILED, "my_query holds inf or nan; use ordinary numbers.",
+                        mistake="not_finite")
+    if not q.any():
+        return Feedback(name, NOT_ATTEMPTED,
+                        "my_query is still all zeros: it asks for nothing, so every token gets 1/12 of the "
+                        "attention. Put a number in at least one feature.")
+    it = tokens.index("it")
+    full = ex["q"].copy()
+    full[it] = q
+    _, w = attention.scaled_dot_product_attention(full, ex["k"], ex["v"])
+    row = w[it]
+    street, best = tokens.index("street"), int(np.argmax(row))
+    share = f"“street” gets {row[street]:.2f} of the attention of “it”"
+    if best == street and row[street] >= MOSTLY:
+        return Feedback(name, PASSED, f"{share}, the largest share and more than half: “it” now looks mostly "
+                                      f"at the street. Only the question changed, not the sentence.")
+    if best != street:
+        strongest = names[int(np.argmax(q))]
+        return Feedback(
+            name, FAILED, f"{share}, but “{tokens[best]}” gets more ({row[best]:.2f}).",
+            hint=f"Your query asks most for “{strongest}”. Which features does the key of “street” offer? "
+                 f"Ask for those (and not for what “animal” offers).", mistake="wrong_features")
+    return Feedback(
+        name, FAILED, f"{share}: the largest share, but not most of it (at least {MOSTLY:.2f}).",
+        hint="The direction is right; make the query longer (multiply it by 2 or 3): bigger score gaps "
+             "make softmax concentrate, as with the loud pear.", mistake="too_soft")

@@ -35,7 +35,7 @@ from .masks import combine_masks
 
 __all__ = [
     "softmax", "project_qkv", "attention_scores", "scale_scores", "attention_weights",
-    "weighted_values", "scaled_dot_product_attention",
+    "weighted_values", "scaled_dot_product_attention", "softmax_off",
 ]
 
 # What to do instead when a score matrix would not fit (see _checks.check_memory).
@@ -86,6 +86,18 @@ def _softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:
         total[total == 0] = 1.0  # nothing to attend to: weights stay 0
         x /= total
     return x
+
+
+def softmax_off(scores) -> np.ndarray:
+    """Row-wise softmax with an extra score-0 slot that is dropped: exp(s_j) / (1 + Σ_i exp(s_i)).
+
+    ``scores (..., S)`` → weights of the same shape, each row summing to less
+    than 1; the rest, 1/(1 + Σ exp(s_i)), is the weight of "nothing". Built on
+    ``attention.softmax`` (stable at any size of score). Notebook 09.
+    """
+    s = as_float_array(scores, "scores", allow_neg_inf=True)
+    padded = np.concatenate([s, np.zeros((*s.shape[:-1], 1), dtype=s.dtype)], axis=-1)
+    return softmax(padded, axis=-1)[..., :-1]
 
 
 # --------------------------------------------------------------------------- step 1

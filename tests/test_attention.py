@@ -9,6 +9,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 import lessons_lib as ll
 from lessons_lib.attention import attention_scores, attention_weights, scale_scores, weighted_values
@@ -212,3 +213,17 @@ def test_scale_scores_divides_by_sqrt_dk():
     s = np.array([[4.0, 8.0]])
     np.testing.assert_allclose(scale_scores(s, d_k=16), [[1.0, 2.0]])
     np.testing.assert_allclose(scale_scores(s, scale=0.5), [[2.0, 4.0]])
+
+
+# --------------------------------------------------------------------------- softmax with an "off" slot
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 7)),
+              elements=st.floats(-30, 30, allow_nan=False)))
+def test_softmax_off_is_softmax_with_a_zero_score_slot_dropped(scores):
+    """softmax_off(s)_j = exp(s_j) / (1 + Σ_i exp(s_i)): rows sum to less than 1, the rest is 'nothing'."""
+    from lessons_lib import softmax_off
+
+    w = softmax_off(scores)
+    expected = np.exp(scores) / (1 + np.exp(scores).sum(axis=-1, keepdims=True))
+    np.testing.assert_allclose(w, expected, rtol=1e-12, atol=1e-300)
+    assert (w.sum(axis=-1) < 1).all() and (w >= 0).all()

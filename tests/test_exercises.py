@@ -471,8 +471,9 @@ def test_every_exercise_is_registered_and_exported():
     for name in ("check_projection", "check_scores", "check_scaling", "check_softmax", "check_weighted_sum",
                  "check_softmax_off"):
         assert name in exercises.__all__ and callable(getattr(exercises, name))
-    assert set(exercises.__all__) == {"Feedback", "EXERCISES", "check_projection", "check_scores",
-                                      "check_scaling", "check_softmax", "check_weighted_sum"}
+    assert set(exercises.__all__) == {"Feedback", "EXERCISES", "check_street_query", "check_projection",
+                                      "check_scores", "check_scaling", "check_softmax", "check_weighted_sum",
+                                      "check_softmax_off"}
 
 
 def test_the_solutions_are_not_part_of_the_package():

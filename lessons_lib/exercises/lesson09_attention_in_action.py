@@ -15,22 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention
+from ..attention import softmax, softmax_off
 from .engine import Case, Exercise, Mistake, Outcome, either, like, rng_cases
 
-__all__ = ["SOFTMAX_OFF", "check_softmax_off", "softmax_off"]
-
-
-def softmax_off(scores) -> np.ndarray:
-    """Row-wise softmax with an extra score-0 slot that is dropped: exp(s_j) / (1 + Σ_i exp(s_i)).
-
-    ``scores (..., S)`` → weights of the same shape, each row summing to less
-    than 1; the rest, 1/(1 + Σ exp(s_i)), is the weight of "nothing". Built on
-    ``attention.softmax`` (stable at any size of score). Notebook 09.
-    """
-    s = np.asarray(scores)
-    padded = np.concatenate([s, np.zeros((*s.shape[:-1], 1), dtype=s.dtype)], axis=-1)
-    return attention.softmax(padded, axis=-1)[..., :-1]
+__all__ = ["check_softmax_off"]
 
 
 def _cases() -> list[Case]:
@@ -49,7 +37,7 @@ def _cases() -> list[Case]:
 
 
 def _plain_softmax(scores):
-    return attention.softmax(scores, axis=-1)
+    return softmax(scores, axis=-1)
 
 
 def _no_max(scores):

@@ -60,7 +60,7 @@ EQUATIONS = (
              "multihead.multi_head_attention", "merge_heads(heads) @", "06_multi_head.ipynb"),
     Equation("3.2.3", r"j > i \;\Rightarrow\; \text{score}_{ij} = -\infty",
              "the decoder may not look ahead: the mask allows key j for query i only when j ≤ i",
-             "masks.causal_mask", "np.tril(", "07_causal_masking.ipynb"),
+             "masks.causal_mask", "np.tri(", "07_causal_masking.ipynb"),
     Equation("3.2.3", r"e^{-\infty} = 0",
              "masked scores are set to −∞ before the softmax, so those keys get weight exactly 0",
              "attention._weights_inplace", "np.putmask(scaled, ~allowed, -np.inf)",

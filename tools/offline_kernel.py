@@ -1,0 +1,146 @@
+"""An IPython kernel with the network cut off, which records its own peak memory.
+
+``make test`` runs every notebook under nbval in this kernel, so the test proves two promises of the
+course at once:
+
+* **offline**: nothing a lesson does at run time reaches the network. ``socket.connect`` (and
+  ``connect_ex``) fail for every address that is not on this machine (loopback or a Unix socket),
+  and name look-ups of other hosts fail too, with a message that names what was tried. The
+  kernel's own ZeroMQ channels are opened by libzmq, not through Python's ``socket``, so they work;
+* **fits a 2 GB machine**: when the kernel exits it appends its peak resident memory
+  (``ru_maxrss``) as one JSON line to ``$LESSONS_KERNEL_LOG`` (if set). ``report`` prints the
+  table and fails above a limit (Binder gives each user 1-2 GB; the server needs some of it).
+
+Usage::
+
+    python tools/offline_kernel.py install DIR [--name NAME]   # kernelspec under DIR/kernels/NAME
+    JUPYTER_PATH=DIR pytest --nbval notebooks/ --nbval-kernel-name NAME
+    python tools/offline_kernel.py report LOG --limit-mb 1500 notebooks/*.ipynb
+    python tools/offline_kernel.py kernel -f CONNECTION_FILE   # what the kernelspec runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+BLOCKED = "network access is blocked: the course must run offline (tools/offline_kernel.py)"
+
+
+def _is_local(host) -> bool:
+    if not isinstance(host, str):
+        return False
+    if host in ("localhost", "") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def cut_network() -> None:
+    """Make every connection to another machine fail, in this process."""
+    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
+    real_getaddrinfo = socket.getaddrinfo
+
+    def allowed(sock: socket.socket, address) -> bool:
+        return sock.family == getattr(socket, "AF_UNIX", None) or _is_local(address[0])
+
+    def connect(self, address):
+        if not allowed(self, address):
+            raise OSError(f"{BLOCKED}; tried to connect to {address!r}")
+        return real_connect(self, address)
+
+    def connect_ex(self, address):
+        if not allowed(self, address):
+            raise OSError(f"{BLOCKED}; tried to connect to {address!r}")
+        return real_connect_ex(self, address)
+
+    def getaddrinfo(host, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else host
+        if name is not None and not _is_local(name):
+            raise socket.gaierror(f"{BLOCKED}; tried to look up {name!r}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    socket.socket.connect, socket.socket.connect_ex = connect, connect_ex
+    socket.getaddrinfo = getaddrinfo
+
+
+def record_peak_memory_at_exit() -> None:
+    log = os.environ.get("LESSONS_KERNEL_LOG")
+    if not log:
+        return
+    import atexit
+    import resource
+
+    def write() -> None:
+        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"peak_mb": round(peak_kb / 1024, 1), "cwd": os.getcwd()}) + "\n")
+
+    atexit.register(write)
+
+
+def install(directory: Path, name: str) -> Path:
+    spec_dir = directory / "kernels" / name
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    spec = {
+        "argv": [sys.executable, str(Path(__file__).resolve()), "kernel", "-f", "{connection_file}"],
+        "display_name": f"Python 3 (offline, {name})",
+        "language": "python",
+        "metadata": {"debugger": False},
+    }
+    (spec_dir / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+    return spec_dir
+
+
+def report(log: Path, limit_mb: float, notebooks: list[Path]) -> int:
+    """Print each notebook's kernel peak memory; non-zero exit above ``limit_mb``."""
+    rows = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    names = [p.name for p in sorted(notebooks)]
+    if len(rows) != len(names):  # nbval stopped early, or ran a subset: still check every kernel
+        names = [f"kernel {i + 1}" for i in range(len(rows))]
+    print(f"peak kernel memory per notebook (limit {limit_mb:.0f} MB, so that a 2 GB Binder fits):")
+    worst = 0.0
+    for name, row in zip(names, rows):
+        worst = max(worst, row["peak_mb"])
+        flag = "" if row["peak_mb"] <= limit_mb else "   <-- over the limit"
+        print(f"  {name:40s} {row['peak_mb']:8.1f} MB{flag}")
+    if not rows:
+        print("  no kernel wrote its peak memory: was LESSONS_KERNEL_LOG set for nbval?")
+        return 1
+    return 0 if worst <= limit_mb else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_install = sub.add_parser("install", help="write the kernelspec")
+    p_install.add_argument("directory", type=Path)
+    p_install.add_argument("--name", default="course-offline")
+    p_report = sub.add_parser("report", help="peak memory table")
+    p_report.add_argument("log", type=Path)
+    p_report.add_argument("notebooks", nargs="*", type=Path)
+    p_report.add_argument("--limit-mb", type=float, default=1500)
+    sub.add_parser("kernel", help="run the kernel (used by the kernelspec)", add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "install":
+        print(install(args.directory, args.name))
+        return 0
+    if args.command == "report":
+        return report(args.log, args.limit_mb, args.notebooks)
+    cut_network()
+    record_peak_memory_at_exit()
+    from ipykernel.kernelapp import IPKernelApp
+
+    IPKernelApp.launch_instance(argv=rest)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

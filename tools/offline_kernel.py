@@ -7,15 +7,17 @@ course at once:
   ``connect_ex``) fail for every address that is not on this machine (loopback or a Unix socket),
   and name look-ups of other hosts fail too, with a message that names what was tried. The
   kernel's own ZeroMQ channels are opened by libzmq, not through Python's ``socket``, so they work;
-* **fits a 2 GB machine**: when the kernel exits it appends its peak resident memory
-  (``ru_maxrss``) as one JSON line to ``$LESSONS_KERNEL_LOG`` (if set). ``report`` prints the
-  table and fails above a limit (Binder gives each user 1-2 GB; the server needs some of it).
+* **fits a 2 GB machine**: after every cell the kernel writes its peak resident memory so far
+  (``ru_maxrss``) to its own file in the folder ``$LESSONS_KERNEL_LOG`` (if set), named by its
+  start time, so the files sort in the order the notebooks ran (nbval kills kernels, so nothing
+  is left to do at exit). ``report`` prints the table and fails above a limit (Binder gives each
+  user 1-2 GB; the server needs some of it).
 
 Usage::
 
     python tools/offline_kernel.py install DIR [--name NAME]   # kernelspec under DIR/kernels/NAME
     JUPYTER_PATH=DIR pytest --nbval notebooks/ --nbval-kernel-name NAME
-    python tools/offline_kernel.py report LOG --limit-mb 1500 notebooks/*.ipynb
+    python tools/offline_kernel.py report LOGDIR --limit-mb 1500 notebooks/*.ipynb
     python tools/offline_kernel.py kernel -f CONNECTION_FILE   # what the kernelspec runs
 """
 
@@ -71,19 +73,25 @@ def cut_network() -> None:
     socket.getaddrinfo = getaddrinfo
 
 
-def record_peak_memory_at_exit() -> None:
-    log = os.environ.get("LESSONS_KERNEL_LOG")
-    if not log:
-        return
-    import atexit
+def peak_memory_recorder():
+    """A ``post_run_cell`` callback that writes this kernel's peak memory, or None if not asked for."""
+    folder = os.environ.get("LESSONS_KERNEL_LOG")
+    if not folder:
+        return None
     import resource
+    import time
 
-    def write() -> None:
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    path = Path(folder) / f"{time.time_ns()}-{os.getpid()}.json"
+    cells = 0
+
+    def write(*_args) -> None:
+        nonlocal cells
+        cells += 1
         peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
-        with open(log, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"peak_mb": round(peak_kb / 1024, 1), "cwd": os.getcwd()}) + "\n")
+        path.write_text(json.dumps({"peak_mb": round(peak_kb / 1024, 1), "cells": cells}) + "\n")
 
-    atexit.register(write)
+    return write
 
 
 def install(directory: Path, name: str) -> Path:
@@ -99,21 +107,22 @@ def install(directory: Path, name: str) -> Path:
     return spec_dir
 
 
-def report(log: Path, limit_mb: float, notebooks: list[Path]) -> int:
+def report(folder: Path, limit_mb: float, notebooks: list[Path]) -> int:
     """Print each notebook's kernel peak memory; non-zero exit above ``limit_mb``."""
-    rows = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    rows = [json.loads(f.read_text(encoding="utf-8")) for f in files]
     names = [p.name for p in sorted(notebooks)]
     if len(rows) != len(names):  # nbval stopped early, or ran a subset: still check every kernel
         names = [f"kernel {i + 1}" for i in range(len(rows))]
     print(f"peak kernel memory per notebook (limit {limit_mb:.0f} MB, so that a 2 GB Binder fits):")
+    if not rows:
+        print("  no kernel wrote its peak memory: was LESSONS_KERNEL_LOG set for nbval?")
+        return 1
     worst = 0.0
     for name, row in zip(names, rows):
         worst = max(worst, row["peak_mb"])
         flag = "" if row["peak_mb"] <= limit_mb else "   <-- over the limit"
         print(f"  {name:40s} {row['peak_mb']:8.1f} MB{flag}")
-    if not rows:
-        print("  no kernel wrote its peak memory: was LESSONS_KERNEL_LOG set for nbval?")
-        return 1
     return 0 if worst <= limit_mb else 1
 
 
@@ -124,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     p_install.add_argument("directory", type=Path)
     p_install.add_argument("--name", default="course-offline")
     p_report = sub.add_parser("report", help="peak memory table")
-    p_report.add_argument("log", type=Path)
+    p_report.add_argument("log", type=Path, help="the folder LESSONS_KERNEL_LOG named")
     p_report.add_argument("notebooks", nargs="*", type=Path)
     p_report.add_argument("--limit-mb", type=float, default=1500)
     sub.add_parser("kernel", help="run the kernel (used by the kernelspec)", add_help=False)
@@ -135,10 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "report":
         return report(args.log, args.limit_mb, args.notebooks)
     cut_network()
-    record_peak_memory_at_exit()
     from ipykernel.kernelapp import IPKernelApp
 
-    IPKernelApp.launch_instance(argv=rest)
+    app = IPKernelApp.instance()
+    app.initialize(rest)
+    recorder = peak_memory_recorder()
+    if recorder is not None:
+        app.shell.events.register("post_run_cell", recorder)
+    app.start()
     return 0
 
 

@@ -4,7 +4,8 @@
 #   make test    set up .venv with the test tools, then lint, library tests,
 #                every notebook under nbval, and every notebook in a real browser
 #
-# Other targets: make notebooks (re-run all notebooks in place, clean kernel),
+# Other targets: make notebooks (stamp, then re-run all notebooks in place, clean kernel),
+# make learner (the learner copy, solutions removed), make html (static pages),
 # make bench, make lint, make clean, make distclean, make help.
 # Installs are skipped when requirements*.txt and pyproject.toml did not change
 # (stamp files inside .venv).
@@ -33,12 +34,14 @@ STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test lint test-lib test-notebooks test-browser notebooks bench clean distclean
+.PHONY: help lab test lint test-lib test-notebooks test-browser test-binder notebooks learner html bench clean distclean
 
 help:
 	@echo "make lab        open the course in JupyterLab (sets up $(VENV) the first time)"
 	@echo "make test       lint + library tests + nbval over notebooks/ + browser test"
-	@echo "make notebooks  re-run every notebook in place from a clean kernel"
+	@echo "make notebooks  stamp (Colab cell, slides, README map), then re-run every notebook from a clean kernel"
+	@echo "make learner    the learner copy in build/learner (solutions removed, answers cleared)"
+	@echo "make html       static HTML pages of every lesson in build/html"
 	@echo "make bench      run benchmarks/*.py"
 	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
@@ -66,29 +69,46 @@ lab: $(STAMP_RUN)
 
 # --------------------------------------------------------------------- tests
 
-test: lint test-lib test-notebooks test-browser
+test: lint test-lib test-notebooks test-browser test-binder
 
 lint: $(STAMP_DEV)
-	$(BIN)/ruff check lessons_lib tests notebooks benchmarks .ci
+	$(BIN)/ruff check lessons_lib tests notebooks benchmarks tools .ci
 
 # the library tests, then every example in the library's docstrings (doctests)
 test-lib: $(STAMP_DEV)
-	$(BIN)/pytest -m "not browser" tests
+	$(BIN)/pytest -m "not browser and not binder" tests
 	$(BIN)/pytest --doctest-modules lessons_lib
 
+# Every notebook under nbval, in a kernel with the network cut off that records its peak memory
+# (tools/offline_kernel.py): the course runs offline and fits a 2 GB Binder.
+KERNEL_DIR := build/jupyter
 test-notebooks: $(STAMP_DEV)
-	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \
-	  echo "$(BIN)/pytest --nbval notebooks/"; $(BIN)/pytest --nbval notebooks/; \
-	else echo "no notebooks in notebooks/ yet: nothing for nbval to run"; fi
+	@rm -rf build/kernel-peaks
+	$(PY) tools/offline_kernel.py install $(KERNEL_DIR) --name course-offline
+	JUPYTER_PATH=$(abspath $(KERNEL_DIR)) LESSONS_KERNEL_LOG=$(abspath build/kernel-peaks) \
+	  $(BIN)/pytest --nbval --nbval-kernel-name course-offline notebooks/
+	$(PY) tools/offline_kernel.py report build/kernel-peaks --limit-mb 1500 notebooks/*.ipynb
 
 test-browser: $(STAMP_DEV)
 	@mkdir -p $(SCREENSHOTS)
 	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py
 
+# Binder's environment (binder/requirements.txt: the same pins, torch's CPU build) in a fresh venv,
+# then every notebook under nbval in it (slow: a few minutes).
+test-binder: $(STAMP_DEV)
+	$(BIN)/pytest -m binder -s tests/test_binder.py
+
 # ----------------------------------------------------------------- notebooks
 
 notebooks: $(STAMP_RUN)
+	$(PY) tools/stamp_notebooks.py
 	$(PY) .ci/run_notebooks.py notebooks/*.ipynb
+
+learner: $(STAMP_RUN)
+	$(PY) tools/learner_release.py --out build/learner
+
+html: $(STAMP_RUN)
+	$(PY) tools/export_html.py --out build/html
 
 # Each benchmark prints ratios measured side by side in one run (not part of make test).
 bench: $(STAMP_RUN)

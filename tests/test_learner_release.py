@@ -1,0 +1,101 @@
+"""The learner copy (``make learner``): solutions out, answers cleared, and it still runs.
+
+The source notebooks hold each exercise's solution between ``### BEGIN SOLUTION`` and
+``### END SOLUTION``; tools/learner_release.py replaces them. The checks compare a learner's code
+with lessons_lib's reference functions, so the learner copy runs top to bottom without them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import learner_release as lr  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def test_strip_solutions_keeps_indentation_and_the_code_around():
+    source = ("def f(x):\n    # a comment the learner keeps\n    ### BEGIN SOLUTION\n    y = x + 1\n"
+              "    return y\n    ### END SOLUTION\n\nprint('after')")
+    text, count = lr.strip_solutions(source)
+    assert count == 1
+    assert text == ("def f(x):\n    # a comment the learner keeps\n"
+                    '    raise NotImplementedError("your code here")\n\nprint(\'after\')')
+
+
+def test_strip_solutions_handles_several_regions_and_none():
+    two = "### BEGIN SOLUTION\na = 1\n### END SOLUTION\nb = 2\n### BEGIN SOLUTION\nc = 3\n### END SOLUTION\n"
+    text, count = lr.strip_solutions(two)
+    assert count == 2 and text.count("NotImplementedError") == 2 and "b = 2" in text and "c = 3" not in text
+    assert lr.strip_solutions("x = 1") == ("x = 1", 0)
+
+
+@pytest.mark.parametrize("broken", [
+    "### BEGIN SOLUTION\nx = 1\n",
+    "x = 1\n### END SOLUTION\n",
+    "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n",
+])
+def test_unbalanced_markers_are_refused_with_the_place(broken):
+    with pytest.raises(lr.SolutionMarkerError, match="line|never closed"):
+        lr.strip_solutions(broken, "03_x.ipynb, cell 7")
+
+
+def test_learner_notebook_clears_answers_and_feedback_only():
+    nb = nbformat.v4.new_notebook()
+    out = [nbformat.v4.new_output("stream", text="shown\n")]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Title"),
+        nbformat.v4.new_code_cell("print('figure')", outputs=list(out)),
+        nbformat.v4.new_markdown_cell("> **Predict.** what comes out?"),
+        nbformat.v4.new_code_cell("print('the answer')", outputs=list(out)),
+        nbformat.v4.new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION",
+                                  outputs=list(out)),
+        nbformat.v4.new_code_cell("exercises.check_thing(f)", outputs=list(out)),
+        nbformat.v4.new_code_cell("print('later')", outputs=list(out)),
+    ]
+    learner, removed = lr.learner_notebook(nb)
+    assert removed == 1
+    assert [bool(c.get("outputs")) for c in learner.cells if c.cell_type == "code"] == [True, False, False, False, True]
+    assert nb.cells[4].outputs, "the source notebook itself is not changed"
+
+
+def test_source_notebooks_hold_a_solution_for_every_exercise():
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        code = [c.source for c in nb.cells if c.cell_type == "code"]
+        checks = sum(bool(lr._CHECK_CALL.search(s)) for s in code)
+        regions = sum(s.count(lr.BEGIN) for s in code)
+        assert regions >= checks, f"{path.name}: {checks} checks but only {regions} solution regions"
+        assert not any('raise NotImplementedError("your code here")' in s for s in code), (
+            f"{path.name}: the source notebook keeps solutions; the learner copy gets the placeholder")
+
+
+def test_the_package_ships_no_solutions():
+    assert importlib.util.find_spec("lessons_lib.solutions") is None
+
+
+@pytest.mark.slow
+def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path):
+    from nbclient import NotebookClient
+
+    lr.release(tmp_path)
+    assert not (tmp_path / "tests").exists() and not (tmp_path / "docs/teaching.md").exists()
+    for path in sorted((tmp_path / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        text = "".join(c.source for c in nb.cells)
+        assert lr.BEGIN not in text and lr.END not in text
+        if not lr._CHECK_CALL.search(text):
+            continue  # no exercise: nothing differs from the source notebook, which nbval runs
+        NotebookClient(nb, timeout=300, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        feedback = "".join(str(o.get("data", {}).get("text/html", o.get("text", "")))
+                           for c in nb.cells if lr._CHECK_CALL.search(c.source) for o in c.outputs)
+        assert feedback and "Traceback" not in feedback, path.name
+        assert "not attempted" in feedback.lower(), f"{path.name}: {feedback[:300]}"

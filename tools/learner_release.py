@@ -1,0 +1,169 @@
+"""Make the learner copy of the course from the teacher's source notebooks (``make learner``).
+
+The notebooks in ``notebooks/`` are the *source*: each exercise cell holds its worked solution
+between two marker lines, the convention of nbgrader::
+
+    def my_softmax(x):
+        ### BEGIN SOLUTION
+        shifted = x - x.max(axis=-1, keepdims=True)
+        ...
+        ### END SOLUTION
+
+The learner copy replaces every such region by ``raise NotImplementedError("your code here")``
+(at the region's indentation), and clears the outputs a learner should not see before they have
+tried: the exercise cell itself, every cell that calls a ``check_…`` function (its feedback in
+the source says "passed"), and the first code cell after a **Predict** prompt (its output is the
+answer to the prediction). Everything else (prose, figures, explorers, quizzes) is kept, so the
+learner copy still shows its pictures on a static page.
+
+The checks in ``lessons_lib`` compare a learner's function with the library's own reference
+functions, never with a solutions file, so the learner copy needs nothing that it lacks.
+
+The learner copy is the whole course as a learner needs it (``git ls-files`` of this repository,
+without the teacher's files in ``TEACHER_ONLY``), with the notebooks stripped as above. It is what
+learners clone, and what the Binder badge, the Colab links and the hub's nbgitpuller link open:
+``--branch learner`` commits it to the branch ``learner`` (and tags it ``learner-vVERSION``), for
+the maintainer to push with ``git push origin learner learner-vVERSION``.
+
+Usage: python tools/learner_release.py [--out build/learner] [--branch learner]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import nbformat
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+PLACEHOLDER = 'raise NotImplementedError("your code here")'
+_CHECK_CALL = re.compile(r"\bcheck_\w+\s*\(")
+_PREDICT = re.compile(r"\*\*\s*Predict", re.IGNORECASE)
+ROOT = Path(__file__).resolve().parents[1]
+# Files a learner's copy leaves out: the teacher's guide, the maintainers' tests and benchmarks.
+TEACHER_ONLY = ("docs/teaching.md", "tests/", "benchmarks/", ".ci/")
+
+
+class SolutionMarkerError(ValueError):
+    """A solution region is not closed, or closed without being opened."""
+
+
+def strip_solutions(source: str, where: str = "cell") -> tuple[str, int]:
+    """Replace each BEGIN/END SOLUTION region of ``source``; return the new source and the count."""
+    out: list[str] = []
+    inside, count = False, 0
+    for number, line in enumerate(source.splitlines(keepends=True), start=1):
+        stripped = line.strip()
+        if stripped == BEGIN:
+            if inside:
+                raise SolutionMarkerError(f"{where}, line {number}: {BEGIN} inside another solution region")
+            inside, count = True, count + 1
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}{PLACEHOLDER}\n")
+        elif stripped == END:
+            if not inside:
+                raise SolutionMarkerError(f"{where}, line {number}: {END} without {BEGIN}")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise SolutionMarkerError(f"{where}: {BEGIN} is never closed by {END}")
+    text = "".join(out)
+    return (text.rstrip("\n") if not source.endswith("\n") else text), count
+
+
+def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> tuple[nbformat.NotebookNode, int]:
+    """The learner version of ``nb`` (a copy) and how many solution regions it removed."""
+    nb = nbformat.from_dict(nb)  # deep copy
+    removed = 0
+    after_predict = False
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            after_predict = after_predict or bool(_PREDICT.search(cell.source))
+            continue
+        if cell.cell_type != "code":
+            continue
+        source, count = strip_solutions(cell.source, f"{name}, cell {index}")
+        clear = count > 0 or bool(_CHECK_CALL.search(cell.source)) or after_predict
+        after_predict = False
+        cell.source = source
+        removed += count
+        if clear:
+            cell.outputs = []
+            cell.execution_count = None
+    return nb, removed
+
+
+def release(out: Path, root: Path = ROOT) -> dict[str, int]:
+    """Write the learner copy of the course under ``out``; return solution regions removed per notebook."""
+    if out.exists():
+        shutil.rmtree(out)
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
+    counts = {}
+    for name in sorted(files.decode().split("\0")):
+        if not name or name.startswith(TEACHER_ONLY) or not (root / name).is_file():
+            continue
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if name.startswith("notebooks/") and name.endswith(".ipynb"):
+            nb = nbformat.read(root / name, as_version=4)
+            learner, counts[Path(name).name] = learner_notebook(nb, name)
+            nbformat.write(learner, target)
+        else:
+            shutil.copy2(root / name, target)
+    return counts
+
+
+def version(root: Path = ROOT) -> str:
+    with open(root / "pyproject.toml", "rb") as fh:
+        return tomllib.load(fh)["project"]["version"]
+
+
+def commit_to_branch(tree: Path, branch: str, root: Path = ROOT) -> str:
+    """Commit the folder ``tree`` as the next commit of ``branch`` and tag it; return the commit id."""
+    def git(*args: str, env: dict | None = None) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True,
+                              env=env).stdout.strip()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, GIT_INDEX_FILE=str(Path(tmp) / "index"))
+        git("--work-tree", str(tree), "add", "-A", ".", env=env)
+        tree_id = git("write-tree", env=env)
+    parent = subprocess.run(["git", "rev-parse", "-q", "--verify", f"refs/heads/{branch}"], cwd=root,
+                            capture_output=True, text=True).stdout.strip()
+    source = git("rev-parse", "--short", "HEAD")
+    message = f"Learner release {version(root)} of {source} (tools/learner_release.py)"
+    commit = git("commit-tree", tree_id, *(["-p", parent] if parent else []), "-m", message)
+    git("update-ref", f"refs/heads/{branch}", commit)
+    git("tag", "-f", f"learner-v{version(root)}", commit)
+    return commit
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "learner")
+    parser.add_argument("--branch", help="also commit the copy to this branch and tag it learner-vVERSION")
+    args = parser.parse_args(argv)
+    try:
+        counts = release(args.out)
+    except SolutionMarkerError as exc:
+        print(f"learner release failed: {exc}", file=sys.stderr)
+        return 1
+    for name, count in counts.items():
+        print(f"  {name:40s} {count} solution region{'s' if count != 1 else ''} removed")
+    print(f"learner copy written to {args.out}")
+    if args.branch:
+        commit = commit_to_branch(args.out, args.branch)
+        print(f"committed as {commit[:12]} on branch {args.branch}, tagged learner-v{version()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

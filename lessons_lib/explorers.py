@@ -317,8 +317,10 @@ class Explorer:
             bundle = bundle[0]
         bundle = dict(bundle)
         bundle["text/plain"] = self.text()
-        bundle["image/png"] = base64.b64encode(_png(self.still())).decode("ascii")
-        return bundle
+        still = self.still()
+        bundle["image/png"] = base64.b64encode(_png(still)).decode("ascii")
+        alt = f"Still picture of the {self.title} explorer ({self.settings()}): {still.alt_text()}"
+        return bundle, {"image/png": {"alt": alt}}
 
 
 # ---------------------------------------------------------------------- notebook 02

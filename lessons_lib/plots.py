@@ -30,6 +30,7 @@ Which lesson uses what: ``plot_projection`` (notebook 02), ``plot_scores``
 
 from __future__ import annotations
 
+import base64
 import io
 import numbers
 
@@ -80,10 +81,45 @@ class LessonFigure(Figure):
     either way the figure is shown once.)
     """
 
+    #: Alt text for screen readers and static pages; ``None`` describes the figure from its own text.
+    alt: str | None = None
+
     def _repr_png_(self) -> bytes:
         out = io.BytesIO()
         self.savefig(out, format="png", bbox_inches="tight")
         return out.getvalue()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The PNG with its alt text as output metadata (``make html`` writes it as the img's alt)."""
+        png = base64.b64encode(self._repr_png_()).decode("ascii")
+        return {"image/png": png, "text/plain": f"<Figure: {self.alt_text()}>"}, {"image/png": {"alt": self.alt_text()}}
+
+    def alt_text(self) -> str:
+        """What the figure shows, in words: ``alt`` if set, else its titles, axis labels and captions."""
+        return self.alt or describe_figure(self)
+
+
+def describe_figure(fig: Figure) -> str:
+    """A figure's own text as one sentence for a screen reader: titles, axes, colour scales, notes."""
+    parts = []
+    if fig._suptitle is not None and fig._suptitle.get_text().strip():
+        parts.append(fig._suptitle.get_text().strip())
+    for ax in fig.axes:
+        if getattr(ax, "_colorbar", None) is not None:  # a colour scale, not a plot of its own
+            label = ax.get_ylabel() or ax.get_xlabel()
+            parts.append(f"colour scale: {label}" if label else "")
+            continue
+        title = " ".join(t.get_text() for t in (ax.title, ax._left_title, ax._right_title) if t.get_text())
+        x, y = ax.get_xlabel(), ax.get_ylabel()
+        if not (title or x or y):
+            continue
+        axis = [title] if title else []
+        axis += [f"x axis: {x}"] if x else []
+        axis += [f"y axis: {y}"] if y else []
+        notes = [t.get_text() for t in ax.texts if len(t.get_text()) > 12]
+        parts.append("; ".join(axis + notes[:2]))
+    text = ". ".join(p.replace("\n", " ") for p in parts if p)
+    return " ".join(text.split()) or "A figure of the lesson (see the text beside it)."
 
 
 def _new_figure(width: float, height: float, layout: str | None = "constrained") -> Figure:

@@ -63,8 +63,10 @@ def test_controls_figures_and_display(cls):
         assert "d_k = " in fig.alt  # the settings drawn, for screen readers (and the browser test)
     assert_no_error(ex, "after build")
     assert 0 < ex.last_update_ms
-    bundle = ex._repr_mimebundle_()
+    bundle, metadata = ex._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
+    alt = metadata["image/png"]["alt"]  # the still's alt text on static pages (make html)
+    assert alt.startswith(f"Still picture of the {ex.title} explorer") and "d_k = " in alt
     assert bundle["text/plain"].startswith(cls.__name__) and "VBox" not in bundle["text/plain"]
     assert base64.b64decode(bundle["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"   # the still, for static pages
 

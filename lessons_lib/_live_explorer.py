@@ -1,0 +1,149 @@
+"""What the explorers of notebooks 06 and 07 share: controls, one redraw per change, errors shown.
+
+An explorer is standard ipywidgets controls around live figures
+(:mod:`lessons_lib.live_figures`): the kernel computes with the library and sends
+numbers; the browser draws. Each explorer has
+
+* ``.widget``: the box to display (the explorer itself displays as it);
+* ``.controls``: name → control; each control carries the CSS class
+  ``lessons-<slider|toggle|checkbox|control>-<name>`` (the browser test finds sliders by it);
+* ``.set(**values)``: drive it from code, one redraw (unknown names and values a
+  control cannot take raise, instead of being clamped silently);
+* ``.last_update_ms`` and ``.error_box`` (an error in a redraw is shown in red, with
+  its message, and kept in ``.last_error``);
+* on a page without a kernel (GitHub, nbviewer): a still picture (matplotlib PNG,
+  :meth:`still`) and a sentence (:meth:`text`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import time
+
+import ipywidgets as widgets
+import numpy as np
+
+__all__ = ["LiveExplorer"]
+
+
+class LiveExplorer:
+    """Base of an explorer: register controls, build ``.widget``, implement ``_redraw`` and ``still``."""
+
+    title = ""
+    hint = ""
+
+    def __init__(self):
+        self.controls: dict[str, widgets.ValueWidget] = {}
+        self.error_box = widgets.HTML(value="")
+        self.error_box.add_class("lessons-error")
+        self.last_update_ms = float("nan")
+        self.last_error: BaseException | None = None
+        self._quiet = False
+        self.widget: widgets.Widget | None = None
+
+    # -- building
+    def _control(self, name: str, control, *, redraw: bool = True):
+        """Register ``control`` as ``name``; a change redraws (unless ``redraw=False``)."""
+        kind = type(control).__name__
+        kind = ("slider" if "Slider" in kind else "checkbox" if kind == "Checkbox"
+                else "toggle" if kind == "ToggleButtons" else "control")
+        control.add_class(f"lessons-{kind}-{name}")
+        if hasattr(control.style, "description_width"):
+            control.style.description_width = "initial"
+        self.controls[name] = control
+        if redraw:
+            control.observe(lambda change: None if self._quiet else self.update(), names="value")
+        return control
+
+    def _box(self, *children) -> widgets.VBox:
+        """Header (title and hint), the children, the error box."""
+        header = widgets.HTML(f"<b>{html.escape(self.title)}</b><br><span>{html.escape(self.hint)}</span>")
+        box = widgets.VBox([header, *children, self.error_box])
+        box.add_class("lessons-explorer")
+        return box
+
+    # -- running
+    def update(self) -> None:
+        """Redraw from the controls' values now; an error goes to ``.error_box``."""
+        start = time.perf_counter()
+        try:
+            self._redraw()
+        except Exception as exc:  # shown to the learner, not swallowed
+            self.last_error = exc
+            self.error_box.value = (
+                '<div class="lessons-error-message" style="color:#b00020;font-weight:bold;'
+                f'white-space:pre-wrap">The figure could not be redrawn: {html.escape(type(exc).__name__)}: '
+                f"{html.escape(str(exc))}</div>")
+        else:
+            self.last_error = None
+            self.error_box.value = ""
+        finally:
+            self.last_update_ms = (time.perf_counter() - start) * 1000.0
+
+    def _redraw(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def set(self, **values) -> None:
+        """Set several controls at once (one redraw), e.g. ``.set(n_heads=4, seq_len=16)``."""
+        unknown = sorted(set(values) - set(self.controls))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no control {', '.join(unknown)}; "
+                            f"it has {', '.join(self.controls)}.")
+        self._quiet = True
+        try:
+            for name, control in self.controls.items():   # in the controls' order: seq_len before query
+                if name in values:
+                    _check_value(name, control, values[name])
+                    control.value = values[name]
+                    self._sync(name)
+        finally:
+            self._quiet = False
+        self.update()
+
+    def _sync(self, name: str) -> None:
+        """Adjust dependent controls (e.g. a slider's range) after ``name`` changed."""
+
+    # -- pages without a kernel
+    def still(self):  # pragma: no cover - overridden
+        """The explorer's present picture as a matplotlib figure."""
+        raise NotImplementedError
+
+    def text(self) -> str:
+        """The sentence shown where the live widget cannot be (GitHub, nbviewer, nbval)."""
+        settings = ", ".join(f"{name}={c.value}" for name, c in self.controls.items()
+                             if isinstance(c.value, (int, float, str, bool, np.integer)))
+        return (f"{type(self).__name__}: {self.title} ({settings}). Run the notebook in JupyterLab to "
+                f"move the sliders; the picture is its starting view.")
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The live widget for JupyterLab, plus a still picture and a sentence for static pages."""
+        bundle = self.widget._repr_mimebundle_(**kwargs) or {}
+        if isinstance(bundle, tuple):
+            bundle = bundle[0]
+        bundle = dict(bundle)
+        out = io.BytesIO()
+        self.still().savefig(out, format="png", dpi=72, bbox_inches="tight")
+        bundle["text/plain"] = self.text()
+        bundle["image/png"] = base64.b64encode(out.getvalue()).decode("ascii")
+        return bundle
+
+
+def _check_value(name: str, control, value) -> None:
+    """Refuse a value the control would clamp or ignore, naming what it accepts."""
+    if isinstance(control, (widgets.SelectionSlider, widgets.ToggleButtons, widgets.Dropdown)):
+        labelled = control.options and isinstance(control.options[0], tuple)   # (label, value) pairs
+        allowed = [v for _, v in control.options] if labelled else list(control.options)
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}.")
+    elif isinstance(control, widgets.IntSlider):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be a whole number; got {value!r}.")
+        if not control.min <= value <= control.max:
+            raise ValueError(f"{name} must be from {control.min} to {control.max}; got {value}.")
+    elif isinstance(control, widgets.Checkbox) and not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}.")

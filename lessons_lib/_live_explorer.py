@@ -127,7 +127,7 @@ class LiveExplorer:
             bundle = bundle[0]
         bundle = dict(bundle)
         out = io.BytesIO()
-        self.still().savefig(out, format="png", dpi=72, bbox_inches="tight")
+        self.still().savefig(out, format="png", dpi=72)   # constrained layout already fits it
         bundle["text/plain"] = self.text()
         bundle["image/png"] = base64.b64encode(out.getvalue()).decode("ascii")
         return bundle

@@ -125,4 +125,4 @@ class HeadGridExplorer(LiveExplorer):
 
         h = self.controls["n_heads"].value
         return plot_head_grid(self.weights, self.tokens, title=f"{h} heads, {len(self.tokens)} tokens "
-                              f"(d_model = {self.controls['d_model'].value})", ncols=min(h, 8))
+                              f"(d_model = {self.controls['d_model'].value})")

@@ -726,11 +726,10 @@ def _draw_cell_block(ax, x0: float, y0: float, texts, heads, n_heads: int,
             face = "white" if head < 0 else _head_colour(head, n_heads)
             hatch = "" if head < 0 else HEAD_HATCHES[head % len(HEAD_HATCHES)]
             ax.add_patch(Rectangle((x_of[c], y0 + r), 1, 1, facecolor=face, edgecolor="0.25", linewidth=0.8,
-                                   hatch=hatch))
+                                   hatch=hatch, hatchcolor="0.55"))   # a light hatch: the text stays legible
             if texts[r][c]:
                 ax.text(x_of[c] + 0.5, y0 + r + 0.5, texts[r][c], ha="center", va="center",
-                        fontsize=FONT_ANNOT - 1, zorder=3,
-                        bbox=dict(boxstyle="round,pad=0.1", facecolor="white", edgecolor="none", alpha=0.9))
+                        fontsize=FONT_ANNOT - 1, zorder=3)
     return x_of[-1] + 1 - x0
 
 
@@ -835,7 +834,7 @@ def plot_head_shapes(seq_len: int = 3, d_model: int = 6, n_heads: int = 2) -> Fi
             ax.text(x, y, text, ha=ha, va="center", fontsize=FONT_ANNOT)
     ax.text(-2.4, y2 - title_h - 0.5, "…each head attends on its own (scores, softmax, weights·V), then:",
             ha="left", va="center", fontsize=FONT_ANNOT + 1, style="italic")
-    handles = [Rectangle((0, 0), 1, 1, facecolor=_head_colour(k, h), edgecolor="0.25",
+    handles = [Rectangle((0, 0), 1, 1, facecolor=_head_colour(k, h), edgecolor="0.25", hatchcolor="0.55",
                          hatch=HEAD_HATCHES[k % len(HEAD_HATCHES)], label=f"head {k}") for k in range(h)]
     ax.legend(handles=handles, loc="upper right", bbox_to_anchor=(0.98, 0.9), fontsize=FONT_ANNOT, ncols=1,
               frameon=False,
@@ -866,8 +865,16 @@ def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None
         _check_rows_sum_to_one(w[k], tokens, f"weights[{k}]")
     ncols = min(h, 4) if ncols is None else int(ncols)
     nrows = -(-h // ncols)
-    side = min(4.2, max(2.6, 0.32 * L + 1.2))
-    fig = _new_figure(ncols * side + 1.4, nrows * (side + 0.5) + 1.0)
+    side = min(3.6, max(2.4, 0.25 * L + 1.0))                 # inches per panel
+    step = max(1, int(np.ceil(0.19 * L / side)), int(np.ceil(L / MAX_TOKEN_LABELS)))  # labels 12 pt apart
+    shown = tick_labels(tokens, np.arange(0, L, step)) if step > 1 else tick_labels(tokens, np.arange(L))
+    label = 0.11 * max(len(t) for t in shown) + 0.5             # room for the token labels
+    # placed by hand, not by constrained layout: a grid of 8 panels then draws in half the time
+    left, bottom, top, gap, bar = label + 0.35, label + 0.5, 0.9, 0.3, 1.3
+    width, height = left + ncols * side + (ncols - 1) * gap + bar, bottom + nrows * (side + gap + 0.1) + top
+    fig = _new_figure(width, height, layout=None)
+    fig.subplots_adjust(left=left / width, right=(width - bar) / width, bottom=bottom / height,
+                        top=1 - top / height, wspace=gap / side, hspace=(gap + 0.3) / side)
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     im = None
     for k, ax in enumerate(axes):
@@ -879,7 +886,17 @@ def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None
                               xlabel=XLABEL if k // ncols == nrows - 1 else "",
                               ylabel=YLABEL if k % ncols == 0 else "")
         ax.title.set_fontsize(FONT_LABEL)
-    cbar = fig.colorbar(im, ax=list(axes[:h]), shrink=0.8)
+        if step > 1:                  # small panels: every step-th token, with its position
+            ticks = np.arange(0, L, step)
+            ax.set_yticks(ticks, tick_labels(tokens, ticks), fontsize=FONT_TICK)
+            ax.set_xticks(ticks, tick_labels(tokens, ticks), fontsize=FONT_TICK, rotation=90)
+        if k % ncols != 0:            # tokens are the same in every panel: label the outer edges only
+            ax.set_yticks([])
+        if k + ncols < h:
+            ax.set_xticks([])
+    cax = fig.add_axes(((width - bar + 0.25) / width, bottom / height, 0.18 / width,
+                        (height - bottom - top) / height))
+    cbar = fig.colorbar(im, cax=cax)
     cbar.set_label("attention weight (each row sums to 1)", fontsize=FONT_LABEL)
     cbar.ax.tick_params(labelsize=FONT_TICK)
     fig.suptitle(title or f"Attention weights of {h} heads (rows: queries, columns: keys)",
@@ -912,10 +929,17 @@ def plot_mask_gallery(gallery: dict, tokens, *, title: str | None = None) -> Fig
             raise ValueError(f"gallery[{name!r}] must be (n, n) or (batch, n, n); got shape {m.shape}.")
     n = panels[0][1].shape[0]
     tokens = _check_labels(tokens, n, "tokens", "rows")
-    ncols = min(len(panels), 4)
+    ncols = min(len(panels), 3 if len(panels) in (5, 6, 9) else 4)
     nrows = -(-len(panels) // ncols)
-    side = min(4.0, max(3.0, 0.3 * n + 1.5))
-    fig = _new_figure(ncols * side + 0.6, nrows * (side + 1.6) + 0.8)
+    side = min(3.2, max(2.2, 0.3 * n + 0.8))                     # inches per table
+    label = 0.11 * max(len(t) for t in [*tokens, PAD_LABEL]) + 0.45
+    # placed by hand, not by constrained layout: the gallery draws in about half the time
+    left, gap_x, gap_y, top, bottom = label + 0.45, label + 0.55, label + 0.9, 0.8, 0.2
+    width = left + ncols * side + (ncols - 1) * gap_x + 0.3
+    height = top + nrows * side + (nrows - 1) * gap_y + label + 0.8 + bottom
+    fig = _new_figure(width, height, layout=None)
+    fig.subplots_adjust(left=left / width, right=1 - 0.3 / width, top=1 - top / height,
+                        bottom=(label + 0.8 + bottom) / height, wspace=gap_x / side, hspace=gap_y / side)
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     for ax, (name, m, batch) in zip(axes, panels):
         # in a padded batch, keys that no query may see are padding: label them so

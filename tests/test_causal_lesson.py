@@ -309,3 +309,42 @@ def test_the_mask_applied_after_softmax_leaks_and_the_right_one_does_not():
     wrong = masks.future_leak(attend(lambda s: ll.softmax(s) * ll.causal_mask(len(s))), x, 3)
     right = masks.future_leak(attend(solutions.my_causal_weights), x, 3)
     assert wrong[:3].max() > 1e-3 and right[:3].max() == 0.0
+
+
+# ------------------------------------------------------------------ the explorers of notebook 07
+def test_causal_mask_explorer_draws_the_three_stages():
+    from lessons_lib.mask_explorers import CausalMaskExplorer, mask_tokens
+
+    ex = CausalMaskExplorer(seq_len=4, query=2)
+    assert ex.last_error is None and ex.tokens == ["The", "AI", "Rishi", "is"]
+    np.testing.assert_array_equal(np.isneginf(ex.masked), ~ll.causal_mask(4))
+    expected = ll.attention_weights(ex.scores, scale=1.0, causal=True)
+    np.testing.assert_allclose(ex.weights, expected, atol=1e-15)
+    assert ex.figures["weights"].highlight_row == 2
+    assert ex.table.value.count("exp(−∞) = 0") == 1           # 'Rishi' may not see 'is'
+    ex.set(seq_len=8, query=0)
+    assert ex.table.value.count("exp(−∞) = 0") == 7 and mask_tokens(8)[4:] == data.tokens_of_length(4)
+    ex.set(seq_len=3)
+    assert ex.controls["query"].max == 2
+    ex._row_clicked(1)                                         # a click on a row in the browser
+    assert ex.controls["query"].value == 1 and ex.figures["scores"].highlight_row == 1
+
+
+def test_mask_editor_redraws_what_the_learner_toggles():
+    from lessons_lib.mask_explorers import MaskEditor
+
+    ed = MaskEditor(n=5, preset="causal")
+    assert "This is the causal mask" in ed.verdict
+    ed.cells[0][3].value = True                                # let "The" peek at token 3
+    assert ed.mask[0, 3] and ed.weights[0, 3] > 0 and "1 cell(s) differ" in ed.verdict
+    assert ed.cells[0][3].description == "✓"
+    ed.load("inverted causal (True = blocked)")
+    assert "inverted" in ed.verdict and "Row(s) 4 may attend to nothing" in ed.verdict
+    assert (ed.weights[4] == 0).all() and not np.isnan(ed.weights).any()
+    ed.load("none allowed")
+    assert (ed.weights == 0).all()
+    with pytest.raises(ValueError, match=r"boolean \(5, 5\)"):
+        ed.set_mask(np.ones((4, 4), dtype=bool))
+    with pytest.raises(ValueError, match="preset must be one of"):
+        ed.load("diagonal")
+    assert "image/png" in ed._repr_mimebundle_()

@@ -9,10 +9,18 @@ numbers; the browser draws. Each explorer has
   ``lessons-<slider|toggle|checkbox|control>-<name>`` (the browser test finds sliders by it);
 * ``.set(**values)``: drive it from code, one redraw (unknown names and values a
   control cannot take raise, instead of being clamped silently);
+* ``.settings()``: the controls' values in words (``"n_heads = 8, seq_len = 12"``), which
+  the figures carry as their alt text (screen readers, and the browser test);
 * ``.last_update_ms`` and ``.error_box`` (an error in a redraw is shown in red, with
   its message, and kept in ``.last_error``);
 * on a page without a kernel (GitHub, nbviewer): a still picture (matplotlib PNG,
   :meth:`still`) and a sentence (:meth:`text`).
+
+The explorer's height does not depend on the slider values (fixed-size figures, one-line
+read-outs), so moving a slider never makes the page jump.
+
+This mirrors the ``Explorer`` base of the explorers of notebooks 02–05 (issue 6), with the
+same method names, so that the two can become one class when both are merged.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ import numpy as np
 
 __all__ = ["LiveExplorer"]
 
+SLIDER_WIDTH = "250px"   # four sliders side by side in JupyterLab at 1280 px
+
 
 class LiveExplorer:
     """Base of an explorer: register controls, build ``.widget``, implement ``_redraw`` and ``still``."""
@@ -38,6 +48,8 @@ class LiveExplorer:
         self.controls: dict[str, widgets.ValueWidget] = {}
         self.error_box = widgets.HTML(value="")
         self.error_box.add_class("lessons-error")
+        self.readout = widgets.HTML(value="", layout=widgets.Layout(height="24px", overflow="hidden"))
+        self.readout.add_class("lessons-readout")
         self.last_update_ms = float("nan")
         self.last_error: BaseException | None = None
         self._quiet = False
@@ -52,19 +64,27 @@ class LiveExplorer:
         control.add_class(f"lessons-{kind}-{name}")
         if hasattr(control.style, "description_width"):
             control.style.description_width = "initial"
+        if kind == "slider":
+            control.layout.width = SLIDER_WIDTH
         self.controls[name] = control
         if redraw:
-            control.observe(lambda change: None if self._quiet else self.update(), names="value")
+            control.observe(lambda change: self._changed(name, change["new"]), names="value")
         return control
 
     def _box(self, *children) -> widgets.VBox:
-        """Header (title and hint), the children, the error box."""
-        header = widgets.HTML(f"<b>{html.escape(self.title)}</b><br><span>{html.escape(self.hint)}</span>")
+        """Header (title · hint), the children, the error box."""
+        header = widgets.HTML(f"<b>{html.escape(self.title)}</b> · <span>{html.escape(self.hint)}</span>")
+        header.add_class("lessons-explorer-header")
         box = widgets.VBox([header, *children, self.error_box])
         box.add_class("lessons-explorer")
         return box
 
     # -- running
+    def _changed(self, name: str, value) -> None:
+        self._sync({name: value})   # first, so a redraw never sees a stale range
+        if not self._quiet:
+            self.update()
+
     def update(self) -> None:
         """Redraw from the controls' values now; an error goes to ``.error_box``."""
         start = time.perf_counter()
@@ -78,12 +98,21 @@ class LiveExplorer:
                 f"{html.escape(str(exc))}</div>")
         else:
             self.last_error = None
-            self.error_box.value = ""
+            if self.error_box.value:
+                self.error_box.value = ""
         finally:
             self.last_update_ms = (time.perf_counter() - start) * 1000.0
 
     def _redraw(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def _sync(self, values: dict) -> None:
+        """Adjust dependent controls (e.g. a slider's range) after the controls in ``values`` changed."""
+
+    def settings(self) -> str:
+        """The controls' values in words, e.g. ``"n_heads = 8, seq_len = 12"`` (the figures' alt text)."""
+        return ", ".join(f"{name} = {c.value}" for name, c in self.controls.items()
+                         if isinstance(c, (widgets.IntSlider, widgets.SelectionSlider)))
 
     def set(self, **values) -> None:
         """Set several controls at once (one redraw), e.g. ``.set(n_heads=4, seq_len=16)``."""
@@ -97,13 +126,10 @@ class LiveExplorer:
                 if name in values:
                     _check_value(name, control, values[name])
                     control.value = values[name]
-                    self._sync(name)
+                    self._sync({name: values[name]})
         finally:
             self._quiet = False
         self.update()
-
-    def _sync(self, name: str) -> None:
-        """Adjust dependent controls (e.g. a slider's range) after ``name`` changed."""
 
     # -- pages without a kernel
     def still(self):  # pragma: no cover - overridden
@@ -112,10 +138,8 @@ class LiveExplorer:
 
     def text(self) -> str:
         """The sentence shown where the live widget cannot be (GitHub, nbviewer, nbval)."""
-        settings = ", ".join(f"{name}={c.value}" for name, c in self.controls.items()
-                             if isinstance(c.value, (int, float, str, bool, np.integer)))
-        return (f"{type(self).__name__}: {self.title} ({settings}). Run the notebook in JupyterLab to "
-                f"move the sliders; the picture is its starting view.")
+        return (f"{type(self).__name__}: {self.title} ({self.settings()}). The picture is its starting view; "
+                f"run the notebook in JupyterLab to move the sliders.")
 
     def __repr__(self) -> str:
         return self.text()
@@ -127,7 +151,7 @@ class LiveExplorer:
             bundle = bundle[0]
         bundle = dict(bundle)
         out = io.BytesIO()
-        self.still().savefig(out, format="png", dpi=72)   # constrained layout already fits it
+        self.still().savefig(out, format="png", dpi=72)   # its layout already fits it
         bundle["text/plain"] = self.text()
         bundle["image/png"] = base64.b64encode(out.getvalue()).decode("ascii")
         return bundle
@@ -138,7 +162,7 @@ def _check_value(name: str, control, value) -> None:
     if isinstance(control, (widgets.SelectionSlider, widgets.ToggleButtons, widgets.Dropdown)):
         labelled = control.options and isinstance(control.options[0], tuple)   # (label, value) pairs
         allowed = [v for _, v in control.options] if labelled else list(control.options)
-        if value not in allowed:
+        if isinstance(value, bool) or value not in allowed:
             raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}.")
     elif isinstance(control, widgets.IntSlider):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):

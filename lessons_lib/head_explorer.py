@@ -58,9 +58,8 @@ class HeadGridExplorer(LiveExplorer):
     """
 
     title = "Multi-head attention: the weights of every head"
-    hint = ("Hover a thumbnail to see that head large, click it to keep it. Click a token in the large "
-            "picture (or move 'token') to follow it in every head; the toggle switches between its row "
-            "and its column. Hover a cell for head, query, key and weight.")
+    hint = ("hover a thumbnail to see that head large, click it to keep it; click a token (or move 'token') "
+            "to follow it in every head, by its row or its column")
 
     def __init__(self, *, n_heads: int = 8, d_model: int = 64, seq_len: int = 12, token: int = 2,
                  seed: int = 0, sharpness: float = 3.0):
@@ -78,19 +77,14 @@ class HeadGridExplorer(LiveExplorer):
             options=[("where does this token look? (its row)", ROW),
                      ("who looks at this token? (its column)", COLUMN)], value=ROW,
             style={"button_width": "auto"}), redraw=False)
-        self.view = HeadView(width=1000, height=540)
-        self.view.add_class("lessons-heatmap")
+        self.view = HeadView(width=1000, height=450)
         # token and direction live in the browser: the figure follows them without the kernel
         self._links = [widgets.jslink((self.controls["token"], "value"), (self.view, "token")),
                        widgets.jslink((self.controls["direction"], "index"), (self.view, "direction"))]
-        self.readout = widgets.HTML()
-        self.readout.add_class("lessons-readout")
         c = self.controls
-        self.widget = self._box(widgets.HBox([c["n_heads"], c["d_model"], c["seq_len"]],
+        self.widget = self._box(widgets.HBox([c["n_heads"], c["d_model"], c["seq_len"], c["token"]],
                                              layout=widgets.Layout(flex_flow="row wrap")),
-                                widgets.HBox([c["token"], c["direction"]],
-                                             layout=widgets.Layout(flex_flow="row wrap")),
-                                self.view, self.readout)
+                                c["direction"], self.view, self.readout)
         self.weights: np.ndarray | None = None
         self.tokens: list[str] = []
         self.update()
@@ -101,24 +95,28 @@ class HeadGridExplorer(LiveExplorer):
         _, weights = multi_head_attention(x, *_projections(d_model, self.seed, self.sharpness), n_heads)
         return weights
 
-    def _sync(self, name: str) -> None:
-        if name == "seq_len":
+    def _sync(self, values: dict) -> None:
+        if "seq_len" in values:
             self.controls["token"].max = self.controls["seq_len"].value - 1
+
+    def settings(self) -> str:
+        return ", ".join(f"{n} = {self.controls[n].value}" for n in ("n_heads", "d_model", "seq_len"))
 
     def _redraw(self) -> None:
         h, d, L = (self.controls[n].value for n in ("n_heads", "d_model", "seq_len"))
-        self._sync("seq_len")
+        self._sync({"seq_len": L})
         self.tokens = data.tokens_of_length(L)
         self.weights = self.compute(h, d, L)
         d_head = d // h
         self.view.draw(self.weights, self.tokens, panel_titles=[f"head {k}" for k in range(h)],
                        token=self.controls["token"].value,
                        title=f"{h} head{'s' if h > 1 else ''} of d_head = {d} / {h} = {d_head}, "
-                             f"{L} tokens")
+                             f"{L} tokens",
+                       alt=f"{self.settings()}: the attention weights of {h} heads, {L} × {L} each")
         self.readout.value = (
-            f"<span>d_model = {d} split into {h} head{'s' if h > 1 else ''} of d_head = {d_head}: head i "
-            f"reads columns i·{d_head} … i·{d_head} + {d_head - 1} of the same W_Q and W_K. Parameters "
-            f"4·d_model² = {4 * d * d:,} for any number of heads.</span>")
+            f"<span>d_model = {d} = {h} × {d_head}: head i reads columns i·{d_head} … i·{d_head} + "
+            f"{d_head - 1} of the same W_Q, W_K, W_V; 4·d_model² = {4 * d * d:,} parameters for any "
+            f"number of heads.</span>")
 
     def still(self):
         from .plots import plot_head_grid

@@ -42,7 +42,7 @@ def _scaled_scores(tokens, seed: int) -> np.ndarray:
     return scale_scores(attention_scores(q, k), D_K)
 
 
-_PAD = "padding:1px 10px"
+_PAD = "padding:1px 6px;line-height:20px"
 
 
 def _fmt(v: float) -> str:
@@ -57,8 +57,8 @@ class CausalMaskExplorer(LiveExplorer):
     """
 
     title = "Causal masking: add −∞ above the diagonal, then softmax"
-    hint = ("Move seq_len and query (or click a row). Masked cells are grey and hatched; the table "
-            "shows the selected query's row number by number: exp(−∞) = 0.")
+    hint = ("move seq_len and query (or click a row); masked cells are grey and hatched; the table "
+            "follows the query's row number by number")
 
     def __init__(self, *, seq_len: int = 4, query: int = 2, seed: int = 0):
         super().__init__()
@@ -67,7 +67,7 @@ class CausalMaskExplorer(LiveExplorer):
                                                    description="seq_len", continuous_update=True))
         self._control("query", widgets.IntSlider(value=min(query, seq_len - 1), min=0, max=seq_len - 1,
                                                  description="query", continuous_update=True))
-        size = dict(width=350, height=360, selectable=True)
+        size = dict(width=350, height=330, selectable=True)
         self.figures = {
             "scores": Heatmap(title="1 · scaled scores Q·Kᵀ/√d_k", colorbar_label="score",
                               cmap="cividis", **size),
@@ -77,9 +77,9 @@ class CausalMaskExplorer(LiveExplorer):
                                cmap="viridis", percent=True, **size),
         }
         for fig in self.figures.values():
-            fig.add_class("lessons-heatmap")
             fig.on_select(self._row_clicked)
-        self.table = widgets.HTML()
+        # one column per key: the table's height does not depend on seq_len
+        self.table = widgets.HTML(layout=widgets.Layout(height="175px", overflow="auto"))
         self.table.add_class("lessons-readout")
         c = self.controls
         self.widget = self._box(widgets.HBox([c["seq_len"], c["query"]]),
@@ -92,12 +92,12 @@ class CausalMaskExplorer(LiveExplorer):
         if 0 <= row < self.controls["seq_len"].value and row != self.controls["query"].value:
             self.controls["query"].value = row
 
-    def _sync(self, name: str) -> None:
-        if name == "seq_len":
+    def _sync(self, values: dict) -> None:
+        if "seq_len" in values:
             self.controls["query"].max = self.controls["seq_len"].value - 1
 
     def _redraw(self) -> None:
-        self._sync("seq_len")
+        self._sync({"seq_len": None})
         L, i = self.controls["seq_len"].value, self.controls["query"].value
         self.tokens = mask_tokens(L)
         self.mask = masks.causal_mask(L)
@@ -105,32 +105,37 @@ class CausalMaskExplorer(LiveExplorer):
         self.masked = self.scores + masks.additive_mask(self.mask)
         self.weights = softmax(self.masked)
         lim = float(np.abs(self.scores).max()) or 1.0
-        t = self.tokens
-        self.figures["scores"].draw(self.scores, t, t, vmin=-lim, vmax=lim, highlight_row=i)
-        self.figures["masked"].draw(self.masked, t, t, vmin=-lim, vmax=lim, highlight_row=i)
-        self.figures["weights"].draw(self.weights, t, t, vmin=0.0, vmax=1.0, mask=self.mask, highlight_row=i)
+        t, say = self.tokens, self.settings()
+        self.figures["scores"].draw(self.scores, t, t, vmin=-lim, vmax=lim, highlight_row=i,
+                                    alt=f"{say}: scaled scores, {L} × {L}")
+        self.figures["masked"].draw(self.masked, t, t, vmin=-lim, vmax=lim, highlight_row=i,
+                                    alt=f"{say}: scores with −∞ above the diagonal")
+        self.figures["weights"].draw(self.weights, t, t, vmin=0.0, vmax=1.0, mask=self.mask, highlight_row=i,
+                                     alt=f"{say}: causal attention weights")
         self.table.value = self.row_table(i)
 
     def row_table(self, i: int) -> str:
-        """HTML table of query ``i``: score, + mask, exp(· − max), weight, for every key."""
+        """HTML table of query ``i``, one column per key: score, + mask, exp(· − max), weight."""
         row, masked, w = self.scores[i], self.masked[i], self.weights[i]
-        peak = masked.max()
-        exps = np.exp(masked - peak)
-        cells = []
-        for j, tok in enumerate(self.tokens):
-            hidden = not self.mask[i, j]
-            style = ' style="color:#555;background:#eee"' if hidden else ""
-            exp_text = "exp(−∞) = 0" if hidden else f"{exps[j]:.3f}"
-            texts = (j, html.escape(tok), _fmt(row[j]), "−∞ (masked)" if hidden else "+ 0", _fmt(masked[j]),
-                     exp_text, f"{w[j]:.3f}")
-            cells.append(f"<tr{style}>" + "".join(f'<td style="{_PAD}">{t}</td>' for t in texts) + "</tr>")
-        head = "<tr>" + "".join(f'<th style="{_PAD}">{t}</th>' for t in (
-            "key j", "token", "score", "mask", "score + mask", "exp(score + mask − max)", "weight")) + "</tr>"
-        return (f'<div><b>Query {i}, “{html.escape(self.tokens[i])}”</b>: it may see keys 0…{i}. '
-                f"Sum of the exp column: {exps.sum():.3f}; each weight is its exp divided by that sum; "
-                f"the weights add up to {w.sum():.3f}.</div>"
-                f'<table class="lessons-row-table" style="border-collapse:collapse;text-align:right">'
-                f"{head}{''.join(cells)}</table>")
+        exps = np.exp(masked - masked.max())
+        hidden = ~self.mask[i]
+        lines = [("key j", [str(j) for j in range(len(row))]),
+                 ("token", [html.escape(t) for t in self.tokens]),
+                 ("score", [_fmt(v) for v in row]),
+                 ("+ mask", ["−∞" if h else "+ 0" for h in hidden]),
+                 ("exp(score + mask − max)",
+                  ["exp(−∞) = 0" if h else f"{e:.3f}" for h, e in zip(hidden, exps)]),
+                 ("weight", [f"{v:.3f}" for v in w])]
+        cell = {False: f'<td style="{_PAD}">', True: f'<td style="{_PAD};color:#555;background:#eee">'}
+        body = "".join(f'<tr><th style="{_PAD};text-align:left">{name}</th>'
+                       + "".join(f"{cell[bool(h)]}{v}</td>" for v, h in zip(values, hidden)) + "</tr>"
+                       for name, values in lines)
+        who = html.escape(self.tokens[i])
+        return (f'<div style="line-height:20px"><b>Query {i}, “{who}”</b> may see keys 0…{i}. Each weight is '
+                f"its exp divided by the row's sum, {exps.sum():.3f}; the weights add up to "
+                f"{w.sum():.3f}.</div>"
+                f'<table class="lessons-row-table" style="border-collapse:collapse;text-align:right;'
+                f'font-size:12px;line-height:20px">{body}</table>')
 
     def still(self):
         from .plots import plot_masking_steps
@@ -200,7 +205,7 @@ class MaskEditor(LiveExplorer):
         self.heatmap = Heatmap(title="Weights with your mask", colorbar_label="weight (rows sum to 1 or 0)",
                                cmap="viridis", percent=True, width=420, height=400)
         self.heatmap.add_class("lessons-heatmap")
-        self.verdict_box = widgets.HTML()
+        self.verdict_box = widgets.HTML(layout=widgets.Layout(height="66px", overflow="auto"))
         self.verdict_box.add_class("lessons-readout")
         self.widget = self._box(widgets.HBox(buttons, layout=widgets.Layout(flex_flow="row wrap")),
                                 widgets.HBox([grid, self.heatmap],
@@ -246,7 +251,8 @@ class MaskEditor(LiveExplorer):
                 cell.button_style = "success" if cell.value else ""
         m = self.mask
         self.weights = attention_weights(self.scores, scale=1.0, mask=m)
-        self.heatmap.draw(self.weights, self.tokens, self.tokens, vmin=0.0, vmax=1.0, mask=m)
+        self.heatmap.draw(self.weights, self.tokens, self.tokens, vmin=0.0, vmax=1.0, mask=m,
+                          alt=f"weights with the mask drawn ({int(m.sum())} of {m.size} cells allowed)")
         self.verdict = self.describe(m)
         self.verdict_box.value = f"<div>{html.escape(self.verdict)}</div>"
 

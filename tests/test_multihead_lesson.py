@@ -452,4 +452,4 @@ def test_head_grid_explorer_still_and_sentence_for_static_pages():
 
     bundle = HeadGridExplorer(n_heads=4, seq_len=6)._repr_mimebundle_()
     assert "image/png" in bundle and "application/vnd.jupyter.widget-view+json" in bundle
-    assert "n_heads=4" in bundle["text/plain"] and "JupyterLab" in bundle["text/plain"]
+    assert "n_heads = 4" in bundle["text/plain"] and "JupyterLab" in bundle["text/plain"]

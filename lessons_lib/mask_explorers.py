@@ -3,7 +3,7 @@
 * :class:`CausalMaskExplorer`: scaled scores → scores + mask (−∞ above the diagonal)
   → weights after softmax, three live heatmaps, with a table of one query's row that
   shows exp(−∞) = 0 in numbers. Sliders ``seq_len`` and ``query`` (or click a row).
-* :class:`MaskEditor`: an n × n grid of toggle buttons, one per (query, key): ✓ may
+* :class:`CustomMaskExplorer`: an n × n grid of toggle buttons, one per (query, key): ✓ may
   attend, ✗ masked. The attention weights under that mask are redrawn live, and
   :func:`lessons_lib.masks.causal_mask_mistake` says what the mask is (the causal mask,
   an inverted one, one without its diagonal, ...). Presets start from the gallery's masks.
@@ -23,7 +23,7 @@ from ._live_explorer import LiveExplorer
 from .attention import attention_scores, attention_weights, project_qkv, scale_scores, softmax
 from .live_figures import Heatmap
 
-__all__ = ["CausalMaskExplorer", "MaskEditor", "mask_tokens"]
+__all__ = ["CausalMaskExplorer", "CustomMaskExplorer", "mask_tokens"]
 
 D_MODEL, D_K = 8, 4
 SEQ_LEN_MAX = 16
@@ -155,7 +155,7 @@ def _presets(n: int) -> dict:
     }
 
 
-class MaskEditor(LiveExplorer):
+class CustomMaskExplorer(LiveExplorer):
     """Draw a mask by toggling cells; see the attention weights it gives and what kind of mask it is.
 
     ``.mask`` (bool, True = may attend) is the mask drawn; ``.weights`` the weights

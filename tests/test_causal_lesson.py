@@ -331,10 +331,10 @@ def test_causal_mask_explorer_draws_the_three_stages():
     assert ex.controls["query"].value == 1 and ex.figures["scores"].highlight_row == 1
 
 
-def test_mask_editor_redraws_what_the_learner_toggles():
-    from lessons_lib.mask_explorers import MaskEditor
+def test_custom_mask_explorer_redraws_what_the_learner_toggles():
+    from lessons_lib.mask_explorers import CustomMaskExplorer
 
-    ed = MaskEditor(n=5, preset="causal")
+    ed = CustomMaskExplorer(n=5, preset="causal")
     assert "This is the causal mask" in ed.verdict
     ed.cells[0][3].value = True                                # let "The" peek at token 3
     assert ed.mask[0, 3] and ed.weights[0, 3] > 0 and "1 cell(s) differ" in ed.verdict

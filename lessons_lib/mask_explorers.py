@@ -163,8 +163,8 @@ class CustomMaskExplorer(LiveExplorer):
     """
 
     title = "Draw a mask: click a cell to allow (✓) or block (✗) it"
-    hint = ("Rows are queries, columns keys. The heatmap shows the weights softmax gives with your mask; "
-            "the line under it says what your mask is. Start from a preset or from scratch.")
+    hint = ("rows are queries, columns keys; the heatmap shows the weights softmax gives with your mask, "
+            "the line under it what kind of mask it is; start from a preset or from scratch")
 
     def __init__(self, n: int = 6, *, preset: str = "causal", seed: int = 0):
         super().__init__()

@@ -969,7 +969,7 @@ function render({ model, el }) {
     kind.prepare(model).then((s) => {
       if (mine !== seq) return;  // a newer state is on its way: skip this one
       state = s;
-      if (hover && kind.hit) hover = null;
+      if (hover && kind.hit) hover = kind.keepHover ? kind.keepHover(s, hover) : null;
       schedule();
     }).catch((err) => console.error("lessons_lib live figure:", err));
   }
@@ -1065,20 +1065,10 @@ KINDS.heads = {
   traits: ["values", "encoding", "shape", "mask", "row_labels", "col_labels", "row_ticks", "col_ticks",
     "vmin", "vmax", "lut", "title", "panel_titles", "colorbar_label", "decimals", "percent", "locked",
     "hovered", "token", "direction", "alt", "width", "height", "xlabel", "ylabel"],
-  async prepare(model) {
-    const [n, rows, cols] = model.get("shape");
-    const m = await decodeMatrix(model.get("encoding"), model.get("values"));
-    const mask = unpackBits(model.get("mask"), rows * cols);
-    return {
-      ...common(model), n, rows, cols, m, mask, anyMasked: !!mask && mask.some((b) => b),
-      rowText: model.get("row_labels"), colText: model.get("col_labels"),
-      rowTicks: model.get("row_ticks"), colTicks: model.get("col_ticks"),
-      vmin: model.get("vmin"), vmax: model.get("vmax"), lut: lutOf(model.get("lut")),
-      panelTitles: model.get("panel_titles"), cbarLabel: model.get("colorbar_label"),
-      decimals: model.get("decimals"), percent: model.get("percent"), locked: model.get("locked"),
-      hovered: model.get("hovered"), token: model.get("token"), direction: model.get("direction"),
-      xlabel: model.get("xlabel"), ylabel: model.get("ylabel"), rowName: "query", colName: "key",
-    };
+  async prepare(model) {  // the grid's matrices, labels and colours, plus the head view's own state
+    const s = await KINDS.grid.prepare(model);
+    return { ...s, locked: model.get("locked"), hovered: model.get("hovered"), token: model.get("token"),
+      direction: model.get("direction") };
   },
   draw(ctx, s, w, h) {
     if (!s.lut || !s.n) return null;
@@ -1141,9 +1131,11 @@ KINDS.heads = {
       return { panel: k, row: -1, col: Math.floor((x - ax.x) / ax.w * p.cols), label: true };
     }
     const hit = heatmapHit(p, lay, x, y);
-    return hit ? { ...hit, panel: k, label: hit.col < 0 } : null;
+    // elsewhere on the figure: not a cell, but the preview stays (the pointer may be on its way to it)
+    return hit ? { ...hit, panel: k, label: hit.col < 0 } : { panel: -1, row: -1, col: -1, empty: true };
   },
   readout(s, hit) {
+    if (hit.empty) return "hover a thumbnail to preview its head, click it to lock; hover a cell for its weight";
     const name = s.panelTitles[hit.panel] || `head ${hit.panel}`;
     if (hit.label) {
       const t = hit.col >= 0 ? hit.col : hit.row, text = hit.col >= 0 ? s.colText[t] : s.rowText[t];
@@ -1154,18 +1146,25 @@ KINDS.heads = {
     return `${name}: ${cell}${hit.thumb ? "  (click to lock this head)" : ""}`;
   },
   cellRect(s, info, hit) {
+    if (hit.empty) return { x: -10, y: -10, w: 0, h: 0 };
     const lay = hit.thumb ? info.thumbs[hit.panel].lay : info.preview.lay;
     const { ax } = lay;
     if (hit.row < 0) return { x: ax.x + hit.col * ax.w / s.cols, y: ax.y, w: ax.w / s.cols, h: ax.h };
     if (hit.col < 0) return { x: ax.x, y: ax.y + hit.row * ax.h / s.rows, w: ax.w, h: ax.h / s.rows };
     return { x: ax.x + hit.col * ax.w / s.cols, y: ax.y + hit.row * ax.h / s.rows, w: ax.w / s.cols, h: ax.h / s.rows };
   },
+  // A hover that only changed the preview stays (the thumbnails do not move); new sizes drop it.
+  keepHover(s, hit) {
+    return hit.empty || (hit.panel < s.n && hit.row < s.rows && hit.col < s.cols) ? hit : null;
+  },
+  // The previewed head follows the thumbnail under the pointer and stays while the pointer crosses
+  // to the preview; it goes back to the locked head when the pointer leaves the figure.
   hoverModel(model, hit) {
-    const k = hit && hit.thumb ? hit.panel : -1;
+    const k = !hit ? -1 : hit.thumb ? hit.panel : model.get("hovered");
     if (model.get("hovered") !== k) model.set("hovered", k);  // local only: the kernel never hears of hover
   },
   click(model, s, hit) {
-    if (!hit) return;
+    if (!hit || hit.empty) return;
     if (hit.thumb) {
       model.set("locked", model.get("locked") === hit.panel ? -1 : hit.panel);
       model.set("hovered", -1);

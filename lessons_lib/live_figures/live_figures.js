@@ -1067,8 +1067,10 @@ KINDS.heads = {
     "hovered", "token", "direction", "alt", "width", "height", "xlabel", "ylabel"],
   async prepare(model) {  // the grid's matrices, labels and colours, plus the head view's own state
     const s = await KINDS.grid.prepare(model);
-    return { ...s, locked: model.get("locked"), hovered: model.get("hovered"), token: model.get("token"),
-      direction: model.get("direction") };
+    const token = model.get("token"), direction = model.get("direction");
+    const followed = `token = ${token}, ${direction === 1 ? "its column" : "its row"} framed`;
+    return { ...s, locked: model.get("locked"), hovered: model.get("hovered"), token, direction,
+      alt: s.alt ? `${s.alt}; ${followed}` : followed };
   },
   draw(ctx, s, w, h) {
     if (!s.lut || !s.n) return null;

@@ -26,7 +26,9 @@ module              what it holds
 ``style``           colours, colour maps, sizes, the look of masked cells
 ``plots``           matplotlib figures (the stills on static pages, too)
 ``live_figures``    figures drawn in the browser (anywidget): heatmap, grid, bars, ...
-``explorers``       sliders + live figures, one explorer per lesson
+``explorers``       sliders + live figures, one explorer per lesson (02-05)
+``head_explorer``   the head grid of notebook 06
+``mask_explorers``  the causal-mask and custom-mask explorers of notebook 07
 ``exercises``       checks with feedback (engine + one module per lesson)
 ``feedback``        the ✓/✗ feedback box shared by exercises and quizzes
 ``quiz``            the quizzes
@@ -53,8 +55,11 @@ __version__ = "0.2.0"
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "attention": ("softmax", "project_qkv", "attention_scores", "scale_scores", "attention_weights",
                   "weighted_values", "scaled_dot_product_attention", "softmax_off"),
-    "masks": ("causal_mask", "padding_mask", "sliding_window_mask", "combine_masks"),
-    "multihead": ("split_heads", "merge_heads", "multi_head_attention"),
+    "masks": ("causal_mask", "padding_mask", "sliding_window_mask", "combine_masks",
+              "causal_average_weights", "additive_mask", "bottom_right_causal_mask", "mask_gallery",
+              "causal_mask_mistake", "future_leak"),
+    "multihead": ("split_heads", "merge_heads", "multi_head_attention", "shape_stages", "split_projection",
+                  "multi_head_attention_per_head", "multi_head_cost", "handmade_heads", "HANDMADE_HEADS"),
     "flash": ("flash_attention",),
     "backends": ("SDPAResult", "KERNEL_NAMES", "TORCH_CPU_INSTALL", "CHOSEN_BY_TORCH", "sdpa_attention",
                  "torch_attention_with_weights", "torch_available", "cuda_available", "default_device",
@@ -65,14 +70,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "style": ("CMAP_WEIGHTS", "CMAP_VALUES", "MASK_NOTE", "tick_indices", "tick_labels", "colormap_table"),
     "plots": ("heatmap", "plot_scores", "plot_weights", "plot_mask", "plot_outputs", "plot_projection",
               "plot_score_variance", "plot_row_weights", "plot_convex_combination", "convex_hull_2d",
-              "panel_figure", "LessonFigure"),
+              "panel_figure", "LessonFigure", "plot_head_shapes", "plot_head_grid", "plot_mask_gallery",
+              "plot_masking_steps"),
     "live_figures": ("Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "ProductPanel",
                      "LiveFigure"),
     "explorers": ("ProjectionExplorer", "ScoresExplorer", "ScaleSoftmaxExplorer", "PipelineExplorer",
                   "D_K_OPTIONS"),
     "feedback": ("PASSED", "FAILED", "NOT_ATTEMPTED", "Badge", "badge", "box_html", "Feedback"),
     "exercises": ("Feedback", "EXERCISES", "check_street_query", "check_projection", "check_scores",
-                  "check_softmax", "check_scaling", "check_weighted_sum",
+                  "check_softmax", "check_scaling", "check_weighted_sum", "check_split_heads",
+                  "check_merge_heads", "check_next_token_head", "check_causal_weights",
                   "check_softmax_off"),
     "coref": ("AGENTS", "PLACES", "AGENT_ADJECTIVES", "PLACE_ADJECTIVES", "NONE_ADJECTIVES", "NOTHING",
               "REFERENTS", "TEMPLATES", "VOCAB", "SINK", "PAD", "MAX_LEN", "SENTENCE_A", "SENTENCE_B",
@@ -85,6 +92,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                     "plot_training_rows", "plot_sink_experiment", "head_names", "SentenceExplorer",
                     "TrainingExplorer"),
     "paper_guide": ("Equation", "EQUATIONS", "code_line", "equation_table", "paper_sizes", "ARXIV"),
+    "head_explorer": ("HeadGridExplorer", "N_HEADS_OPTIONS", "D_MODEL_OPTIONS"),
+    "mask_explorers": ("CausalMaskExplorer", "CustomMaskExplorer", "mask_tokens"),
     "quiz": ("Option", "Question", "Quiz", "QUIZZES", "show"),
     "environment": ("EnvironmentReport", "Component", "environment_report", "widget_check"),
 }

@@ -66,7 +66,8 @@ from .style import shorten as _shorten
 __all__ = [
     "heatmap", "plot_scores", "plot_weights", "plot_mask", "plot_outputs", "plot_projection",
     "plot_score_variance", "plot_row_weights", "plot_convex_combination", "convex_hull_2d",
-    "panel_figure", "LessonFigure",
+    "panel_figure", "LessonFigure", "plot_head_shapes", "plot_head_grid", "plot_mask_gallery",
+    "plot_masking_steps",
 ]
 
 # Bytes matplotlib needs per cell of a heatmap it draws (the float64 data, its mask, the RGBA image in
@@ -741,3 +742,308 @@ def plot_convex_combination(values, outputs, tokens, *, weights=None, query=None
                           "it lies inside their convex hull",
                  fontsize=FONT_TITLE)
     return ax.get_figure()
+
+
+# ====================================================================== notebook 06: heads
+HEAD_HATCHES = ("", "//", "..", "\\\\", "xx", "oo", "--", "++")  # head identity by texture, not colour only
+
+
+def _head_colour(head: int, n_heads: int):
+    """A light tint of viridis per head (text stays black on it)."""
+    rgb = np.array(matplotlib.colormaps[CMAP_WEIGHTS](0.15 + 0.7 * head / max(n_heads - 1, 1))[:3])
+    return tuple(0.45 * rgb + 0.55)
+
+
+def _draw_cell_block(ax, x0: float, y0: float, texts, heads, n_heads: int,
+                     gap_every: int | None = None) -> float:
+    """Unit cells with text, filled by head (tint + hatch), top-left at (x0, y0), y down; returns the width.
+
+    ``gap_every``: a small gap after every that many columns (the heads of a view, side by side).
+    ``heads`` of -1 draws a neutral (white) cell.
+    """
+    rows, cols = len(texts), len(texts[0])
+    x_of = [x0 + c + (0.3 * (c // gap_every) if gap_every else 0.0) for c in range(cols)]
+    for r in range(rows):
+        for c in range(cols):
+            head = int(heads[r][c])
+            face = "white" if head < 0 else _head_colour(head, n_heads)
+            hatch = "" if head < 0 else HEAD_HATCHES[head % len(HEAD_HATCHES)]
+            ax.add_patch(Rectangle((x_of[c], y0 + r), 1, 1, facecolor=face, edgecolor="0.25", linewidth=0.8,
+                                   hatch=hatch, hatchcolor="0.55"))   # a light hatch: the text stays legible
+            if texts[r][c]:
+                ax.text(x_of[c] + 0.5, y0 + r + 0.5, texts[r][c], ha="center", va="center",
+                        fontsize=FONT_ANNOT - 1, zorder=3)
+    return x_of[-1] + 1 - x0
+
+
+def plot_head_shapes(seq_len: int = 3, d_model: int = 6, n_heads: int = 2) -> Figure:
+    """The view/transpose of multi-head attention drawn cell by cell (notebook 06).
+
+    Top row, the split: Q ``(seq_len, d_model)`` → ``reshape`` ``(seq_len, n_heads,
+    d_head)`` → ``transpose`` ``(n_heads, seq_len, d_head)``. Bottom row, the merge
+    of the head outputs back to ``(seq_len, d_model)`` and W_O. Every cell is
+    labelled "token, column" (of Q at the top, of its head at the bottom) and filled
+    by its head (a tint and a hatch per head), so each number can be followed. The
+    cells are placed by :func:`lessons_lib.multihead.split_heads` and ``merge_heads``
+    themselves, run on an array of cell numbers: the figure shows what the library does.
+    """
+    from ._checks import check_positive_int
+    from .multihead import _check_heads, merge_heads, split_heads
+
+    L = check_positive_int(seq_len, "seq_len")
+    d = check_positive_int(d_model, "d_model")
+    h = _check_heads(n_heads, d)
+    dh = d // h
+    if L > 6 or d > 12:
+        raise ValueError(f"plot_head_shapes draws every cell: keep seq_len ≤ 6 and d_model ≤ 12 "
+                         f"(got {L} and {d}).")
+    cell_no = np.arange(L * d).reshape(L, d)                   # cell (i, c) holds the number i·d + c
+    split = split_heads(cell_no.astype(float), h).astype(int)  # (h, L, dh): where each number went
+    head_of = (cell_no % d) // dh                              # the head that owns each column
+
+    def names(numbers, width):
+        return [[f"{v // width},{v % width}" for v in row] for row in numbers]
+
+    gap, stack_gap, title_h = 5.0, 0.8, 1.7
+    ax_items = []   # drawn after the size is known
+
+    def title(x, y, text):
+        ax_items.append(("title", x, y - 0.3, text))
+
+    def step(x_from, x_to, y, code):
+        ax_items.append(("step", x_from, x_to, y, code))
+
+    blocks = []     # (x, y, texts, heads, gap_every)
+    # top row: the split
+    y1 = title_h
+    blocks.append((0.0, y1, names(cell_no, d), head_of, None))
+    title(0.0, y1, f"Q = X·W_Q\n({L}, {d})")
+    x2 = d + gap
+    step(d, x2, y1 + L / 2, f".reshape({L}, {h}, {dh})")
+    blocks.append((x2, y1, names(cell_no, d), head_of, dh))
+    title(x2, y1, f"view: heads side by side\n({L}, {h}, {dh})")
+    x3 = x2 + d + 0.3 * (h - 1) + gap
+    step(x2 + d + 0.3 * (h - 1), x3, y1 + L / 2, ".transpose(1, 0, 2)")
+    for k in range(h):
+        yk = y1 + k * (L + stack_gap)
+        blocks.append((x3, yk, names(split[k], d), np.full((L, dh), k), None))
+        ax_items.append(("label", x3 + dh + 0.3, yk + L / 2, f"head {k}", "left"))
+    title(x3, y1, f"heads first: one matrix per head\n({h}, {L}, {dh})")
+    top_bottom = y1 + h * (L + stack_gap)
+    # bottom row: the merge
+    y2 = top_bottom + title_h + 1.2
+    out_no = np.arange(L * dh).reshape(L, dh)
+    for k in range(h):
+        yk = y2 + k * (L + stack_gap)
+        blocks.append((0.0, yk, names(out_no, dh), np.full((L, dh), k), None))
+        ax_items.append(("label", -0.3, yk + L / 2, f"head {k}", "right"))
+    title(0.0, y2, f"head outputs = weights·V\n({h}, {L}, {dh})")
+    tagged = np.stack([out_no] * h) + 1000 * np.arange(h)[:, None, None]   # head k's cells: 1000·k + cell
+    tagged = merge_heads(tagged.astype(float)).astype(int)
+    merged_texts, merged_heads = names(tagged % 1000, dh), tagged // 1000
+    xb = dh + gap
+    step(dh, xb, y2 + L / 2, ".transpose(1, 0, 2)")
+    blocks.append((xb, y2, merged_texts, merged_heads, dh))
+    title(xb, y2, f"tokens first\n({L}, {h}, {dh})")
+    xc = xb + d + 0.3 * (h - 1) + gap
+    step(xb + d + 0.3 * (h - 1), xc, y2 + L / 2, f".reshape({L}, {d})")
+    blocks.append((xc, y2, merged_texts, merged_heads, None))
+    title(xc, y2, f"Concat(heads)\n({L}, {d})")
+    xd = xc + d + gap
+    step(xc + d, xd, y2 + L / 2, f"@ W_O  ({d}, {d})")
+    blocks.append((xd, y2, [[""] * d for _ in range(L)], np.full((L, d), -1), None))
+    title(xd, y2, f"output\n({L}, {d})")
+    width = max(xd + d, x3 + dh + 3.0) + 0.5
+    height = y2 + h * (L + stack_gap) + 0.4
+    inch = 0.42
+    fig = _new_figure(width * inch + 0.3, height * inch + 0.6, layout=None)
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0 - 0.6 / (height * inch + 0.6)))
+    ax.set_axis_off()
+    ax.set_xlim(-2.5, width)
+    ax.set_ylim(height, 0.0)
+    for x, y, texts, heads, every in blocks:
+        _draw_cell_block(ax, x, y, texts, heads, h, gap_every=every)
+    arrow = dict(arrowstyle="-|>", color="0.2", linewidth=1.6, mutation_scale=18)
+    for item in ax_items:
+        if item[0] == "title":
+            ax.text(item[1], item[2], item[3], ha="left", va="bottom", fontsize=FONT_ANNOT + 1)
+        elif item[0] == "step":
+            _, x_from, x_to, y, code = item
+            ax.annotate("", xy=(x_to - 0.3, y), xytext=(x_from + 0.3, y), arrowprops=arrow)
+            ax.text((x_from + x_to) / 2, y - 0.35, code, ha="center", va="bottom", fontsize=FONT_ANNOT - 1,
+                    family="monospace")
+        else:
+            _, x, y, text, ha = item
+            ax.text(x, y, text, ha=ha, va="center", fontsize=FONT_ANNOT)
+    ax.text(-2.4, y2 - title_h - 0.5, "…each head attends on its own (scores, softmax, weights·V), then:",
+            ha="left", va="center", fontsize=FONT_ANNOT + 1, style="italic")
+    handles = [Rectangle((0, 0), 1, 1, facecolor=_head_colour(k, h), edgecolor="0.25", hatchcolor="0.55",
+                         hatch=HEAD_HATCHES[k % len(HEAD_HATCHES)], label=f"head {k}") for k in range(h)]
+    ax.legend(handles=handles, loc="upper right", bbox_to_anchor=(0.98, 0.9), fontsize=FONT_ANNOT, ncols=1,
+              frameon=False,
+              title="cell text: token, column", title_fontsize=FONT_ANNOT)
+    fig.suptitle(f"Multi-head attention, shape at each stage: L = {L} tokens, d_model = {d}, "
+                 f"{h} heads of d_head = {dh}", fontsize=FONT_TITLE, y=0.995, va="top")
+    return fig
+
+
+def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None, mask=None,
+                   ncols: int | None = None) -> Figure:
+    """One heatmap of attention weights per head, ``weights (n_heads, seq_len, seq_len)`` (notebook 06).
+
+    All heads share one 0..1 viridis scale and one colorbar, so they can be compared
+    by eye; each panel is titled with the head's number (and name, from
+    ``head_names``). Rows are queries, columns keys; ``mask`` (True = may attend)
+    hatches masked cells in every head.
+    """
+    w = as_float_array(weights, "weights")
+    if w.ndim != 3 or w.shape[1] != w.shape[2]:
+        raise ValueError(f"weights must be (n_heads, seq_len, seq_len), one square matrix per head; "
+                         f"got shape {w.shape}.")
+    h, L, _ = w.shape
+    tokens = _check_labels(tokens, L, "tokens", "rows")
+    names = [f"head {k}" for k in range(h)] if head_names is None else [
+        f"head {k}: {n}" for k, n in enumerate(_check_labels(head_names, h, "head_names", "heads"))]
+    for k in range(h):
+        _check_rows_sum_to_one(w[k], tokens, f"weights[{k}]")
+    ncols = min(h, 4) if ncols is None else int(ncols)
+    nrows = -(-h // ncols)
+    side = min(3.6, max(2.4, 0.25 * L + 1.0))                 # inches per panel
+    step = max(1, int(np.ceil(0.19 * L / side)), int(np.ceil(L / MAX_TOKEN_LABELS)))  # labels 12 pt apart
+    shown = tick_labels(tokens, np.arange(0, L, step)) if step > 1 else tick_labels(tokens, np.arange(L))
+    label = 0.11 * max(len(t) for t in shown) + 0.5             # room for the token labels
+    # placed by hand, not by constrained layout: a grid of 8 panels then draws in half the time
+    left, bottom, top, gap, bar = label + 0.35, label + 0.5, 0.9, 0.3, 1.3
+    width, height = left + ncols * side + (ncols - 1) * gap + bar, bottom + nrows * (side + gap + 0.1) + top
+    fig = _new_figure(width, height, layout=None)
+    fig.subplots_adjust(left=left / width, right=(width - bar) / width, bottom=bottom / height,
+                        top=1 - top / height, wspace=gap / side, hspace=(gap + 0.3) / side)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    im = None
+    for k, ax in enumerate(axes):
+        if k >= h:
+            ax.set_axis_off()
+            continue
+        im, _ = _draw_heatmap(ax, w[k], tokens, tokens, title=names[k], colorbar_label="-", cmap=CMAP_WEIGHTS,
+                              vmin=0.0, vmax=1.0, mask=mask, annotate=False, fmt="", colorbar=False,
+                              xlabel=XLABEL if k // ncols == nrows - 1 else "",
+                              ylabel=YLABEL if k % ncols == 0 else "")
+        ax.title.set_fontsize(FONT_LABEL)
+        if step > 1:                  # small panels: every step-th token, with its position
+            ticks = np.arange(0, L, step)
+            ax.set_yticks(ticks, tick_labels(tokens, ticks), fontsize=FONT_TICK)
+            ax.set_xticks(ticks, tick_labels(tokens, ticks), fontsize=FONT_TICK, rotation=90)
+        if k % ncols != 0:            # tokens are the same in every panel: label the outer edges only
+            ax.set_yticks([])
+        if k + ncols < h:
+            ax.set_xticks([])
+    cax = fig.add_axes(((width - bar + 0.25) / width, bottom / height, 0.18 / width,
+                        (height - bottom - top) / height))
+    cbar = fig.colorbar(im, cax=cax)
+    cbar.set_label("attention weight (each row sums to 1)", fontsize=FONT_LABEL)
+    cbar.ax.tick_params(labelsize=FONT_TICK)
+    fig.suptitle(title or f"Attention weights of {h} heads (rows: queries, columns: keys)",
+                 fontsize=FONT_TITLE)
+    return fig
+
+
+# ====================================================================== notebook 07: masks
+PAD_LABEL = "<pad>"
+
+
+def plot_mask_gallery(gallery: dict, tokens, *, title: str | None = None) -> Figure:
+    """Masks side by side as ✓/✗ tables (notebook 07).
+
+    ``gallery``: name → bool mask ``(n, n)`` or a batch ``(b, n, n)`` (each batch item
+    gets its own panel, named "name, sequence 1", ...), e.g.
+    :func:`lessons_lib.masks.mask_gallery`. ``tokens`` labels the n rows and columns;
+    in a batch, positions that no query may attend to are labelled ``<pad>``.
+    """
+    if not isinstance(gallery, dict) or not gallery:
+        raise TypeError("gallery must be a non-empty dict: name -> boolean mask.")
+    panels = []
+    for name, mask in gallery.items():
+        m = as_bool_mask(mask, f"gallery[{name!r}]")
+        if m.ndim == 2:
+            panels.append((str(name), m, False))
+        elif m.ndim == 3:
+            panels.extend((f"{name}, sequence {b + 1}", m[b], True) for b in range(m.shape[0]))
+        else:
+            raise ValueError(f"gallery[{name!r}] must be (n, n) or (batch, n, n); got shape {m.shape}.")
+    n = panels[0][1].shape[0]
+    tokens = _check_labels(tokens, n, "tokens", "rows")
+    ncols = min(len(panels), 3 if len(panels) in (5, 6, 9) else 4)
+    nrows = -(-len(panels) // ncols)
+    side = min(3.2, max(2.2, 0.3 * n + 0.8))                     # inches per table
+    label = 0.11 * max(len(t) for t in [*tokens, PAD_LABEL]) + 0.45
+    # placed by hand, not by constrained layout: the gallery draws in about half the time
+    left, gap_x, gap_y, top, bottom = label + 0.45, label + 0.55, label + 0.9, 0.8, 0.2
+    width = left + ncols * side + (ncols - 1) * gap_x + 0.3
+    height = top + nrows * side + (nrows - 1) * gap_y + label + 0.8 + bottom
+    fig = _new_figure(width, height, layout=None)
+    fig.subplots_adjust(left=left / width, right=1 - 0.3 / width, top=1 - top / height,
+                        bottom=(label + 0.8 + bottom) / height, wspace=gap_x / side, hspace=gap_y / side)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    for ax, (name, m, batch) in zip(axes, panels):
+        # in a padded batch, keys that no query may see are padding: label them so
+        labels = [PAD_LABEL if batch and not m[:, j].any() else t for j, t in enumerate(tokens)]
+        plot_mask(m, labels, ax=ax, title=name)
+        ax.title.set_fontsize(FONT_LABEL)
+        for text in list(ax.texts):   # one legend for the whole gallery, below
+            if text.get_text().startswith("✓ may attend"):
+                text.remove()
+    for ax in axes[len(panels):]:
+        ax.set_axis_off()
+    fig.suptitle(title or "Mask gallery: ✓ may attend, ✗ masked (grey, hatched: weight exactly 0)",
+                 fontsize=FONT_TITLE)
+    return fig
+
+
+def plot_masking_steps(scores, mask, tokens, *, query: int | None = None) -> Figure:
+    """Causal masking in three panels: scores, scores with −∞ where masked, weights after softmax.
+
+    ``scores (seq_len, seq_len)`` (already scaled), ``mask`` bool (True = may attend).
+    The middle panel writes "−∞" in every masked cell; the right one shows their
+    weight is exactly 0 (hatched). ``query`` outlines one row in all three panels.
+    Notebook 07.
+    """
+    from .attention import softmax
+    from .masks import additive_mask
+
+    s = _check_matrix(scores, "scores")
+    tokens = _check_labels(tokens, s.shape[0], "tokens", "rows")
+    allowed = np.broadcast_to(check_mask(mask, s.shape), s.shape)
+    masked = s + additive_mask(allowed)
+    weights = softmax(masked)
+    side = min(5.0, max(3.4, 0.38 * len(tokens) + 1.6))
+    fig = _new_figure(3 * (side + 1.7), side + 2.4)
+    axes = fig.subplots(1, 3)
+    lim = float(np.max(np.abs(s))) or 1.0
+    _draw_heatmap(axes[0], s, tokens, tokens, title="1 · scaled scores", colorbar_label="score",
+                  cmap=CMAP_VALUES, vmin=-lim, vmax=lim, mask=None, annotate=None, fmt=".1f",
+                  xlabel=XLABEL, ylabel=YLABEL)
+    _draw_heatmap(axes[1], masked, tokens, tokens, title="2 · scores + mask (−∞ above the diagonal)",
+                  colorbar_label="score", cmap=CMAP_VALUES, vmin=-lim, vmax=lim, mask=None, annotate=None,
+                  fmt=".1f", xlabel=XLABEL, ylabel="")
+    if max(s.shape) <= 12:
+        for i, j in np.argwhere(~allowed):
+            axes[1].text(j, i, "−∞", ha="center", va="center", fontsize=FONT_ANNOT, zorder=4,
+                         bbox=dict(boxstyle="round,pad=0.1", facecolor="white", edgecolor="none", alpha=0.85))
+    _draw_heatmap(axes[2], weights, tokens, tokens, title="3 · weights = softmax (exp(−∞) = 0)",
+                  colorbar_label="attention weight", cmap=CMAP_WEIGHTS, vmin=0.0, vmax=1.0, mask=allowed,
+                  annotate=None, fmt=".2f", xlabel=XLABEL, ylabel="")
+    if query is not None:
+        if isinstance(query, bool) or not isinstance(query, numbers.Integral) or not 0 <= query < s.shape[0]:
+            raise ValueError(f"query must be a row index 0..{s.shape[0] - 1}; got {query!r}.")
+        for ax in axes:
+            ax.add_patch(Rectangle((-0.5, query - 0.5), s.shape[1], 1, fill=False, edgecolor="#d62728",
+                                   linewidth=2.5, zorder=5))
+    for ax in axes:
+        ax.title.set_fontsize(FONT_LABEL)
+        for text in list(ax.texts):   # one caption for the figure instead of one per panel
+            if text.get_text() == MASK_NOTE:
+                text.remove()
+    fig.suptitle("Causal masking: −∞ is added before the softmax, so masked weights are exactly 0",
+                 fontsize=FONT_TITLE)
+    fig.supxlabel(MASK_NOTE, fontsize=FONT_TICK)
+    return fig

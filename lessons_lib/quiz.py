@@ -384,6 +384,102 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "Zeros would need all weights to be 0; here one weight is 1."),
            source="seed 000, step 4"),
     ),
+    "06": (
+        _q("d_model = 512 is split into 8 heads. Compared with one head of width 512, how many parameters "
+           "do W_Q, W_K, W_V and W_O have together?",
+           ("8 times as many: each head needs its own projections.", W,
+            "Each head's projections are only d_head = 64 columns wide: the 8 heads' W_Q^i, side by side, "
+            "are exactly one 512 × 512 W_Q. More heads means narrower heads, not more weights."),
+           ("The same, 4 · 512² ≈ 1.05 million: the heads share out the columns of the same matrices.", R,
+            "Right. Head i owns columns i·64 … i·64 + 63 of W_Q, W_K and W_V; the matrix products cost "
+            "the same too. Only the softmax work and the number of attention weights grow with the heads "
+            "(8 · L² instead of L²)."),
+           ("One eighth: each head sees only 64 of the 512 features.", W,
+            "Each head reads all 512 input features (its W_Q^i is 512 × 64); it is the output of each "
+            "head that is narrower."),
+           ("It depends on the sequence length.", W,
+            "Weights are per feature, not per token: the same W_Q serves a sequence of any length."),
+           source="seed 000 and 004, multi-head attention"),
+        _q("Q has shape (L, d_model). Why does splitting it into heads need a transpose after "
+           "Q.reshape(L, n_heads, d_head)?",
+           ("To bring the head axis to the front, (n_heads, L, d_head), so each head is an ordinary "
+            "(L, d_head) matrix and all heads attend in one batched product.", R,
+            "Yes. The reshape only groups each token's columns by head (no number moves); the transpose "
+            "makes 'head' the batch axis, and merging undoes both steps in reverse order."),
+           ("Because reshape changes the numbers and the transpose puts them back.", W,
+            "A reshape never changes or moves a number in memory; it only reads the same numbers with "
+            "new axis boundaries."),
+           ("It is not needed: Q.reshape(n_heads, L, d_head) gives the same result.", W,
+            "Same shape, wrong numbers: that reshape makes its first 'head' out of whole rows of the "
+            "first tokens, instead of the first d_head columns of every token."),
+           ("To transpose K for Q·Kᵀ.", W,
+            "Kᵀ is a separate, later step (swap the last two axes of K); this transpose swaps tokens "
+            "and heads."),
+           source="seed 000, MultiHead = Concat(head_1 … head_h)·W_O"),
+        _q("Why do transformers use several heads instead of one head of the same total width?",
+           ("Several heads are cheaper to compute.", W,
+            "The matrix products cost the same, and the softmax work grows with the number of heads: "
+            "heads are not a saving."),
+           ("Each head has its own softmax, so each can put its weight somewhere else: one on the "
+            "previous token, one on the subject, one spread out, at the same time.", R,
+            "Right. One softmax row is one distribution over the keys; a single head has to compromise "
+            "between the places it wants to look. h heads give each token h distributions, concatenated "
+            "and mixed by W_O."),
+           ("Each head reads a different part of the sentence.", W,
+            "Every head sees every token (subject to the mask); heads differ in what they look for, "
+            "not in which tokens they may see."),
+           ("With one head, the weights of a row would not sum to 1.", W,
+            "Every head's rows sum to 1, whatever the number of heads: each has its own softmax."),
+           source="seed 000 and 004, heads that attend to different things"),
+    ),
+    "07": (
+        _q("Why is the causal mask added to the scores as −∞ before the softmax, rather than by zeroing "
+           "the weights after it?",
+           ("Both give the same weights; −∞ is only a convention.", W,
+            "Zeroing afterwards leaves rows that sum to less than 1, and the future scores have already "
+            "taken their share of each row's total: the past weights still depend on the future."),
+           ("exp(−∞) = 0, so the masked keys get exactly 0 weight and the softmax shares the whole 1 among "
+            "the allowed keys only: nothing of the future enters the row, not even through the sum.", R,
+            "Yes. The leak experiment shows it: with −∞ before the softmax, changing a future token moves "
+            "earlier outputs by exactly 0.0."),
+           ("−∞ makes the computation faster.", W,
+            "A dense implementation computes every score anyway; the mask is about correctness (fused "
+            "kernels may skip masked blocks, but that is an optimisation of the same result)."),
+           ("Softmax cannot take zeros as input.", W,
+            "Softmax takes any finite number; a score of 0 gets weight exp(0) = 1 before normalising, "
+            "which is exactly why 0 is not a mask."),
+           source="seed 000 and 004, causal masking"),
+        _q("You pass torch.triu(torch.ones(L, L), diagonal=1).bool(), nn.MultiheadAttention's causal mask, "
+           "as attn_mask to torch's scaled_dot_product_attention. What happens?",
+           ("The same causal attention: both functions read True as masked.", W,
+            "SDPA's boolean mask means the opposite: True = may attend. The two conventions differ, which "
+            "is the trap."),
+           ("An error: SDPA only accepts float masks.", W,
+            "SDPA accepts boolean masks (True = may attend) and float masks (added to the scores)."),
+           ("Each token attends only to later tokens, and the last token may attend to nothing (its "
+            "output is 0): the mask is inverted, because SDPA reads True as may attend.", R,
+            "Right. Invert it (~mask) or build it with tril. A check such as "
+            "masks.causal_mask_mistake(mask) names this mistake before it ships."),
+           ("torch detects the mix-up and inverts the mask for you.", W,
+            "Nothing can tell a deliberate mask from an inverted one; the library does what the "
+            "convention says."),
+           source="the convention trap"),
+        _q("A sequence of 3 real tokens is padded to 5 in a batch, and the model is causal. Which keys may "
+           "query 2 (the third real token) attend to?",
+           ("Keys 0, 1, 2: itself and the tokens before it; the padding keys 3 and 4 are hidden anyway.", R,
+            "Yes: causal allows keys 0…2, padding hides keys 3 and 4; the mask is their AND, True only "
+            "where both allow."),
+           ("Keys 0 to 4: padding is only about which outputs are used.", W,
+            "Padding keys must be hidden from the real tokens, or their made-up vectors would leak into "
+            "the real outputs."),
+           ("Keys 3 and 4 only.", W,
+            "That is the inverted mask: it hides what should be seen and shows the future and the "
+            "padding."),
+           ("Only key 2, itself.", W,
+            "A causal mask allows every earlier token too; only a window of size 1 would leave only "
+            "itself."),
+           source="mask gallery: causal + padding"),
+    ),
     "10": (
         _q("A startup claims its new architecture \"replaces attention with a more efficient mechanism\". "
            "Which question gets at the mathematics behind the claim?",

@@ -21,6 +21,10 @@ exercise               formula                               notebook
 ``my_softmax``         ``exp(x_j - max x) / Σ exp(...)``     04_step3_scale_softmax
 ``my_weighted_sum``    ``output = weights·V``                05_step4_weighted_values
 ``my_softmax_off``     ``exp(s_j) / (1 + Σ_i exp(s_i))``     09_attention_in_action
+``my_split_heads``     ``(L, d) → (h, L, d/h)``              06_multi_head
+``my_merge_heads``     ``(h, L, d/h) → (L, d)``              06_multi_head
+``my_next_token_head`` ``W_Q, W_K`` of a next-token head     06_multi_head
+``my_causal_weights``  ``softmax(scores + causal −∞)``       07_causal_masking
 =====================  ====================================  ==========================
 """
 
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["my_projection", "my_softmax", "my_scores", "my_scale", "my_weighted_sum", "my_softmax_off"]
+__all__ = ["my_projection", "my_softmax", "my_scores", "my_scale", "my_weighted_sum", "my_softmax_off", "my_split_heads", "my_merge_heads", "my_next_token_head", "my_causal_weights"]
 
 
 def my_projection(x, w_q, w_k, w_v):
@@ -94,3 +98,41 @@ def my_softmax_off(scores):
     m = np.maximum(scores.max(axis=-1, keepdims=True), 0.0)
     e = np.exp(scores - m)
     return e / (np.exp(-m) + e.sum(axis=-1, keepdims=True))
+def my_split_heads(x, n_heads):
+    """``(L, d_model)`` → ``(n_heads, L, d_head)``: head i gets columns i·d_head … (i+1)·d_head − 1.
+
+    Taught in notebook 06_multi_head. The reshape only groups each token's columns by head
+    (a view: no number moves); the transpose brings the head axis to the front.
+    """
+    L, d_model = x.shape
+    return x.reshape(L, n_heads, d_model // n_heads).transpose(1, 0, 2)
+
+
+def my_merge_heads(heads):
+    """``(n_heads, L, d_head)`` → ``(L, n_heads·d_head)``: Concat(head_1, …, head_h), row by row.
+
+    Taught in notebook 06_multi_head: the split undone in reverse order.
+    """
+    n_heads, L, d_head = heads.shape
+    return heads.transpose(1, 0, 2).reshape(L, n_heads * d_head)
+
+
+def my_next_token_head(seq_len):
+    """``(W_Q, W_K)`` of a head that looks at the next token, for one-hot positions X = I.
+
+    Taught in notebook 06_multi_head. Query i = 20·e_(i+1), key j = e_j: q_i·k_j = 20 only
+    for j = i + 1; after dividing by √d_head the gap is still large enough for softmax to put
+    almost all of the weight there.
+    """
+    return 20.0 * np.eye(seq_len, k=1), np.eye(seq_len)
+
+
+def my_causal_weights(scores):
+    """Causal attention weights of square scores ``(L, L)``: −∞ above the diagonal, then softmax.
+
+    Taught in notebook 07_causal_masking. ``mask`` is True where key j ≤ query i (may attend).
+    """
+    mask = np.tril(np.ones(scores.shape, dtype=bool))
+    masked = np.where(mask, scores, -np.inf)
+    exps = np.exp(masked - masked.max(axis=-1, keepdims=True))
+    return exps / exps.sum(axis=-1, keepdims=True)

@@ -30,6 +30,13 @@ def test_strip_solutions_keeps_indentation_and_the_code_around():
                     '    raise NotImplementedError("your code here")\n\nprint(\'after\')')
 
 
+def test_a_region_may_name_the_line_the_learner_starts_from():
+    source = "### BEGIN SOLUTION; learner starts from: q = np.zeros(4)  # edit me\nq = np.array([0, 8, 0, 0])\n### END SOLUTION\nshow(q)"
+    assert lr.strip_solutions(source) == ("q = np.zeros(4)  # edit me\nshow(q)", 1)
+    with pytest.raises(lr.SolutionMarkerError, match="learner starts from"):
+        lr.strip_solutions("### BEGIN SOLUTION here\n### END SOLUTION\n")
+
+
 def test_strip_solutions_handles_several_regions_and_none():
     two = "### BEGIN SOLUTION\na = 1\n### END SOLUTION\nb = 2\n### BEGIN SOLUTION\nc = 3\n### END SOLUTION\n"
     text, count = lr.strip_solutions(two)
@@ -73,7 +80,7 @@ def test_source_notebooks_hold_a_solution_for_every_exercise():
         checks = sum(bool(lr._CHECK_CALL.search(s)) for s in code)
         regions = sum(s.count(lr.BEGIN) for s in code)
         assert regions >= checks, f"{path.name}: {checks} checks but only {regions} solution regions"
-        assert not any('raise NotImplementedError("your code here")' in s for s in code), (
+        assert not any(lr.PLACEHOLDER in s for s in code), (
             f"{path.name}: the source notebook keeps solutions; the learner copy gets the placeholder")
 
 

@@ -10,7 +10,9 @@ between two marker lines, the convention of nbgrader::
         ### END SOLUTION
 
 The learner copy replaces every such region by ``raise NotImplementedError("your code here")``
-(at the region's indentation), and clears the outputs a learner should not see before they have
+(at the region's indentation), or by the line the marker names where a learner edits a value
+rather than writes a function: ``### BEGIN SOLUTION; learner starts from: my_query = np.zeros(4)``.
+It clears the outputs a learner should not see before they have
 tried: the exercise cell itself, every cell that calls a ``check_…`` function (its feedback in
 the source says "passed"), and the first code cell after a **Predict** prompt (its output is the
 answer to the prediction). Everything else (prose, figures, explorers, quizzes) is kept, so the
@@ -44,6 +46,7 @@ import nbformat
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 PLACEHOLDER = 'raise NotImplementedError("your code here")'
+_STARTS_FROM = "; learner starts from:"
 _CHECK_CALL = re.compile(r"\bcheck_\w+\s*\(")
 _PREDICT = re.compile(r"\*\*\s*Predict", re.IGNORECASE)
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,12 +64,16 @@ def strip_solutions(source: str, where: str = "cell") -> tuple[str, int]:
     inside, count = False, 0
     for number, line in enumerate(source.splitlines(keepends=True), start=1):
         stripped = line.strip()
-        if stripped == BEGIN:
+        if stripped.startswith(BEGIN):
             if inside:
                 raise SolutionMarkerError(f"{where}, line {number}: {BEGIN} inside another solution region")
             inside, count = True, count + 1
             indent = line[: len(line) - len(line.lstrip())]
-            out.append(f"{indent}{PLACEHOLDER}\n")
+            start = stripped[len(BEGIN):].strip()
+            if start and not start.startswith(_STARTS_FROM):
+                raise SolutionMarkerError(f"{where}, line {number}: after {BEGIN} write nothing, or "
+                                          f"'{_STARTS_FROM} <code>'")
+            out.append(f"{indent}{start[len(_STARTS_FROM):].strip() or PLACEHOLDER}\n")
         elif stripped == END:
             if not inside:
                 raise SolutionMarkerError(f"{where}, line {number}: {END} without {BEGIN}")

@@ -982,7 +982,7 @@ function render({ model, el }) {
     kind.prepare(model).then((s) => {
       if (mine !== seq) return;  // a newer state is on its way: skip this one
       state = s;
-      if (hover && kind.hit) hover = null;
+      if (hover && kind.hit) hover = kind.keepHover ? kind.keepHover(s, hover) : null;
       schedule();
     }).catch((err) => console.error("lessons_lib live figure:", err));
   }
@@ -1047,3 +1047,147 @@ function render({ model, el }) {
 }
 
 export default { render };
+
+// ---------------- attention heads: thumbnails, a large preview, one token's row or column
+// (Python: lessons_lib/live_figures/heads.py, HeadView; notebook 06). Hover a thumbnail to preview it
+// large, click it to lock it (click again to unlock); click a token in the preview to follow it.
+// `direction` 0 frames the token's row (where it looks), 1 its column (who looks at it), in every
+// head. Hover, preview and frames are drawn here: no kernel round trip (hover is not even sent).
+function frameCells(ctx, ax, rows, cols, index, column) {
+  if (index < 0 || index >= (column ? cols : rows)) return;
+  const cw = ax.w / cols, ch = ax.h / rows;
+  const r = column ? { x: ax.x + index * cw, y: ax.y, w: cw, h: ax.h } : { x: ax.x, y: ax.y + index * ch, w: ax.w, h: ch };
+  if (Math.min(r.w, r.h) > 10) {  // large cells: a black frame inside, with a white line within it
+    ctx.lineWidth = 3; ctx.strokeStyle = "#000";
+    ctx.strokeRect(r.x + 1.5, r.y + 1.5, r.w - 3, r.h - 3);
+    ctx.lineWidth = 1; ctx.strokeStyle = "#fff";
+    ctx.strokeRect(r.x + 3.5, r.y + 3.5, r.w - 7, r.h - 7);
+  } else {  // thumbnails: the frame just outside the cells, so their colours stay visible
+    ctx.lineWidth = 1.5; ctx.strokeStyle = "#000";
+    ctx.strokeRect(r.x - 0.75, r.y - 0.75, r.w + 1.5, r.h + 1.5);
+  }
+}
+
+function headShown(s) {
+  if (s.hovered >= 0 && s.hovered < s.n) return { k: s.hovered, why: "hover" };
+  if (s.locked >= 0 && s.locked < s.n) return { k: s.locked, why: "locked" };
+  return { k: 0, why: "" };
+}
+
+KINDS.heads = {
+  traits: ["values", "encoding", "shape", "mask", "row_labels", "col_labels", "row_ticks", "col_ticks",
+    "vmin", "vmax", "lut", "title", "panel_titles", "colorbar_label", "decimals", "percent", "locked",
+    "hovered", "token", "direction", "alt", "width", "height", "xlabel", "ylabel"],
+  async prepare(model) {  // the grid's matrices, labels and colours, plus the head view's own state
+    const s = await KINDS.grid.prepare(model);
+    const token = model.get("token"), direction = model.get("direction");
+    const followed = `token = ${token}, ${direction === 1 ? "its column" : "its row"} framed`;
+    return { ...s, locked: model.get("locked"), hovered: model.get("hovered"), token, direction,
+      alt: s.alt ? `${s.alt}; ${followed}` : followed };
+  },
+  draw(ctx, s, w, h) {
+    if (!s.lut || !s.n) return null;
+    const top = 2 + titleHeight(s.title);
+    if (s.title) drawTitle(ctx, s.title, w / 2, 2, w - 8);
+    const per = s.rows * s.cols;
+    const sub = (k) => ({ kind: s.m.kind, data: s.m.data.subarray(k * per, (k + 1) * per) });
+    const column = s.direction === 1;
+    const shown = headShown(s);
+    // left: one thumbnail per head, in a fixed area (more heads: smaller thumbnails, nothing moves)
+    const leftW = Math.floor(0.42 * w), labelH = TICK_PX + 6, gap = 8;
+    // as many columns as give the largest thumbnails in that area
+    let ncol = 1, side = 0;
+    for (let c = 1; c <= s.n; c++) {
+      const sd = Math.min((leftW - 4) / c - gap, (h - top - 4) / Math.ceil(s.n / c) - labelH - gap);
+      if (sd > side) { side = sd; ncol = c; }
+    }
+    side = Math.max(8, Math.floor(side));
+    const thumbs = [];
+    for (let k = 0; k < s.n; k++) {
+      const x0 = 4 + (k % ncol) * (side + gap), y0 = top + Math.floor(k / ncol) * (side + labelH + gap);
+      const ax = { x: x0 + 2, y: y0 + labelH, w: side, h: side };
+      const p = { ...s, m: sub(k), highlightRow: -1, annotate: false, colorbar: false, showTitle: false,
+        showRowLabels: false, showColLabels: false, xlabel: "", ylabel: "", maskNote: false };
+      const lay = drawHeatmapPanel(ctx, p, { x: ax.x, y: ax.y - 2, w: side, h: side + 8 });
+      const a = lay.ax;
+      ctx.font = font(TICK_PX, k === shown.k); ctx.fillStyle = "#000"; ctx.textAlign = "left";
+      ctx.textBaseline = "bottom";
+      const tag = k === s.locked ? " · locked" : "";
+      ctx.fillText(fit(ctx, `${s.panelTitles[k] || "head " + k}${tag}`, side + 6), a.x, a.y - 3);
+      if (k === shown.k) {  // the previewed head: a thick frame around the thumbnail
+        ctx.lineWidth = 3; ctx.strokeStyle = "#000"; ctx.strokeRect(a.x - 3, a.y - 3, a.w + 6, a.h + 6);
+      }
+      frameCells(ctx, a, s.rows, s.cols, s.token, column);
+      thumbs.push({ k, lay, p });
+    }
+    // right: the previewed head, large, with token labels and the colour scale
+    const box = { x: leftW + 12, y: top, w: w - leftW - 16, h: h - top - 4 };
+    const why = shown.why === "locked" ? " (locked: click its thumbnail to unlock)"
+      : shown.why === "hover" ? " (preview)" : " (hover a thumbnail to preview, click to lock)";
+    const p = { ...s, m: sub(shown.k), title: `${s.panelTitles[shown.k] || "head " + shown.k}${why}`,
+      highlightRow: column ? -1 : s.token, annotate: false, maskNote: s.anyMasked };
+    const lay = drawHeatmapPanel(ctx, p, box);
+    if (column) frameCells(ctx, lay.ax, s.rows, s.cols, s.token, true);
+    return { thumbs, preview: { k: shown.k, lay, p } };
+  },
+  hit(s, info, x, y) {
+    if (!info) return null;
+    for (const { k, lay, p } of info.thumbs) {
+      const { ax } = lay;
+      if (x >= ax.x - 3 && x < ax.x + ax.w + 3 && y >= ax.y - TICK_PX - 6 && y < ax.y + ax.h + 3) {
+        const r = Math.min(p.rows - 1, Math.max(0, Math.floor((y - ax.y) / ax.h * p.rows)));
+        const c = Math.min(p.cols - 1, Math.max(0, Math.floor((x - ax.x) / ax.w * p.cols)));
+        return { panel: k, row: r, col: c, thumb: true };
+      }
+    }
+    const { k, lay, p } = info.preview;
+    const { ax } = lay;
+    if (y >= ax.y + ax.h && y < ax.y + ax.h + lay.colH && x >= ax.x && x < ax.x + ax.w) {
+      return { panel: k, row: -1, col: Math.floor((x - ax.x) / ax.w * p.cols), label: true };
+    }
+    const hit = heatmapHit(p, lay, x, y);
+    // elsewhere on the figure: not a cell, but the preview stays (the pointer may be on its way to it)
+    return hit ? { ...hit, panel: k, label: hit.col < 0 } : { panel: -1, row: -1, col: -1, empty: true };
+  },
+  readout(s, hit) {
+    if (hit.empty) return "hover a thumbnail to preview its head, click it to lock; hover a cell for its weight";
+    const name = s.panelTitles[hit.panel] || `head ${hit.panel}`;
+    if (hit.label) {
+      const t = hit.col >= 0 ? hit.col : hit.row, text = hit.col >= 0 ? s.colText[t] : s.rowText[t];
+      return `${name}: token “${text}” (${t}): click to follow it in every head`;
+    }
+    const p = { ...s, m: { kind: s.m.kind, data: s.m.data.subarray(hit.panel * s.rows * s.cols) } };
+    const cell = heatmapReadout(p, hit);
+    return `${name}: ${cell}${hit.thumb ? "  (click to lock this head)" : ""}`;
+  },
+  cellRect(s, info, hit) {
+    if (hit.empty) return { x: -10, y: -10, w: 0, h: 0 };
+    const lay = hit.thumb ? info.thumbs[hit.panel].lay : info.preview.lay;
+    const { ax } = lay;
+    if (hit.row < 0) return { x: ax.x + hit.col * ax.w / s.cols, y: ax.y, w: ax.w / s.cols, h: ax.h };
+    if (hit.col < 0) return { x: ax.x, y: ax.y + hit.row * ax.h / s.rows, w: ax.w, h: ax.h / s.rows };
+    return { x: ax.x + hit.col * ax.w / s.cols, y: ax.y + hit.row * ax.h / s.rows, w: ax.w / s.cols, h: ax.h / s.rows };
+  },
+  // A hover that only changed the preview stays (the thumbnails do not move); new sizes drop it.
+  keepHover(s, hit) {
+    return hit.empty || (hit.panel < s.n && hit.row < s.rows && hit.col < s.cols) ? hit : null;
+  },
+  // The previewed head follows the thumbnail under the pointer and stays while the pointer crosses
+  // to the preview; it goes back to the locked head when the pointer leaves the figure.
+  hoverModel(model, hit) {
+    const k = !hit ? -1 : hit.thumb ? hit.panel : model.get("hovered");
+    if (model.get("hovered") !== k) model.set("hovered", k);  // local only: the kernel never hears of hover
+  },
+  click(model, s, hit) {
+    if (!hit || hit.empty) return;
+    if (hit.thumb) {
+      model.set("locked", model.get("locked") === hit.panel ? -1 : hit.panel);
+      model.set("hovered", -1);
+    } else {
+      const t = hit.label ? Math.max(hit.row, hit.col) : s.direction === 1 ? hit.col : hit.row;
+      if (t < 0) return;
+      model.set("token", t);
+    }
+    model.save_changes();
+  },
+};

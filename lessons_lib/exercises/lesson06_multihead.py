@@ -31,9 +31,9 @@ def _split_cases() -> list[Case]:
                     f"n_heads = {n_heads} (d_head = {d_head})",
                     {"x": rng.normal(size=(n_tokens, d_model)), "n_heads": n_heads})
 
-    numbered = np.arange(3 * 8, dtype=float).reshape(3, 8)
-    return [Case("X = 0, 1, 2, … as a 3×8 matrix, n_heads = 2 (d_head = 4)", {"x": numbered, "n_heads": 2}),
-            *rng_cases([(5, 3, 2), (2, 4, 3), (4, 2, 5)], 16, random_case)]
+    numbered = np.arange(3 * 10, dtype=float).reshape(3, 10)
+    return [Case("X = 0, 1, 2, … as a 3×10 matrix, n_heads = 2 (d_head = 5)", {"x": numbered, "n_heads": 2}),
+            *rng_cases([(5, 3, 2), (2, 4, 3), (7, 2, 5)], 16, random_case)]
 
 
 def _shape(x, n_heads):
@@ -111,9 +111,9 @@ def _merge_cases() -> list[Case]:
         return Case(f"random heads {n_heads}×{n_tokens}×{d_head} ({n_heads} heads, {n_tokens} tokens, "
                     f"d_head = {d_head})", {"heads": rng.normal(size=(n_heads, n_tokens, d_head))})
 
-    numbered = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4)
-    return [Case("heads = 0, 1, 2, … as 2 heads × 3 tokens × 4 features", {"heads": numbered}),
-            *rng_cases([(3, 5, 2), (4, 2, 3), (2, 4, 5)], 17, random_case)]
+    numbered = np.arange(2 * 3 * 5, dtype=float).reshape(2, 3, 5)
+    return [Case("heads = 0, 1, 2, … as 2 heads × 3 tokens × 5 features", {"heads": numbered}),
+            *rng_cases([(3, 5, 2), (5, 2, 3), (2, 7, 5)], 17, random_case)]
 
 
 MERGE_HEADS = Exercise(

@@ -26,7 +26,7 @@ def _cases() -> list[Case]:
 
     hand = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [3.0, 2.0, 1.0]])
     return [Case("hand-made scores 3×3", {"scores": hand}),
-            *rng_cases([(5, 1.0), (4, 3.0), (6, 0.5)], 18, random_case)]
+            *rng_cases([(5, 1.0), (7, 3.0), (6, 0.5)], 18, random_case)]
 
 
 def _reference(scores):

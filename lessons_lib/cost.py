@@ -1,0 +1,394 @@
+"""The cost of attention against sequence length N: count it, then measure it (notebook 08).
+
+Counting. Every query is compared with every key, so one head of self-attention over
+N tokens computes N² scores. Two matrix products do the arithmetic: Q·Kᵀ and
+weights·V, each N·N·d multiply-adds, so
+
+    scores  = N² per head                      (1,000 tokens → 1,000,000 scores)
+    FLOPs   = 4·N²·d per head                  (halved with a causal mask)
+    memory  = N² · itemsize for the scores     (100,000 tokens in float32: 40 GB)
+
+Measuring. :func:`measure` times one method at one N and records its peak memory;
+:func:`measure_scaling` does it for several N with a progress bar and returns a
+:class:`CostTable`, whose :meth:`~CostTable.slope` is the slope of the log-log line:
+about 2 for time (N² work) and for the naive method's memory, about 1 or less for
+the tiled method's memory (one fixed tile plus the N × d output). Methods:
+
+    "naive numpy"     lessons_lib.scaled_dot_product_attention (holds N × N weights)
+    "tiled numpy"     lessons_lib.flash_attention (one tile at a time)
+    "torch SDPA"      lessons_lib.sdpa_attention on the CPU, torch's choice of kernel
+    "torch SDPA math" the same with torch's reference ("math") kernel, which holds N × N
+
+Memory is the peak the call allocates beyond its inputs (the output included):
+measured with ``tracemalloc`` for numpy (exact, any OS) and as the peak resident set
+for torch (Linux only; ``None`` elsewhere). Before a run, :func:`estimate_memory`
+predicts the need and :func:`~lessons_lib._checks.check_memory` refuses a size that
+would not fit a 2 GB machine. torch is imported only for the torch methods.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._checks import check_memory, check_positive_int, format_bytes
+from .flash import DEFAULT_BLOCK_SIZE
+
+METHODS = ("naive numpy", "tiled numpy", "torch SDPA", "torch SDPA math")
+TORCH_METHODS = ("torch SDPA", "torch SDPA math")
+
+
+# --------------------------------------------------------------------------- counting
+def _count_args(n_queries, n_keys, n_heads, batch):
+    n_queries = check_positive_int(n_queries, "n_queries (the sequence length N)")
+    n_keys = n_queries if n_keys is None else check_positive_int(n_keys, "n_keys")
+    return n_queries, n_keys, check_positive_int(n_heads, "n_heads"), check_positive_int(batch, "batch")
+
+
+def score_count(n_queries: int, n_keys: int | None = None, *, n_heads: int = 1, batch: int = 1) -> int:
+    """How many scores q_i·k_j attention computes: N_q · N_k per head (N² for self-attention).
+
+    ``score_count(1_000)`` → 1,000,000; ``score_count(100_000)`` → 10,000,000,000.
+    """
+    n_queries, n_keys, n_heads, batch = _count_args(n_queries, n_keys, n_heads, batch)
+    return batch * n_heads * n_queries * n_keys
+
+
+def attention_flops(n_queries: int, d: int, *, n_keys: int | None = None, n_heads: int = 1,
+                    batch: int = 1, causal: bool = False) -> float:
+    """Floating-point operations of the two matrix products: 4 · N_q · N_k · d per head.
+
+    Q·Kᵀ and weights·V are each N_q·N_k·d multiply-adds (2 FLOPs each). Softmax adds a
+    few operations per score, O(N²) too but not counted, as is usual. ``causal`` halves
+    the count: a causal kernel skips the masked half. ``d`` is the head dimension.
+    """
+    n_queries, n_keys, n_heads, batch = _count_args(n_queries, n_keys, n_heads, batch)
+    d = check_positive_int(d, "d (the head dimension)")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False; got {causal!r}.")
+    flops = 4.0 * batch * n_heads * n_queries * n_keys * d
+    return flops / 2 if causal else flops
+
+
+def _itemsize(dtype) -> int:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a numpy float type such as 'float32'; got {dtype!r}.") from None
+    if dt.kind != "f":
+        raise TypeError(f"dtype must be a floating-point type such as 'float32'; got {dt}.")
+    return dt.itemsize
+
+
+def score_memory(n_queries: int, n_keys: int | None = None, *, n_heads: int = 1, batch: int = 1,
+                 dtype="float32") -> int:
+    """Bytes needed to hold the score matrix: N_q · N_k · itemsize per head.
+
+    ``score_memory(100_000)`` → 40,000,000,000 bytes (float32): far more than a GPU holds.
+    """
+    return score_count(n_queries, n_keys, n_heads=n_heads, batch=batch) * _itemsize(dtype)
+
+
+# --------------------------------------------------------------------------- estimating
+def _check_method(method) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}.")
+    return method
+
+
+def estimate_memory(method: str, n: int, d: int = 64, *, dtype="float32",
+                    block_size: int = DEFAULT_BLOCK_SIZE) -> int:
+    """Bytes one call of ``method`` at sequence length ``n`` will need, inputs included.
+
+    Q, K, V and the output are 4·N·d numbers. On top: naive numpy holds the N × N
+    weights; tiled numpy a few block × block tiles; torch's math kernel about three
+    N × N buffers; torch's fused (flash) CPU kernel small per-thread buffers.
+    """
+    method = _check_method(method)
+    n = check_positive_int(n, "n (the sequence length)")
+    d = check_positive_int(d, "d (the head dimension)")
+    size = _itemsize(dtype)
+    linear = 4 * n * d * size
+    if method == "naive numpy":
+        return linear + n * n * size
+    if method == "tiled numpy":
+        tile = min(check_positive_int(block_size, "block_size"), n)
+        return linear + 3 * tile * tile * size
+    if method == "torch SDPA math":
+        return linear + 3 * n * n * size
+    return 2 * linear + 4 * 2**20           # torch SDPA (fused): blocked, per-thread buffers
+
+
+_INSTEAD = {
+    "naive numpy": "Use a shorter sequence, or 'tiled numpy' (flash_attention), which never holds "
+                   "the N × N matrix.",
+    "torch SDPA math": "Use a shorter sequence, or 'torch SDPA' (the fused kernel), which never holds "
+                       "the N × N matrix.",
+}
+
+
+def check_fits(method: str, n: int, d: int = 64, *, dtype="float32",
+               block_size: int = DEFAULT_BLOCK_SIZE) -> int:
+    """Refuse (``SizeLimitError``) a run that would not fit comfortably; else return its estimate."""
+    need = estimate_memory(method, n, d, dtype=dtype, block_size=block_size)
+    check_memory(need, f"{method} attention at N = {n:,} (d = {d}, {np.dtype(dtype).name})",
+                 _INSTEAD.get(method, "Use a shorter sequence."))
+    return need
+
+
+# --------------------------------------------------------------------------- measuring
+@dataclass(frozen=True)
+class Measurement:
+    """One method at one sequence length: best time of ``repeats`` calls and peak memory.
+
+    ``peak_bytes``: memory the call allocated beyond its inputs (output included), or
+    ``None`` where it cannot be measured (torch outside Linux). ``input_bytes``: Q, K, V.
+    ``memory_source``: "tracemalloc" (numpy) or "resident set" (torch). ``kernel``: the
+    SDPA kernel torch ran, "" for numpy.
+    """
+
+    method: str
+    n: int
+    d: int
+    dtype: str
+    seconds: float
+    peak_bytes: int | None
+    input_bytes: int
+    memory_source: str
+    kernel: str = ""
+
+    @property
+    def total_bytes(self) -> int | None:
+        """Inputs plus peak extra memory: what attention at this N needs in all."""
+        return None if self.peak_bytes is None else self.input_bytes + self.peak_bytes
+
+
+def _inputs(n: int, d: int, dtype, seed: int):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((n, d), dtype=np.float64).astype(dtype) for _ in range(3))
+
+
+def _runner(method: str, block_size: int) -> Callable:
+    """``fn(q, k, v) -> (output, kernel)`` for ``method``."""
+    if method == "naive numpy":
+        from .attention import scaled_dot_product_attention
+
+        return lambda q, k, v: (scaled_dot_product_attention(q, k, v)[0], "")
+    if method == "tiled numpy":
+        from .flash import flash_attention
+
+        return lambda q, k, v: (flash_attention(q, k, v, block_size=block_size), "")
+    from .backends import sdpa_attention
+
+    kernel = "math" if method == "torch SDPA math" else None
+
+    def run(q, k, v):
+        result = sdpa_attention(q, k, v, device="cpu", kernel=kernel)
+        return result.output, result.kernel
+    return run
+
+
+def _traced_peak(fn: Callable) -> int:
+    """Peak bytes numpy allocated while ``fn()`` ran (its result included), by tracemalloc."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        result = fn()
+        peak = tracemalloc.get_traced_memory()[1] - base
+        del result
+    finally:
+        if started:
+            tracemalloc.stop()
+    return max(int(peak), 0)
+
+
+def _status_kb(field_name: str) -> int:
+    with open("/proc/self/status") as status:
+        line = next(x for x in status if x.startswith(field_name))
+    return int(line.split()[1])
+
+
+def _release_free_heap() -> None:
+    """Give freed heap memory back to the OS (glibc ``malloc_trim``), so reusing it shows in the RSS."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _resident_peak(fn: Callable) -> int | None:
+    """Peak growth of the resident set while ``fn()`` ran (Linux: VmHWM reset first), else None.
+
+    Without ``malloc_trim`` first, glibc would hand torch heap pages it already holds and a
+    16 MB score matrix could show as 0 bytes.
+    """
+    _release_free_heap()
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")                    # reset the peak-RSS counter VmHWM to the current RSS
+        before = _status_kb("VmRSS")
+    except (OSError, StopIteration):
+        return None
+    result = fn()
+    peak = (_status_kb("VmHWM") - before) * 1024
+    del result
+    return max(peak, 0)
+
+
+def _peak_memory(method: str, fn: Callable) -> tuple[int | None, str]:
+    if method in TORCH_METHODS:
+        return _resident_peak(fn), "resident set"
+    return _traced_peak(fn), "tracemalloc"
+
+
+def measure(method: str, n: int, d: int = 64, *, dtype="float32", repeats: int = 3, seed: int = 0,
+            block_size: int = DEFAULT_BLOCK_SIZE, memory: bool = True) -> Measurement:
+    """Time ``method`` at sequence length ``n`` (best of ``repeats``) and measure its peak memory.
+
+    One head, ``q, k, v`` of shape ``(n, d)`` drawn from ``seed``. Refuses at once
+    (``SizeLimitError``) a size whose estimate exceeds the course's memory limit.
+    """
+    return _measure_many([method], n, d, dtype=dtype, repeats=repeats, seed=seed,
+                         block_size=block_size, memory=memory)[0]
+
+
+def _measure_many(methods, n, d, *, dtype, repeats, seed, block_size, memory) -> list[Measurement]:
+    """All ``methods`` at one N on the same inputs, their repeats interleaved (fair ratios)."""
+    repeats = check_positive_int(repeats, "repeats")
+    for method in methods:
+        check_fits(method, n, d, dtype=dtype, block_size=block_size)
+    q, k, v = _inputs(n, d, dtype, seed)
+    fns = {m: _runner(m, block_size) for m in methods}
+    kernels = {m: fns[m](q, k, v)[1] for m in methods}          # warm up, learn the kernel
+    best = dict.fromkeys(methods, float("inf"))
+    for _ in range(repeats):
+        for m in methods:
+            start = time.perf_counter()
+            fns[m](q, k, v)
+            best[m] = min(best[m], time.perf_counter() - start)
+    results = []
+    for m in methods:
+        peak, source = _peak_memory(m, lambda m=m: fns[m](q, k, v)) if memory else (None, "not measured")
+        results.append(Measurement(m, n, d, np.dtype(dtype).name, best[m], peak, 3 * q.nbytes, source,
+                                   kernels[m]))
+    return results
+
+
+def loglog_slope(x, y) -> float:
+    """Slope of the least-squares line through (log x, log y): y ∝ x^slope.
+
+    Time of an N² algorithm gives about 2, memory that grows like N about 1.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"x and y must be 1-D and the same length; got shapes {x.shape} and {y.shape}.")
+    if len(x) < 2 or len(np.unique(x)) < 2:
+        raise ValueError("A slope needs at least two different sizes.")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y)) and (x > 0).all() and (y > 0).all()):
+        raise ValueError("A log-log slope needs positive, finite x and y.")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+@dataclass
+class CostTable:
+    """Measurements of several methods at several sequence lengths (from :func:`measure_scaling`)."""
+
+    measurements: list[Measurement] = field(default_factory=list)
+
+    @property
+    def methods(self) -> list[str]:
+        return list(dict.fromkeys(m.method for m in self.measurements))
+
+    def sizes(self, method: str) -> np.ndarray:
+        return np.array([m.n for m in self._of(method)])
+
+    def seconds(self, method: str) -> np.ndarray:
+        return np.array([m.seconds for m in self._of(method)])
+
+    def memory(self, method: str, *, total: bool = False) -> np.ndarray:
+        """Peak extra bytes per size (``total``: inputs included); NaN where not measured."""
+        values = [m.total_bytes if total else m.peak_bytes for m in self._of(method)]
+        return np.array([np.nan if b is None else b for b in values], dtype=float)
+
+    def _of(self, method: str) -> list[Measurement]:
+        rows = [m for m in self.measurements if m.method == method]
+        if not rows:
+            raise ValueError(f"No measurements of {method!r}; this table has {self.methods}.")
+        return rows
+
+    def slope(self, method: str, what: str = "time", *, min_n: int = 1, total: bool = False) -> float:
+        """Log-log slope of time (``what="time"``) or memory (``"memory"``) against N, for N ≥ ``min_n``."""
+        if what not in ("time", "memory"):
+            raise ValueError(f"what must be 'time' or 'memory'; got {what!r}.")
+        n = self.sizes(method)
+        y = self.seconds(method) if what == "time" else self.memory(method, total=total)
+        keep = (n >= min_n) & np.isfinite(y) & (y > 0)
+        return loglog_slope(n[keep], y[keep])
+
+    def rows(self) -> list[dict]:
+        """One dict per measurement, with the time ratio to the naive method at the same N."""
+        naive = {m.n: m.seconds for m in self.measurements if m.method == "naive numpy"}
+        return [{"method": m.method, "N": m.n, "ms": m.seconds * 1e3,
+                 "× naive": m.seconds / naive[m.n] if m.n in naive else np.nan,
+                 "peak memory": "–" if m.peak_bytes is None else format_bytes(m.peak_bytes),
+                 "kernel": m.kernel} for m in self.measurements]
+
+    def __str__(self) -> str:
+        lines = [f"{'method':<16} {'N':>6} {'ms':>9} {'× naive':>8} {'peak memory':>12} kernel"]
+        for r in self.rows():
+            ratio = "" if np.isnan(r["× naive"]) else f"{r['× naive']:.2f}"
+            lines.append(f"{r['method']:<16} {r['N']:>6} {r['ms']:>9.2f} {ratio:>8} "
+                         f"{r['peak memory']:>12} {r['kernel']}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequence[str] = METHODS[:3],
+                    d: int = 64, *, dtype="float32", repeats: int = 3, seed: int = 0,
+                    block_size: int = DEFAULT_BLOCK_SIZE, memory: bool = True,
+                    progress: bool = True) -> CostTable:
+    """Measure every method at every size (interleaved at each N), with a tqdm progress bar.
+
+    Every size is checked against the memory limit before anything runs, so a size that
+    would not fit is refused at once, not after minutes of measuring.
+    """
+    sizes = [check_positive_int(n, "each size") for n in sizes]
+    methods = [_check_method(m) for m in methods]
+    if not sizes or not methods:
+        raise ValueError("Give at least one size and one method.")
+    for n in sizes:
+        for method in methods:
+            check_fits(method, n, d, dtype=dtype, block_size=block_size)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(sizes), desc="measuring", unit="size")
+    table = CostTable()
+    try:
+        for n in sorted(sizes):
+            if bar is not None:
+                bar.set_postfix_str(f"N = {n:,}")
+            table.measurements += _measure_many(methods, n, d, dtype=dtype, repeats=repeats, seed=seed,
+                                                block_size=block_size, memory=memory)
+            if bar is not None:
+                bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+    return table
+
+
+__all__ = ["METHODS", "score_count", "attention_flops", "score_memory", "estimate_memory", "check_fits",
+           "Measurement", "measure", "measure_scaling", "loglog_slope", "CostTable"]

@@ -1,0 +1,152 @@
+"""The cost module: counting scores and FLOPs, the memory guard, measuring, log-log slopes.
+
+No timing is asserted here (timings belong to benchmarks/); memory measured by tracemalloc
+is exact, so its slopes are.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lessons_lib import cost
+from lessons_lib._checks import SizeLimitError
+
+
+# ------------------------------------------------------------------ counting
+def test_the_seed_numbers():
+    assert cost.score_count(1_000) == 1_000_000
+    assert cost.score_count(100_000) == 10_000_000_000
+    assert cost.score_memory(100_000) == 40_000_000_000            # float32: 40 GB
+    assert cost.score_memory(100_000, dtype="float64") == 80_000_000_000
+
+
+def test_counts_scale_with_heads_batch_and_keys():
+    assert cost.score_count(10, 30, n_heads=4, batch=2) == 2 * 4 * 10 * 30
+    assert cost.score_memory(8, n_heads=2, dtype=np.float16) == 8 * 8 * 2 * 2
+
+
+def test_flops_are_four_n_squared_d_per_head_halved_when_causal():
+    assert cost.attention_flops(8192, 128) == 4 * 8192**2 * 128
+    assert cost.attention_flops(8192, 128, n_heads=32, causal=True) == 2 * 8192**2 * 128 * 32
+    assert cost.attention_flops(10, 4, n_keys=20, batch=3) == 4 * 10 * 20 * 4 * 3
+
+
+@pytest.mark.parametrize("call,err,match", [
+    (lambda: cost.score_count(0), ValueError, "at least 1"),
+    (lambda: cost.score_count(2.5), TypeError, "whole number"),
+    (lambda: cost.score_count(4, n_heads=0), ValueError, "n_heads"),
+    (lambda: cost.attention_flops(4, 8, causal="yes"), TypeError, "causal must be True or False"),
+    (lambda: cost.attention_flops(4, 0), ValueError, "d"),
+    (lambda: cost.score_memory(4, dtype="int32"), TypeError, "floating-point"),
+    (lambda: cost.score_memory(4, dtype="nonsense"), TypeError, "numpy float type"),
+    (lambda: cost.estimate_memory("fast numpy", 4), ValueError, "method must be one of"),
+])
+def test_bad_arguments_are_explained(call, err, match):
+    with pytest.raises(err, match=match):
+        call()
+
+
+# ------------------------------------------------------------------ the memory guard
+def test_estimates_grow_like_n_squared_for_naive_and_like_n_for_tiled():
+    naive = [cost.estimate_memory("naive numpy", n) for n in (4096, 8192)]
+    tiled = [cost.estimate_memory("tiled numpy", n) for n in (4096, 8192)]
+    assert naive[1] > 3.5 * naive[0] and tiled[1] < 2.1 * tiled[0]
+    assert naive[1] >= 8192**2 * 4 > 16 * tiled[1]
+
+
+def test_a_size_that_would_not_fit_is_refused_at_once(monkeypatch):
+    monkeypatch.setenv("LESSONS_MEMORY_LIMIT_MB", "64")
+    monkeypatch.setattr(cost, "_measure_many", lambda *a, **k: pytest.fail("measured before refusing"))
+    with pytest.raises(SizeLimitError, match=r"naive numpy attention at N = 8,192.*'tiled numpy'"):
+        cost.measure_scaling([256, 8192], methods=["naive numpy"], progress=False)
+    with pytest.raises(SizeLimitError, match="'torch SDPA' \\(the fused kernel\\)"):
+        cost.check_fits("torch SDPA math", 8192)
+    assert cost.check_fits("tiled numpy", 8192) < 64 * 2**20      # the tiled method still fits
+
+
+def test_the_default_limit_refuses_naive_at_100k_tokens():
+    with pytest.raises(SizeLimitError, match="37.3 GB"):
+        cost.check_fits("naive numpy", 100_000)
+
+
+# ------------------------------------------------------------------ measuring
+def test_measure_reports_time_and_memory_of_numpy_methods():
+    m = cost.measure("naive numpy", 512, 16, repeats=1)
+    assert (m.method, m.n, m.d, m.dtype, m.kernel, m.memory_source) == (
+        "naive numpy", 512, 16, "float32", "", "tracemalloc")
+    assert m.seconds > 0 and m.input_bytes == 3 * 512 * 16 * 4
+    assert 512 * 512 * 4 <= m.peak_bytes <= cost.estimate_memory("naive numpy", 512, 16)
+    assert m.total_bytes == m.peak_bytes + m.input_bytes
+
+
+def test_measured_memory_slopes_naive_two_tiled_at_most_one():
+    table = cost.measure_scaling([256, 512, 1024], methods=["naive numpy", "tiled numpy"], d=16,
+                                 repeats=1, block_size=64, progress=False)
+    assert 1.8 < table.slope("naive numpy", "memory") < 2.1
+    assert table.slope("tiled numpy", "memory") < 1.1
+    assert table.memory("tiled numpy")[-1] < table.memory("naive numpy")[-1] / 8
+
+
+def test_torch_methods_report_their_kernel():
+    pytest.importorskip("torch")
+    table = cost.measure_scaling([128], methods=["torch SDPA", "torch SDPA math"], d=16, repeats=1,
+                                 progress=False)
+    assert [m.kernel for m in table.measurements] == ["flash", "math"]
+    if sys.platform.startswith("linux"):
+        math = table.measurements[1]
+        assert math.memory_source == "resident set" and math.peak_bytes is not None
+
+
+def test_progress_bar_is_shown(capsys):
+    cost.measure_scaling([64, 128], methods=["tiled numpy"], d=8, repeats=1, memory=False)
+    assert "2/2" in capsys.readouterr().err
+
+
+def test_import_cost_does_not_import_torch():
+    code = "import sys, lessons_lib.cost; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------ slopes and tables
+def test_loglog_slope_of_power_laws():
+    n = np.array([256, 512, 1024, 4096])
+    assert cost.loglog_slope(n, 3e-9 * n**2.0) == pytest.approx(2.0)
+    assert cost.loglog_slope(n, 7 * n) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("x,y,match", [([1, 2], [1], "same length"), ([4], [2], "two different"),
+                                       ([4, 4], [1, 2], "two different"), ([1, 2], [0, 1], "positive")])
+def test_loglog_slope_explains_bad_input(x, y, match):
+    with pytest.raises(ValueError, match=match):
+        cost.loglog_slope(x, y)
+
+
+def _fake(method, n, seconds, peak):
+    return cost.Measurement(method, n, 64, "float32", seconds, peak, 3 * n * 64 * 4, "tracemalloc")
+
+
+def test_cost_table_slopes_ratios_and_text():
+    table = cost.CostTable([_fake(m, n, f * n**2, None if m == "torch SDPA" else n**p)
+                            for n in (100, 1000) for m, f, p in (("naive numpy", 1e-9, 2),
+                                                                 ("tiled numpy", 2e-9, 1),
+                                                                 ("torch SDPA", 5e-10, 1))])
+    assert table.methods == ["naive numpy", "tiled numpy", "torch SDPA"]
+    assert table.slope("naive numpy") == pytest.approx(2)
+    assert table.slope("tiled numpy", "memory") == pytest.approx(1)
+    assert table.slope("naive numpy", "memory", min_n=100) == pytest.approx(2)
+    ratios = {(r["method"], r["N"]): r["× naive"] for r in table.rows()}
+    assert ratios[("tiled numpy", 1000)] == pytest.approx(2)
+    assert ratios[("torch SDPA", 100)] == pytest.approx(0.5)
+    text = str(table)
+    assert "× naive" in text and "–" in text                      # torch memory not measured: a dash
+    with pytest.raises(ValueError, match="two different"):
+        table.slope("torch SDPA", "memory")                         # no memory values to fit
+    with pytest.raises(ValueError, match="No measurements of 'torch SDPA math'"):
+        table.seconds("torch SDPA math")
+    with pytest.raises(ValueError, match="'time' or 'memory'"):
+        table.slope("naive numpy", "speed")

@@ -116,7 +116,8 @@ def estimate_memory(method: str, n: int, d: int = 64, *, dtype="float32",
     if method == "naive numpy":
         return linear + n * n * size
     if method == "tiled numpy":
-        tile = min(check_positive_int(block_size, "block_size"), n)
+        block = DEFAULT_BLOCK_SIZE if block_size is None else block_size
+        tile = min(check_positive_int(block, "block_size"), n)
         return linear + 3 * tile * tile * size
     if method == "torch SDPA math":
         return linear + 3 * n * n * size
@@ -148,7 +149,7 @@ class Measurement:
     ``peak_bytes``: memory the call allocated beyond its inputs (output included), or
     ``None`` where it cannot be measured (torch outside Linux). ``input_bytes``: Q, K, V.
     ``memory_source``: "tracemalloc" (numpy) or "resident set" (torch). ``kernel``: the
-    SDPA kernel torch ran, "" for numpy.
+    SDPA kernel torch ran, "" for numpy. ``block_size``: the tiled method's block, else None.
     """
 
     method: str
@@ -160,6 +161,7 @@ class Measurement:
     input_bytes: int
     memory_source: str
     kernel: str = ""
+    block_size: int | None = None
 
     @property
     def total_bytes(self) -> int | None:
@@ -172,7 +174,7 @@ def _inputs(n: int, d: int, dtype, seed: int):
     return tuple(rng.standard_normal((n, d), dtype=np.float64).astype(dtype) for _ in range(3))
 
 
-def _runner(method: str, block_size: int) -> Callable:
+def _runner(method: str, block_size: int | None) -> Callable:
     """``fn(q, k, v) -> (output, kernel)`` for ``method``."""
     if method == "naive numpy":
         from .attention import scaled_dot_product_attention
@@ -257,30 +259,98 @@ def measure(method: str, n: int, d: int = 64, *, dtype="float32", repeats: int =
     One head, ``q, k, v`` of shape ``(n, d)`` drawn from ``seed``. Refuses at once
     (``SizeLimitError``) a size whose estimate exceeds the course's memory limit.
     """
-    return _measure_many([method], n, d, dtype=dtype, repeats=repeats, seed=seed,
-                         block_size=block_size, memory=memory)[0]
+    return _measure_runs([(_check_method(method), block_size)], n, d, dtype=dtype, repeats=repeats,
+                         seed=seed, memory=memory)[0]
 
 
-def _measure_many(methods, n, d, *, dtype, repeats, seed, block_size, memory) -> list[Measurement]:
-    """All ``methods`` at one N on the same inputs, their repeats interleaved (fair ratios)."""
+def _measure_runs(runs, n, d, *, dtype, repeats, seed, memory) -> list[Measurement]:
+    """Every ``(method, block_size)`` of ``runs`` at one N on the same inputs, repeats interleaved.
+
+    Interleaving (method A, B, C, A, B, C, …) keeps the ratios fair on a machine whose load
+    changes while it measures. Each run is first checked against the memory limit.
+    """
     repeats = check_positive_int(repeats, "repeats")
-    for method in methods:
-        check_fits(method, n, d, dtype=dtype, block_size=block_size)
+    for method, block in runs:
+        check_fits(method, n, d, dtype=dtype, block_size=block)
     q, k, v = _inputs(n, d, dtype, seed)
-    fns = {m: _runner(m, block_size) for m in methods}
-    kernels = {m: fns[m](q, k, v)[1] for m in methods}          # warm up, learn the kernel
-    best = dict.fromkeys(methods, float("inf"))
+    fns = [_runner(method, block) for method, block in runs]
+    kernels = [fn(q, k, v)[1] for fn in fns]                     # warm up, learn the kernel
+    best = [float("inf")] * len(runs)
     for _ in range(repeats):
-        for m in methods:
+        for i, fn in enumerate(fns):
             start = time.perf_counter()
-            fns[m](q, k, v)
-            best[m] = min(best[m], time.perf_counter() - start)
+            fn(q, k, v)
+            best[i] = min(best[i], time.perf_counter() - start)
     results = []
-    for m in methods:
-        peak, source = _peak_memory(m, lambda m=m: fns[m](q, k, v)) if memory else (None, "not measured")
-        results.append(Measurement(m, n, d, np.dtype(dtype).name, best[m], peak, 3 * q.nbytes, source,
-                                   kernels[m]))
+    for (method, block), fn, seconds, kernel in zip(runs, fns, best, kernels):
+        peak, source = _peak_memory(method, lambda fn=fn: fn(q, k, v)) if memory else (None, "not measured")
+        results.append(Measurement(method, n, d, np.dtype(dtype).name, seconds, peak, 3 * q.nbytes, source,
+                                   kernel, block if method == "tiled numpy" else None))
     return results
+
+
+@dataclass(frozen=True)
+class BlockSizes:
+    """Tiled numpy at one N for several block sizes, beside naive numpy (see :func:`measure_block_sizes`)."""
+
+    naive: Measurement
+    tiled: list[Measurement]
+
+    @property
+    def block_sizes(self) -> np.ndarray:
+        return np.array([m.block_size for m in self.tiled])
+
+    @property
+    def time_ratios(self) -> np.ndarray:
+        """Tiled time ÷ naive time per block size (< 1: the tiled method is faster)."""
+        return np.array([m.seconds / self.naive.seconds for m in self.tiled])
+
+    @property
+    def memory_ratios(self) -> np.ndarray:
+        """Tiled peak memory ÷ naive peak memory per block size."""
+        return np.array([m.peak_bytes / self.naive.peak_bytes
+                         if m.peak_bytes and self.naive.peak_bytes else np.nan for m in self.tiled])
+
+    def __str__(self) -> str:
+        n = self.naive
+        lines = [f"N = {n.n:,}, d = {n.d}, {n.dtype}: naive numpy {n.seconds * 1e3:.1f} ms, "
+                 f"{format_bytes(n.peak_bytes or 0)}",
+                 f"{'block':>6} {'ms':>9} {'× naive':>8} {'peak memory':>12} {'× naive':>8}"]
+        for m, t, r in zip(self.tiled, self.time_ratios, self.memory_ratios):
+            lines.append(f"{m.block_size:>6} {m.seconds * 1e3:>9.1f} {t:>8.2f} "
+                         f"{format_bytes(m.peak_bytes or 0):>12} {r:>8.3f}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+def measure_block_sizes(n: int = 2048, block_sizes: Sequence[int] = (32, 64, 128, 256, 512, 1024, 2048),
+                        d: int = 64, *, dtype="float32", repeats: int = 3, seed: int = 0,
+                        progress: bool = True) -> BlockSizes:
+    """The block-size trade-off of ``flash_attention`` at one N: time and peak memory per block size.
+
+    Small blocks hold little memory (a tile is block² scores) but pay numpy's per-call
+    overhead once per tile, (N / block)² times; large blocks approach the naive method's
+    memory. Measured interleaved with naive numpy on the same inputs.
+    """
+    blocks = [check_positive_int(b, "each block size") for b in block_sizes]
+    if not blocks:
+        raise ValueError("Give at least one block size.")
+    runs = [("naive numpy", None)] + [("tiled numpy", b) for b in blocks]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=1, desc=f"measuring {len(blocks)} block sizes at N = {n:,}", unit="N")
+    try:
+        results = _measure_runs(runs, n, d, dtype=dtype, repeats=repeats, seed=seed, memory=True)
+        if bar is not None:
+            bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+    return BlockSizes(results[0], results[1:])
 
 
 def loglog_slope(x, y) -> float:
@@ -380,8 +450,8 @@ def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequ
         for n in sorted(sizes):
             if bar is not None:
                 bar.set_postfix_str(f"N = {n:,}")
-            table.measurements += _measure_many(methods, n, d, dtype=dtype, repeats=repeats, seed=seed,
-                                                block_size=block_size, memory=memory)
+            table.measurements += _measure_runs([(m, block_size) for m in methods], n, d, dtype=dtype,
+                                                repeats=repeats, seed=seed, memory=memory)
             if bar is not None:
                 bar.update()
     finally:
@@ -391,4 +461,5 @@ def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequ
 
 
 __all__ = ["METHODS", "score_count", "attention_flops", "score_memory", "estimate_memory", "check_fits",
-           "Measurement", "measure", "measure_scaling", "loglog_slope", "CostTable"]
+           "Measurement", "measure", "measure_scaling", "measure_block_sizes", "BlockSizes", "loglog_slope",
+           "CostTable"]

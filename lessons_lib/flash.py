@@ -174,6 +174,7 @@ def _attend_block(q_blk, first_row: int, k, v, block_size: int, causal: bool,
             above = np.arange(k0, k1)[None, :] > np.arange(first_row, last_row + 1)[:, None]
             np.putmask(tile, np.broadcast_to(above, tile.shape), -np.inf)
         m, ell, acc = _absorb(m, ell, tile, acc, v[..., k0:k1, :])
+        del tile                                        # so that two tiles never coexist
         if on_tile is not None:
             on_tile(k0, k1, m, ell, acc)
     ell[ell == 0] = 1                                   # nothing to attend to: output 0, not NaN

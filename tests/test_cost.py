@@ -60,7 +60,7 @@ def test_estimates_grow_like_n_squared_for_naive_and_like_n_for_tiled():
 
 def test_a_size_that_would_not_fit_is_refused_at_once(monkeypatch):
     monkeypatch.setenv("LESSONS_MEMORY_LIMIT_MB", "64")
-    monkeypatch.setattr(cost, "_measure_many", lambda *a, **k: pytest.fail("measured before refusing"))
+    monkeypatch.setattr(cost, "_measure_runs", lambda *a, **k: pytest.fail("measured before refusing"))
     with pytest.raises(SizeLimitError, match=r"naive numpy attention at N = 8,192.*'tiled numpy'"):
         cost.measure_scaling([256, 8192], methods=["naive numpy"], progress=False)
     with pytest.raises(SizeLimitError, match="'torch SDPA' \\(the fused kernel\\)"):
@@ -150,3 +150,15 @@ def test_cost_table_slopes_ratios_and_text():
         table.seconds("torch SDPA math")
     with pytest.raises(ValueError, match="'time' or 'memory'"):
         table.slope("naive numpy", "speed")
+
+
+def test_block_size_trade_off_memory_grows_with_the_block():
+    result = cost.measure_block_sizes(512, (16, 64, 256), d=8, repeats=1, progress=False)
+    assert list(result.block_sizes) == [16, 64, 256]
+    assert result.naive.method == "naive numpy" and result.naive.block_size is None
+    peaks = [m.peak_bytes for m in result.tiled]
+    assert peaks[0] < peaks[1] < peaks[2] < result.naive.peak_bytes      # a tile is block² scores
+    assert (result.memory_ratios < 1).all() and result.time_ratios.shape == (3,)
+    assert "block" in str(result) and "× naive" in str(result)
+    with pytest.raises(ValueError, match="at least 1"):
+        cost.measure_block_sizes(64, (0,), progress=False)

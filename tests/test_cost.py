@@ -6,8 +6,10 @@ is exact, so its slopes are.
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -162,3 +164,55 @@ def test_block_size_trade_off_memory_grows_with_the_block():
     assert "block" in str(result) and "× naive" in str(result)
     with pytest.raises(ValueError, match="at least 1"):
         cost.measure_block_sizes(64, (0,), progress=False)
+
+
+# ------------------------------------------------------------------ the GPU benchmark, benchmarks/gpu_sdpa.py
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _gpu_script():
+    spec = importlib.util.spec_from_file_location("gpu_sdpa", REPO / "benchmarks" / "gpu_sdpa.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def test_gpu_benchmark_exits_cleanly_without_cuda():
+    if _cuda():
+        pytest.skip("this machine has CUDA: the benchmark would really run")
+    out = subprocess.run([sys.executable, "benchmarks/gpu_sdpa.py"], capture_output=True, text=True,
+                         cwd=REPO, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "nothing measured" in out.stdout
+
+
+def test_gpu_benchmark_tables_count_four_n_squared_d_and_show_what_was_skipped():
+    gpu_sdpa = _gpu_script()
+
+    assert gpu_sdpa.attention_flops(8192, 128, False) == 4 * 8192**2 * 128 * 32
+    assert gpu_sdpa.attention_flops(8192, 128, True) == 2 * 8192**2 * 128 * 32
+    row = {"n": 32768, "d": 128, "causal": False, "flops": 1.0, "kernel": "flash", "ours_s": 0.05,
+           "ours_tflops": 450.0, "ours_peak_bytes": 2**30, "naive_skipped": "needs about 200 GB"}
+    assert "skipped: needs about 200 GB" in gpu_sdpa.format_row(row)
+    info = {"gpu": "Test GPU", "torch": "x", "cuda": "y", "batch": 4, "heads": 8,
+            "bf16_matmul_tflops": 900.0, "max_abs_error_vs_fp32_naive": 0.01, "rows": [row]}
+    table = gpu_sdpa.markdown(info)
+    assert "| 32768 | 128 | False | flash | 50.00 | 450 | 1024 | needs about 200 GB |" in table
+
+
+@pytest.mark.gpu
+def test_gpu_benchmark_runs_on_cuda(tmp_path):
+    if not _cuda():
+        pytest.skip("no CUDA GPU on this machine")
+    gpu_sdpa = _gpu_script()
+
+    gpu_sdpa.main(["--quick", "--out", str(tmp_path)])
+    assert (tmp_path / "gpu_sdpa.md").read_text().count("\n| ") >= 8

@@ -25,6 +25,8 @@ import html
 import string
 from dataclasses import dataclass
 
+from .feedback import FAILED, NOT_ATTEMPTED, PASSED, box_html
+
 __all__ = ["Option", "Question", "Quiz", "QUIZZES", "show"]
 
 LETTERS = string.ascii_uppercase
@@ -477,19 +479,14 @@ class QuestionView:
 
 
 def _feedback_html(text: str) -> str:
-    if text.startswith("✓"):
-        colour, background = "#1a7f37", "#e6f4ea"
-    elif text.startswith("✗"):
-        colour, background = "#b3261e", "#fdecea"
-    else:
-        colour, background = "#5f6368", "#f1f3f4"
+    """The quiz's feedback text in the course's feedback box (the same look as the exercise checks)."""
+    status = PASSED if text.startswith("✓") else FAILED if text.startswith("✗") else NOT_ATTEMPTED
     first, *rest = text.split("\n")
     body = f"<div>{html.escape(first)}</div>"
     if rest:
         body += f"<div style='margin-top:0.3em'><em>{html.escape(rest[0])}</em></div><ul>"
         body += "".join(f"<li>{html.escape(line)}</li>" for line in rest[1:]) + "</ul>"
-    return (f'<div role="status" style="border-left:6px solid {colour};background:{background};color:#1f1f1f;'
-            f'padding:0.4em 0.8em;margin:0.2em 0;line-height:1.45">{body}</div>')
+    return box_html(status, body, css_class="lessons-quiz-box")
 
 
 class Quiz:

@@ -10,10 +10,19 @@ import warnings
 import numpy as np
 import pytest
 
-from lessons_lib import exercises, solutions
-from lessons_lib.exercises import Feedback, check_scaling, check_scores, check_softmax, check_weighted_sum
+import solutions  # tests/solutions.py: the reference solutions live with the tests, not in lessons_lib
+from lessons_lib import attention, exercises
+from lessons_lib.exercises import (
+    Feedback,
+    check_projection,
+    check_scaling,
+    check_scores,
+    check_softmax,
+    check_weighted_sum,
+)
 
 CHECKS = {
+    "projection": (check_projection, solutions.my_projection, exercises.PROJECTION),
     "softmax": (check_softmax, solutions.my_softmax, exercises.SOFTMAX),
     "scores": (check_scores, solutions.my_scores, exercises.SCORES),
     "scaling": (check_scaling, solutions.my_scale, exercises.SCALING),
@@ -103,6 +112,29 @@ MISTAKES = [
 ]
 
 
+def _projection_list(x, w_q, w_k, w_v):
+    return [x @ w_q, x @ w_k, x @ w_v]  # a list of the three arrays is as good as a tuple
+
+
+MISTAKES += [
+    ("projection", lambda x, w_q, w_k, w_v: (w_q @ x, w_k @ x, w_v @ x), "weights_on_the_left",
+     ["wrong order", "W·X"]),
+    ("projection", lambda x, w_q, w_k, w_v: (w_q.T @ x.T, w_k.T @ x.T, w_v.T @ x.T), "weights_on_the_left",
+     ["X first"]),
+    ("projection", lambda x, w_q, w_k, w_v: (x @ w_q.T, x @ w_k.T, x @ w_v.T), "transposed_weights",
+     ["transposed"]),
+    ("projection", lambda x, w_q, w_k, w_v: (x * w_q, x * w_k, x * w_v), "elementwise",
+     ["element by element"]),
+    ("projection", lambda x, w_q, w_k, w_v: (x @ w_q, x @ w_q, x @ w_q), "same_matrix",
+     ["same weight matrix"]),
+    ("projection", lambda x, w_q, w_k, w_v: (x @ w_v,) * 3, "same_matrix", ["own learned matrix"]),
+    ("projection", lambda x, w_q, w_k, w_v: (x @ w_k, x @ w_q, x @ w_v), "wrong_order", ["wrong order"]),
+    ("projection", lambda x, w_q, w_k, w_v: (x @ w_v, x @ w_k, x @ w_q), "wrong_order", ["q, k, v ="]),
+    ("projection", lambda x, w_q, w_k, w_v: (x @ w_q / np.sqrt(w_q.shape[1]), x @ w_k, x @ w_v),
+     "scaled_too_early", ["√d_k"]),
+]
+
+
 def _scale_in_place(scores, d_k):
     scores /= np.sqrt(d_k)
     return scores
@@ -123,7 +155,7 @@ def test_the_solution_passes(name):
 
 
 def test_the_library_itself_passes_the_softmax_check():
-    assert check_softmax(lambda x: exercises.attention.softmax(x)).passed
+    assert check_softmax(lambda x: attention.softmax(x)).passed
 
 
 @pytest.mark.parametrize("name", CHECKS)
@@ -131,13 +163,13 @@ def test_a_slightly_wrong_answer_does_not_pass(name):
     check, solution, _ = CHECKS[name]
     def slightly_off(*args):
         answer = solution(*args)
-        answer.flat[0] += 0.01
+        (answer[-1] if isinstance(answer, tuple) else answer).flat[0] += 0.01
         return answer
 
     feedback = check(slightly_off)
     assert feedback.passed is False
     assert feedback.mistake == "wrong_values"
-    assert "largest difference" in feedback.message
+    assert "largest difference" in feedback.message or "off by up to 0.01" in feedback.message
 
 
 # --------------------------------------------------------------------------- each listed mistake
@@ -154,6 +186,31 @@ def test_each_mistake_is_named(name, fn, key, words):
         assert word in text, f"{word!r} not in: {text}"
     assert feedback.hint, "every mistake comes with a hint toward the fix"
     assert "Case:" in feedback.details and "expected" in feedback.details
+
+
+def test_a_list_of_the_three_projections_passes():
+    assert check_projection(_projection_list).passed
+
+
+@pytest.mark.parametrize("fn, key, words", [
+    (lambda x, w_q, w_k, w_v: np.stack([x @ w_q, x @ w_k, x @ w_q]), "not_a_tuple", ["return Q, K, V"]),
+    (lambda x, w_q, w_k, w_v: x @ w_q, "not_a_tuple", ["3 arrays", "shape (3, 2)"]),
+    (lambda x, w_q, w_k, w_v: (x @ w_q, x @ w_k), "wrong_count", ["returned 2 items", "Q, K, V"]),
+    (lambda x, w_q, w_k, w_v: (x @ w_q, (x @ w_k).tolist(), x @ w_v), "output_not_an_array",
+     ["Output 2 (K)"]),
+    (lambda x, w_q, w_k, w_v: (x @ w_q, x @ w_k, x @ w_v + 1), "wrong_values", ["V is off", "Q, K right"]),
+])
+def test_projection_shape_of_the_answer_is_explained(fn, key, words):
+    feedback = check_projection(fn)
+    assert feedback.mistake == key, str(feedback)
+    text = f"{feedback.message} {feedback.hint}"
+    for word in words:
+        assert word in text, f"{word!r} not in: {text}"
+
+
+def test_projection_details_show_each_output():
+    feedback = check_projection(lambda x, w_q, w_k, w_v: (x @ w_k, x @ w_q, x @ w_v))
+    assert "expected Q" in feedback.details and "yours V" in feedback.details
 
 
 @pytest.mark.parametrize("name", CHECKS)
@@ -208,7 +265,7 @@ def _wrong_arity():
 GENERIC = [
     (check_softmax, _forgot_return, "returned_none", ["returned None", "`return`"]),
     (check_softmax, _returns_list, "returned_list", ["list", "numpy array"]),
-    (check_softmax, lambda x: tuple(solutions.my_softmax(x)), "returned_list", ["tuple"]),
+    (check_softmax, lambda x: tuple(solutions.my_softmax(x)), "returned_tuple", ["tuple of 2 items"]),
     (check_softmax, lambda x: np.exp(x).sum(), "not_an_array", ["float64", "shape (2, 3)", ".sum()"]),
     (check_softmax, lambda x: np.full(x.shape, "a"), "not_numeric", ["dtype"]),
     (check_softmax, lambda x: solutions.my_softmax(x)[:, :2], "wrong_shape", ["Expected shape (2, 3)",
@@ -341,3 +398,50 @@ def test_checks_work_on_functions_defined_in_notebook_cells():
     finally:
         InteractiveShell.clear_instance()
     assert IPython
+
+
+# --------------------------------------------------------------------------- the tables, generically
+def _candidates():
+    """Every wrong implementation in every exercise's table, with the mistake it stands for."""
+    for exercise in exercises.EXERCISES.values():
+        for mistake in exercise.mistakes:
+            for test in getattr(mistake.test, "tests", (mistake.test,)):
+                for i, candidate in enumerate(getattr(test, "candidates", ())):
+                    yield pytest.param(exercise, mistake.key, candidate,
+                                       id=f"{exercise.name}-{mistake.key}-{i}")
+
+
+@pytest.mark.parametrize("exercise, key, candidate", list(_candidates()))
+def test_every_candidate_mistake_fails_and_is_named_as_itself(exercise, key, candidate):
+    """The cases tell the mistakes apart: each wrong implementation of a table is named by its own entry."""
+    feedback = exercise.check(candidate)
+    assert feedback.passed is False, f"{key} passes the check"
+    assert feedback.mistake == key, str(feedback)
+
+
+def test_every_exercise_is_registered_and_exported():
+    assert set(exercises.EXERCISES) == {"my_projection", "my_scores", "my_scale", "my_softmax",
+                                        "my_weighted_sum"}
+    for name in ("check_projection", "check_scores", "check_scaling", "check_softmax", "check_weighted_sum"):
+        assert name in exercises.__all__ and callable(getattr(exercises, name))
+
+
+def test_the_solutions_are_not_part_of_the_package():
+    import importlib.util
+
+    assert importlib.util.find_spec("lessons_lib.solutions") is None
+
+
+def test_a_function_that_never_returns_is_stopped_and_the_case_named():
+    import time
+
+    def endless(x):
+        while True:
+            pass
+
+    quick = dataclasses.replace(exercises.SOFTMAX, time_limit=0.3)
+    start = time.perf_counter()
+    feedback = quick.check(endless)
+    assert time.perf_counter() - start < 3
+    assert feedback.mistake == "timed_out", str(feedback)
+    assert 'On the case "hand-made 2×3 scores"' in feedback.message and "0.3 s" in feedback.message

@@ -1,23 +1,21 @@
-"""Reference solutions to the exercises, for teachers.
+"""Reference solutions to the exercises: what a learner is asked to write, for the tests.
 
-**Teachers: the solutions to every exercise of the course are in this file.**
-Each function is what a learner is asked to write in a notebook cell, in plain,
-readable numpy, and :mod:`lessons_lib.exercises` checks a learner's version
-against :mod:`lessons_lib.attention` (the library's validated reference).
-To see a check pass, run for example::
+These live with the tests, not in ``lessons_lib``: the installed package holds no
+solutions, and the checks in :mod:`lessons_lib.exercises` compare a learner's answer
+with the library's own reference functions (:mod:`lessons_lib.attention`), so a
+learner's copy of the course works without this file. The tests use it to prove that
+each check passes a right answer written the way a learner writes it; the teachers'
+copies of the notebooks carry the same code in their solution regions.
 
-    from lessons_lib import exercises, solutions
-    exercises.check_softmax(solutions.my_softmax)
-
-These are deliberately *not* calls into :mod:`lessons_lib.attention`: they show
-the few lines of numpy a learner should arrive at. They do not validate their
-inputs; the library functions do.
+They are deliberately *not* calls into :mod:`lessons_lib.attention`: they show the
+few lines of numpy a learner should arrive at, and do not validate their inputs.
 
 The four steps of ``Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V``:
 
 =====================  ====================================  ==========================
 exercise               formula                               notebook
 =====================  ====================================  ==========================
+``my_projection``      ``X·W_Q, X·W_K, X·W_V``               02_step1_qkv
 ``my_scores``          ``scores = Q·Kᵀ``                     03_step2_scores
 ``my_scale``           ``scores / √d_k``                     04_step3_scale_softmax
 ``my_softmax``         ``exp(x_j - max x) / Σ exp(...)``     04_step3_scale_softmax
@@ -29,7 +27,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["my_softmax", "my_scores", "my_scale", "my_weighted_sum"]
+__all__ = ["my_projection", "my_softmax", "my_scores", "my_scale", "my_weighted_sum"]
+
+
+def my_projection(x, w_q, w_k, w_v):
+    """Step 1: ``Q = X·W_Q``, ``K = X·W_K``, ``V = X·W_V``, returned as ``(q, k, v)``.
+
+    Taught in notebook 02_step1_qkv. ``x`` is ``(L, d_model)``, one embedding per token;
+    each weight matrix has ``d_model`` rows, so the product keeps one row per token.
+    """
+    return x @ w_q, x @ w_k, x @ w_v
 
 
 def my_softmax(x):

@@ -1,0 +1,58 @@
+"""Auto-checked exercises: run the learner's function, say ✓ or name the likely mistake.
+
+In a notebook the learner fills in a function and hands it to its check::
+
+    def my_softmax(x):
+        raise NotImplementedError("your code here")   # the placeholder as shipped
+
+    exercises.check_softmax(my_softmax)      # -> a Feedback, shown as a coloured box
+
+======================  ==========================================  ==========================
+check                   learner writes                              notebook
+======================  ==========================================  ==========================
+``check_projection``    ``my_projection(x, w_q, w_k, w_v)``         02_step1_qkv
+                        ``-> (X·W_Q, X·W_K, X·W_V)``
+``check_scores``        ``my_scores(Q, K) -> Q·Kᵀ``                 03_step2_scores
+``check_scaling``       ``my_scale(scores, d_k) -> /√d_k``          04_step3_scale_softmax
+``check_softmax``       ``my_softmax(x)`` (rows, last axis)         04_step3_scale_softmax
+``check_weighted_sum``  ``my_weighted_sum(weights, V)``             05_step4_weighted_values
+======================  ==========================================  ==========================
+
+Layout: :mod:`.engine` runs and diagnoses (time limit per case, the generic mistakes,
+the rule for naming a candidate mistake); each ``lessonNN_topic`` module holds one
+lesson's content, its cases and table of likely mistakes, and is collected here
+automatically. The engine's docstring says how a later lesson adds an exercise.
+The answers are compared with the library's own reference functions
+(:mod:`lessons_lib.attention`), never with a solutions file: a learner's copy of
+the course holds no solutions, and the checks work there.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ..feedback import Feedback
+from .engine import TIME_LIMIT_S, Case, Exercise, Mistake, like
+
+__all__ = ["Feedback", "Exercise", "Case", "Mistake", "like", "TIME_LIMIT_S", "EXERCISES"]
+
+#: Every exercise of the course by the learner's function name, e.g. ``EXERCISES["my_softmax"]``.
+EXERCISES: dict[str, Exercise] = {}
+
+
+def _collect() -> None:
+    """Import every ``lesson*`` content module and re-export its public names (``__all__``)."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not info.name.startswith("lesson"):
+            continue
+        module = importlib.import_module(f".{info.name}", __name__)
+        for name in module.__all__:
+            value = getattr(module, name)
+            globals()[name] = value
+            __all__.append(name)
+            if isinstance(value, Exercise):
+                EXERCISES[value.name] = value
+
+
+_collect()

@@ -1,0 +1,94 @@
+"""Exercise of notebook 03_step2_scores: the learner writes ``my_scores(Q, K) = Q·Kᵀ``.
+
+Content only (cases and candidate mistakes); the checking is :mod:`.engine`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import attention
+from .engine import Case, Exercise, Mistake, count, like, rng_cases, shape_text
+
+__all__ = ["SCORES", "check_scores"]
+
+
+def _cases() -> list[Case]:
+    def random_case(rng, n_queries, n_keys, d_k):
+        return Case(
+            f"random Q {n_queries}×{d_k} and K {n_keys}×{d_k} ({count(n_queries, 'query', 'queries')}, "
+            f"{count(n_keys, 'key', 'keys')})",
+            {"Q": rng.normal(size=(n_queries, d_k)), "K": rng.normal(size=(n_keys, d_k))},
+        )
+
+    return [
+        Case("hand-made Q 2×2 and K 2×2",
+             {"Q": np.array([[1.0, 2.0], [3.0, 4.0]]), "K": np.array([[1.0, 0.0], [2.0, 1.0]])}),
+        *rng_cases([(3, 5, 4), (4, 2, 3), (1, 6, 8)], 12, random_case),
+    ]
+
+
+SCORES = Exercise(
+    name="my_scores",
+    params=("Q", "K"),
+    task="computes all query-key dot products Q·Kᵀ",
+    reference=attention.attention_scores,
+    formula=lambda Q, K: Q @ K.T,
+    cases=_cases,
+    start_hint="Entry (i, j) is the dot product of query row i with key row j. Q is (L, d_k) and K is "
+               "(S, d_k): which one has to be transposed so that a matrix product gives (L, S)?",
+    mistakes=(
+        Mistake(
+            "k_not_transposed", "K is not transposed",
+            "Q @ K multiplies the rows of Q with the columns of K. Q is (L, d_k) and K is (S, d_k), so "
+            "the sizes only fit by accident (when S = d_k), and even then the numbers are not query-key "
+            "dot products.",
+            "Transpose K to (d_k, S): return Q @ K.T, a (L, S) matrix with entry (i, j) = q_i · k_j.",
+            like(lambda Q, K: Q @ K),
+        ),
+        Mistake(
+            "q_transposed", "Q is transposed instead of K",
+            lambda o: "Q.T @ K compares features with features and gives a (d_k, d_k) matrix"
+            + (f" (here {shape_text(o.result)})" if o.is_array else "")
+            + ", not one score per (query, key) pair.",
+            "Transpose K, not Q: return Q @ K.T.",
+            like(lambda Q, K: Q.T @ K),
+        ),
+        Mistake(
+            "swapped", "rows and columns are swapped (K·Qᵀ)",
+            "K @ Q.T has one row per key and one column per query: the transpose of the scores. "
+            "By convention each row belongs to a query, so the softmax later runs over the keys.",
+            "Put Q first: return Q @ K.T.",
+            like(lambda Q, K: K @ Q.T),
+        ),
+        Mistake(
+            "elementwise", "* multiplies element by element instead of a matrix product",
+            "Q * K multiplies matching entries and sums nothing, so there are no dot products.",
+            "Use the matrix product operator @: return Q @ K.T.",
+            like(lambda Q, K: Q * K, lambda Q, K: Q * K.T),
+        ),
+        Mistake(
+            "scaled_too_early", "the scores are already divided by √d_k",
+            "Scaling is the next step (my_scale); this function returns the raw scores Q·Kᵀ.",
+            "Remove the division: return Q @ K.T.",
+            like(lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]), lambda Q, K: Q @ K.T / Q.shape[-1]),
+        ),
+        Mistake(
+            "softmax_too_early", "softmax is already applied",
+            "Your rows sum to 1: that is the job of a later step. This one returns the raw scores Q·Kᵀ.",
+            "Return Q @ K.T without the softmax.",
+            like(lambda Q, K: attention.softmax(Q @ K.T), lambda Q, K: attention.softmax(Q @ K.T / np.sqrt(
+                Q.shape[-1]))),
+        ),
+    ),
+)
+
+
+def check_scores(fn):
+    """Check the learner's ``my_scores(Q, K)`` = ``Q·Kᵀ``, shape ``(L, S)``.
+
+    Notebook 03_step2_scores. ``Q`` is ``(L, d_k)``, ``K`` is ``(S, d_k)``; cases with
+    ``L ≠ S`` and ``S ≠ d_k`` expose a missing transpose. Returns a
+    :class:`~lessons_lib.feedback.Feedback`; never raises.
+    """
+    return SCORES.check(fn)

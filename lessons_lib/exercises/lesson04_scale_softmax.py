@@ -1,0 +1,211 @@
+"""Exercises of notebook 04_step3_scale_softmax: ``my_scale(scores, d_k)`` and ``my_softmax(x)``.
+
+Content only (cases and candidate mistakes); the checking is :mod:`.engine`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import attention
+from .engine import Case, Exercise, Mistake, Outcome, either, like, rng_cases
+
+__all__ = ["SOFTMAX", "SCALING", "check_softmax", "check_scaling"]
+
+
+# ---- softmax ---------------------------------------------------------------
+
+
+def _naive_softmax(x):
+    e = np.exp(x)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _global_max_softmax(x):
+    e = np.exp(x - x.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _softmax_cases() -> list[Case]:
+    def random_case(rng, rows, cols):
+        return Case(f"random {rows}×{cols} scores (non-square)", {"x": rng.normal(0, 2, (rows, cols))})
+
+    return [
+        Case("hand-made 2×3 scores", {"x": np.array([[1.0, 2.0, 3.0], [2.0, 0.0, -1.0]])}),
+        Case("hand-made 3×3 scores", {"x": np.array([[0.0, 1.0, 0.0], [-1.0, 2.0, 0.5], [3.0, 3.0, -2.0]])}),
+        *rng_cases([(4, 6), (5, 2)], 11, random_case),
+        Case("large logits near +1000", {"x": np.array([[1000.0, 1001.0, 1002.0], [1002.0, 1000.0, 990.0]])},
+             "large"),
+        Case("large logits, one row near +1000 and one near -1000",
+             {"x": np.array([[1000.0, 999.0, 998.0], [-1000.0, -998.0, -999.0]])}, "large"),
+    ]
+
+
+def _breaks_on_large_logits(outcome: Outcome) -> bool:
+    if outcome.case.tag != "large":
+        return False
+    if outcome.error is not None:
+        return isinstance(outcome.error, (OverflowError, FloatingPointError))
+    return outcome.is_array and not np.all(np.isfinite(outcome.result))
+
+
+def _rows_proportional(o: Outcome) -> bool:
+    """Each row is the expected row times its own factor: right up to the division by the row sum."""
+    if not (o.is_array and o.result.shape == o.expected.shape and o.result.dtype.kind == "f"):
+        return False
+    factors = o.result / o.expected
+    return bool(np.all(np.isfinite(factors)) and np.allclose(factors, factors[..., :1], rtol=1e-6))
+
+
+def _column_sums(o: Outcome) -> str:
+    return (f"Your rows sum to {np.round(o.result.sum(axis=-1), 3).tolist()}, your columns to "
+            f"{np.round(o.result.sum(axis=0), 3).tolist()}. ")
+
+
+SOFTMAX = Exercise(
+    name="my_softmax",
+    params=("x",),
+    task="computes a row-wise softmax",
+    reference=lambda x: attention.softmax(x, axis=-1),
+    cases=_softmax_cases,
+    start_hint="Exponentiate with np.exp, then divide each row by its own sum (.sum(axis=-1, "
+               "keepdims=True)). Subtract each row's maximum first, so that exp cannot overflow.",
+    mistakes=(
+        Mistake(
+            "global_max", "the maximum of the whole array is subtracted, not each row's",
+            "A row whose scores lie far below the overall maximum (here a row near -1000 beside a row "
+            "near +1000) underflows to all zeros, and 0/0 gives NaN.",
+            "Take the maximum along the last axis: x - x.max(axis=-1, keepdims=True).",
+            like(_global_max_softmax),
+        ),
+        Mistake(
+            "no_max_subtraction", "no max-subtraction, so exp overflows at large logits",
+            "On small scores your function is right, but on logits near ±1000 it returns NaN or inf "
+            "(or stops with an overflow): np.exp(1000) is too large for a float and becomes inf "
+            "(inf/inf is NaN), and np.exp(-1000) rounds to 0 (0/0 is NaN).",
+            "Subtract each row's maximum before exponentiating: x - x.max(axis=-1, keepdims=True). "
+            "Softmax does not change when one number is added to a whole row, and the largest "
+            "exponent becomes exp(0) = 1.",
+            either(like(_naive_softmax), _breaks_on_large_logits),
+        ),
+        Mistake(
+            "wrong_axis", "softmax over the wrong axis (columns sum to 1 instead of rows)",
+            lambda o: _column_sums(o) + "Row i holds query i's scores over all keys, so each row must "
+            "become a probability distribution.",
+            "Reduce along the last axis in both places: .max(axis=-1, keepdims=True) and "
+            ".sum(axis=-1, keepdims=True).",
+            like(lambda x: attention.softmax(x, axis=0), lambda x: _naive_softmax(x.T).T),
+        ),
+        Mistake(
+            "missing_keepdims", "keepdims is missing, so the row sums line up with the columns",
+            "x.sum(axis=-1) turns a (L, S) array into shape (L,), and numpy then divides column j by "
+            "the sum of row j (or refuses when L ≠ S).",
+            "Keep the reduced axis: e.sum(axis=-1, keepdims=True) has shape (L, 1), one total per row.",
+            like(lambda x: np.exp(x) / np.exp(x).sum(axis=-1),
+                 lambda x: np.exp(x - x.max(axis=-1)) / np.exp(x - x.max(axis=-1)).sum(axis=-1),
+                 lambda x: (e := np.exp(x - x.max(axis=-1, keepdims=True))) / e.sum(axis=-1)),
+        ),
+        Mistake(
+            "whole_sum", "divided by the sum of the whole array instead of each row's",
+            "All entries together sum to 1, but each row on its own does not.",
+            "Divide by the row sums: e / e.sum(axis=-1, keepdims=True).",
+            lambda o: _rows_proportional(o) and bool(np.isclose(o.result.sum(), 1.0)),
+        ),
+        Mistake(
+            "not_normalised", "the exponentials are not divided by their row sums",
+            "Your rows do not sum to 1: after exponentiating, each row still has to be divided by its total.",
+            "Finish with e / e.sum(axis=-1, keepdims=True).",
+            _rows_proportional,
+        ),
+    ),
+)
+
+
+def check_softmax(fn):
+    """Check the learner's ``my_softmax(x)``: softmax over the last axis, each row sums to 1.
+
+    Notebook 04_step3_scale_softmax. ``x`` is ``(L, S)``; the answer is compared with
+    ``lessons_lib.attention.softmax(x, axis=-1)`` on hand-made, random non-square and
+    large-logit cases. Returns a :class:`~lessons_lib.feedback.Feedback`; never raises.
+    """
+    return SOFTMAX.check(fn)
+
+
+# ---- scaling ------------------------------------------------------------------
+
+
+def _scaling_cases() -> list[Case]:
+    def random_case(rng, n_queries, n_keys, d_k):
+        return Case(
+            f"random {n_queries}×{n_keys} scores with d_k = {d_k}",
+            {"scores": rng.normal(0, np.sqrt(d_k), (n_queries, n_keys)), "d_k": d_k},
+        )
+
+    return [
+        Case("hand-made 2×2 scores with d_k = 4", {"scores": np.array([[4.0, -2.0], [8.0, 0.0]]), "d_k": 4}),
+        *rng_cases([(3, 5, 16), (4, 2, 64)], 13, random_case),
+    ]
+
+
+SCALING = Exercise(
+    name="my_scale",
+    params=("scores", "d_k"),
+    task="scales the scores by 1/√d_k",
+    reference=lambda scores, d_k: attention.scale_scores(scores, d_k=d_k),
+    formula=lambda scores, d_k: scores / np.sqrt(d_k),
+    cases=_scaling_cases,
+    start_hint="One line: divide the scores by the square root of d_k (np.sqrt).",
+    mistakes=(
+        Mistake(
+            "forgot_scaling", "the scaling is missing",
+            "Your function returns the scores unchanged.",
+            "Divide by the square root of d_k: return scores / np.sqrt(d_k).",
+            like(lambda scores, d_k: scores),
+        ),
+        Mistake(
+            "divided_by_d_k", "divided by d_k instead of √d_k",
+            "Dividing by d_k shrinks the scores too much (by 64 instead of 8 when d_k = 64), so softmax "
+            "comes out nearly uniform and attention cannot focus. The spread of a dot product grows "
+            "like √d_k, so √d_k is what brings it back to about 1.",
+            "Use the square root: return scores / np.sqrt(d_k).",
+            like(lambda scores, d_k: scores / d_k),
+        ),
+        Mistake(
+            "multiplied", "multiplied instead of divided",
+            "Multiplying makes large scores even larger, so softmax saturates even more (one weight near "
+            "1, the rest near 0).",
+            "Divide: return scores / np.sqrt(d_k).",
+            like(lambda scores, d_k: scores * np.sqrt(d_k), lambda scores, d_k: scores * d_k),
+        ),
+        Mistake(
+            "power_precedence", "`d_k ** 1/2` is d_k / 2, not √d_k",
+            "Python applies ** before /, so d_k ** 1/2 means (d_k ** 1) / 2. It equals √d_k only when "
+            "d_k = 4, which is why one case may pass.",
+            "Write np.sqrt(d_k) or d_k ** 0.5.",
+            like(lambda scores, d_k: scores / (d_k / 2), lambda scores, d_k: scores / d_k / 2),
+        ),
+        Mistake(
+            "d_k_from_shape", "d_k is taken from the shape of the scores",
+            "scores has shape (L, S): its sizes count queries and keys, not d_k, the length of each "
+            "query and key vector. The two only agree by accident.",
+            "Use the d_k argument: return scores / np.sqrt(d_k).",
+            like(lambda scores, d_k: scores / np.sqrt(scores.shape[-1]),
+                 lambda scores, d_k: scores / np.sqrt(scores.shape[0])),
+        ),
+        Mistake(
+            "softmax_too_early", "softmax is applied as well",
+            "This step only scales; the softmax comes next, in its own function.",
+            "Return scores / np.sqrt(d_k) without the softmax.",
+            like(lambda scores, d_k: attention.softmax(scores / np.sqrt(d_k))),
+        ),
+    ),
+)
+
+
+def check_scaling(fn):
+    """Check the learner's ``my_scale(scores, d_k)`` = ``scores / √d_k``.
+
+    Notebook 04_step3_scale_softmax. Cases use several ``d_k`` with scores whose shape
+    never equals ``d_k``. Returns a :class:`~lessons_lib.feedback.Feedback`; never raises.
+    """
+    return SCALING.check(fn)

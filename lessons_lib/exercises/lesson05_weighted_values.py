@@ -1,0 +1,86 @@
+"""Exercise of notebook 05_step4_weighted_values: the learner writes ``my_weighted_sum(weights, V)``.
+
+Content only (cases and candidate mistakes); the checking is :mod:`.engine`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import attention
+from .engine import Case, Exercise, Mistake, like, rng_cases
+
+__all__ = ["WEIGHTED_SUM", "check_weighted_sum"]
+
+
+def _cases() -> list[Case]:
+    def random_case(rng, n_queries, n_keys, d_v):
+        weights = attention.softmax(rng.normal(size=(n_queries, n_keys)))
+        return Case(
+            f"random weights {n_queries}×{n_keys} (rows sum to 1) and V {n_keys}×{d_v}",
+            {"weights": weights, "V": rng.normal(size=(n_keys, d_v))},
+        )
+
+    hand_weights = np.array([[1.0, 0.0, 0.0], [0.25, 0.25, 0.5], [0.0, 0.5, 0.5]])
+    hand_values = np.array([[1.0, 0.0], [0.0, 2.0], [4.0, 4.0]])
+    return [
+        Case("hand-made weights 3×3 and V 3×2", {"weights": hand_weights, "V": hand_values}),
+        *rng_cases([(2, 5, 3), (4, 3, 6), (1, 4, 2)], 14, random_case),
+    ]
+
+
+WEIGHTED_SUM = Exercise(
+    name="my_weighted_sum",
+    params=("weights", "V"),
+    task="mixes the value vectors with the weights (weights·V)",
+    reference=attention.weighted_values,
+    formula=lambda weights, V: weights @ V,
+    cases=_cases,
+    start_hint="Output row i is Σ_j weights[i, j] · V[j]: one matrix product. weights is (L, S) and V is "
+               "(S, d_v); the answer is (L, d_v).",
+    mistakes=(
+        Mistake(
+            "transposed_weights", "the weights are transposed",
+            "weights.T @ V uses column i of the weights for output i, but row i holds query i's weights "
+            "(the row that sums to 1).",
+            "Do not transpose: return weights @ V.",
+            like(lambda weights, V: weights.T @ V),
+        ),
+        Mistake(
+            "reversed_order", "the product is in the wrong order",
+            "A matrix product is not commutative. With V first, the rows of the result no longer "
+            "belong to the queries.",
+            "Weights on the left: return weights @ V, (L, S) @ (S, d_v) -> (L, d_v).",
+            like(lambda weights, V: V @ weights, lambda weights, V: V.T @ weights.T,
+                 lambda weights, V: V.T @ weights),
+        ),
+        Mistake(
+            "v_transposed", "V is transposed",
+            "V is already (S, d_v), one value vector per row, which is what the product needs.",
+            "Use V as it is: return weights @ V.",
+            like(lambda weights, V: weights @ V.T),
+        ),
+        Mistake(
+            "elementwise", "* multiplies element by element instead of a matrix product",
+            "weights * V pairs up matching entries and never sums over the keys.",
+            "Use @, which sums weights[i, j] · V[j] over j: return weights @ V.",
+            like(lambda weights, V: weights * V, lambda weights, V: weights * V.T),
+        ),
+        Mistake(
+            "softmax_again", "softmax is applied to the weights again",
+            "The weights are already probabilities (each row sums to 1). A second softmax flattens "
+            "them toward uniform and changes which values get mixed in.",
+            "Use the weights as they are: return weights @ V.",
+            like(lambda weights, V: attention.softmax(weights) @ V),
+        ),
+    ),
+)
+
+
+def check_weighted_sum(fn):
+    """Check the learner's ``my_weighted_sum(weights, V)`` = ``weights·V``, shape ``(L, d_v)``.
+
+    Notebook 05_step4_weighted_values. ``weights`` is ``(L, S)`` with rows summing to 1,
+    ``V`` is ``(S, d_v)``. Returns a :class:`~lessons_lib.feedback.Feedback`; never raises.
+    """
+    return WEIGHTED_SUM.check(fn)

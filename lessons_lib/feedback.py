@@ -1,0 +1,104 @@
+"""The coloured feedback box shared by the exercise checks and the quizzes.
+
+One look for "right", "not yet" and "not attempted" across the course: a word
+(PASSED / NOT YET / NOT ATTEMPTED YET, or the quiz's ✓ Correct / ✗ Not quite)
+carries the meaning, the colour only repeats it (readable without colour vision,
+and in the plain-text form GitHub and nbval see).
+
+:class:`Feedback` is what every ``check_*`` function returns; :func:`box_html`
+draws the box itself, for the quiz widgets and for anything else that reports.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+__all__ = ["PASSED", "FAILED", "NOT_ATTEMPTED", "Badge", "badge", "box_html", "Feedback"]
+
+PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
+
+
+@dataclass(frozen=True)
+class Badge:
+    """How a status looks: a symbol, a word, a border colour and a background colour."""
+
+    symbol: str
+    label: str
+    border: str
+    background: str
+
+
+_BADGES = {
+    PASSED: Badge("✓", "PASSED", "#1a7f37", "#e6f4ea"),
+    FAILED: Badge("✗", "NOT YET", "#b3261e", "#fdecea"),
+    NOT_ATTEMPTED: Badge("…", "NOT ATTEMPTED YET", "#5f6368", "#f1f3f4"),
+}
+
+
+def badge(status: str) -> Badge:
+    """The badge of ``"passed"``, ``"failed"`` or ``"not attempted"`` (anything else: not attempted)."""
+    return _BADGES.get(status, _BADGES[NOT_ATTEMPTED])
+
+
+def box_html(status: str, body_html: str, css_class: str = "lessons-feedback") -> str:
+    """A ``role="status"`` box with the status's coloured left border around ``body_html``.
+
+    ``body_html`` must already be escaped; the box adds only its frame.
+    """
+    look = badge(status)
+    return (
+        f'<div role="status" class="{css_class} {css_class}-{status.replace(" ", "-")}" '
+        f'style="border-left:6px solid {look.border};background:{look.background};color:#1f1f1f;'
+        f'padding:0.6em 1em;margin:0.4em 0;font-family:sans-serif;line-height:1.45">{body_html}</div>'
+    )
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a check says: shown as a coloured box in Jupyter and as plain text elsewhere.
+
+    ``status`` is ``"passed"``, ``"failed"`` or ``"not attempted"``; ``passed`` is
+    ``True``, ``False`` or ``None`` (not attempted). ``mistake`` is the short name of the
+    diagnosed mistake (e.g. ``"wrong_axis"``), ``None`` when passed or not attempted.
+    The words PASSED / NOT YET / NOT ATTEMPTED YET carry the meaning, not only the colour.
+    """
+
+    exercise: str
+    status: str
+    message: str
+    hint: str = ""
+    details: str = ""
+    mistake: str | None = None
+
+    @property
+    def passed(self) -> bool | None:
+        return {PASSED: True, FAILED: False}.get(self.status)
+
+    def __str__(self) -> str:
+        look = badge(self.status)
+        lines = [f"{look.symbol} {look.label}: {self.exercise}", self.message]
+        if self.hint:
+            lines.append(f"Hint: {self.hint}")
+        if self.details:
+            lines.append(self.details)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        look, esc = badge(self.status), html.escape
+        parts = [
+            f'<div style="font-size:1.1em"><strong style="color:{look.border}">{look.symbol} {look.label}'
+            f"</strong> &nbsp;<code>{esc(self.exercise)}</code></div>",
+            f'<div style="margin-top:0.3em">{esc(self.message)}</div>',
+        ]
+        if self.hint:
+            parts.append(f'<div style="margin-top:0.3em"><strong>Hint:</strong> {esc(self.hint)}</div>')
+        if self.details:
+            parts.append(
+                '<details style="margin-top:0.3em"><summary>Show the case that failed</summary>'
+                f'<pre style="white-space:pre-wrap;color:#1f1f1f">{esc(self.details)}</pre></details>'
+            )
+        return box_html(self.status, "".join(parts))

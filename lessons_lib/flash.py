@@ -69,37 +69,64 @@ def _absorb(m, ell, scores, acc=None, values=None):
     return m_new, ell_new, acc
 
 
-def online_softmax_update(m: float, ell: float, chunk) -> tuple[float, float]:
+def online_softmax_update(m, ell, chunk):
     """Absorb one chunk of scores into the running maximum ``m`` and running sum ``ell``.
 
         m' = max(m, max_j chunk_j),   ℓ' = ℓ · exp(m − m') + Σ_j exp(chunk_j − m')
 
     Start from ``m = -inf, ell = 0``. After the last chunk, ``m`` is the row's maximum
-    and ``ell`` = Σ_j exp(s_j − m), so softmax(s)_j = exp(s_j − m) / ℓ. ``chunk`` is a
-    1-D array of scores (``-inf`` = masked). Returns ``(m', ℓ')`` as floats. Notebook 08.
+    and ``ell`` = Σ_j exp(s_j − m), so softmax(s)_j = exp(s_j − m) / ℓ. One row: ``m``
+    and ``ell`` numbers, ``chunk`` a 1-D array of scores; returns two floats. Several
+    rows at once: ``m, ell (rows,)`` and ``chunk (rows, c)``; returns two ``(rows,)``
+    arrays. ``-inf`` in a chunk is a masked score; a row that has seen only ``-inf``
+    keeps ``m = -inf, ℓ = 0``. Notebook 08 (its exercise asks for this function).
     """
-    m, ell = _check_state(m, ell)
-    if isinstance(chunk, (list, tuple, np.ndarray)) and np.size(chunk) == 0 and np.ndim(chunk) == 1:
-        return m, ell                                  # an empty chunk changes nothing
+    scalar = np.ndim(m) == 0 and np.ndim(ell) == 0
+    m, ell = _check_state(m, ell)                         # (rows,): (1,) for one row
+    want_ndim = 1 if scalar else 2
+    chunk_arr = np.asarray(chunk) if isinstance(chunk, (list, tuple)) else chunk
+    if isinstance(chunk_arr, np.ndarray) and chunk_arr.size == 0 and chunk_arr.ndim == want_ndim:
+        return (float(m[0]), float(ell[0])) if scalar else (m, ell)   # an empty chunk changes nothing
     chunk = as_float_array(chunk, "chunk", allow_neg_inf=True)
-    if chunk.ndim != 1:
-        raise ValueError(f"chunk must be 1-D (a piece of one row of scores); got shape {chunk.shape}.")
-    m_new, ell_new, _ = _absorb(np.array([[m]]), np.array([[ell]]), chunk[None, :].astype(np.float64))
-    return float(m_new[0, 0]), float(ell_new[0, 0])
+    if chunk.ndim != want_ndim or (not scalar and chunk.shape[0] != m.shape[0]):
+        want = ("a 1-D array (a piece of one row of scores)" if scalar
+                else f"of shape ({m.shape[0]}, c): one row of scores per entry of m")
+        raise ValueError(f"chunk must be {want}; got shape {chunk.shape} (m has shape "
+                         f"{() if scalar else m.shape}).")
+    m_new, ell_new, _ = _absorb(m[:, None], ell[:, None], np.array(chunk, dtype=np.float64, ndmin=2))
+    if scalar:
+        return float(m_new[0, 0]), float(ell_new[0, 0])
+    return m_new[:, 0], ell_new[:, 0]
 
 
-def _check_state(m, ell) -> tuple[float, float]:
-    for value, name in ((m, "m"), (ell, "ell")):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise TypeError(f"{name} must be a number (the running {'maximum' if name == 'm' else 'sum'}); "
+def _check_state(m, ell) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` and ``ell`` as float64 arrays of one shape, () or (rows,), or a clear error."""
+    arrays = []
+    for value, name, what in ((m, "m", "maximum"), (ell, "ell", "sum of exponentials")):
+        if isinstance(value, (bool, np.bool_, str)):
+            raise TypeError(f"{name} must be a number or an array of numbers (the running {what}); "
                             f"got {value!r}.")
-    if np.isnan(m) or m == np.inf:
-        raise ValueError(f"m (the running maximum) must be a finite number or -inf at the start; got {m}.")
-    if not np.isfinite(ell) or ell < 0:
-        raise ValueError(f"ell (the running sum of exponentials) must be a finite number ≥ 0; got {ell}.")
-    if m == -np.inf and ell != 0:
-        raise ValueError(f"With m = -inf nothing has been seen yet, so ell must be 0; got ell = {ell}.")
-    return float(m), float(ell)
+        try:
+            arr = np.array(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a number or an array of numbers (the running {what}); "
+                            f"got {value!r}.") from None
+        if arr.ndim > 1:
+            raise ValueError(f"{name} must be a number or a 1-D array (one entry per row); "
+                             f"got shape {arr.shape}.")
+        arrays.append(arr)
+    m, ell = arrays
+    if m.shape != ell.shape:
+        raise ValueError(f"m and ell must have the same shape (one entry per row); got {m.shape} and "
+                         f"{ell.shape}.")
+    if np.isnan(m).any() or (m == np.inf).any():
+        raise ValueError(f"m (the running maximum) must be finite or -inf (nothing seen yet); got {m}.")
+    if not np.isfinite(ell).all() or (ell < 0).any():
+        raise ValueError(f"ell (the running sum of exponentials) must be finite and ≥ 0; got {ell}.")
+    if ((m == -np.inf) & (ell != 0)).any():
+        raise ValueError(f"Where m = -inf nothing has been seen yet, so ell must be 0 there; "
+                         f"got m = {m}, ell = {ell}.")
+    return np.atleast_1d(m), np.atleast_1d(ell)
 
 
 @dataclass(frozen=True)

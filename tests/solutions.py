@@ -20,6 +20,7 @@ exercise               formula                               notebook
 ``my_scale``           ``scores / √d_k``                     04_step3_scale_softmax
 ``my_softmax``         ``exp(x_j - max x) / Σ exp(...)``     04_step3_scale_softmax
 ``my_weighted_sum``    ``output = weights·V``                05_step4_weighted_values
+``my_online_update``   ``m', ℓ·exp(m − m') + Σ exp(s − m')``  08_cost_and_flashattention
 =====================  ====================================  ==========================
 """
 
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["my_projection", "my_softmax", "my_scores", "my_scale", "my_weighted_sum"]
+__all__ = ["my_projection", "my_softmax", "my_scores", "my_scale", "my_weighted_sum", "my_online_update"]
 
 
 def my_projection(x, w_q, w_k, w_v):
@@ -86,3 +87,14 @@ def my_weighted_sum(weights, V):
     ``Σ_j weights[i, j] · v_j``, a weighted average of the rows of ``V``.
     """
     return weights @ V
+
+
+def my_online_update(m, ell, chunk):
+    """The online-softmax update for rows: m, ell (rows,), chunk (rows, c) -> (m_new, ell_new).
+
+    Notebook 08. A row that has seen only -inf is shifted by 0, so it stays m = -inf, ell = 0.
+    """
+    m_new = np.maximum(m, chunk.max(axis=-1))
+    safe = np.where(m_new == -np.inf, 0.0, m_new)
+    ell_new = ell * np.exp(m - safe) + np.exp(chunk - safe[:, None]).sum(axis=-1)
+    return m_new, ell_new

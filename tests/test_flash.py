@@ -233,18 +233,32 @@ def test_online_softmax_update_of_extreme_finite_scores_has_no_warning():
     assert flash.online_softmax_update(-1e308, 1.0, [1e308]) == (1e308, 1.0)
 
 
+def test_online_softmax_update_on_rows_equals_one_row_at_a_time():
+    rng = np.random.default_rng(8)
+    m, ell = np.array([-np.inf, 0.5, 3.0]), np.array([0.0, 2.0, 1.5])
+    chunk = rng.standard_normal((3, 5)) * 2
+    chunk[0, :] = -np.inf                                          # a row masked so far: stays empty
+    m_new, ell_new = flash.online_softmax_update(m, ell, chunk)
+    assert m_new.shape == ell_new.shape == (3,) and (m == [-np.inf, 0.5, 3.0]).all()  # inputs untouched
+    for i in range(3):
+        assert (m_new[i], ell_new[i]) == flash.online_softmax_update(m[i], ell[i], chunk[i])
+    assert (m_new[0], ell_new[0]) == (-np.inf, 0.0)
+
+
 def test_online_softmax_of_all_masked_row_is_zeros():
     result = flash.online_softmax([np.array([-np.inf, -np.inf]), np.array([-np.inf])])
     assert result.max == -np.inf and result.sum == 0 and (result.weights == 0).all()
 
 
 @pytest.mark.parametrize("args,err,match", [
-    ((np.inf, 0.0, [1.0]), ValueError, "finite number or -inf"),
+    ((np.inf, 0.0, [1.0]), ValueError, "finite or -inf"),
     ((0.0, -1.0, [1.0]), ValueError, "ell"),
     ((-np.inf, 2.0, [1.0]), ValueError, "ell must be 0"),
     (("a", 0.0, [1.0]), TypeError, "m must be a number"),
     ((0.0, 1.0, [[1.0]]), ValueError, "1-D"),
     ((0.0, 1.0, [np.nan]), ValueError, "nan"),
+    ((np.zeros(2), np.ones(2), np.ones((3, 4))), ValueError, r"shape \(2, c\)"),
+    ((np.zeros(2), np.ones(3), np.ones((2, 4))), ValueError, "same shape"),
 ])
 def test_online_softmax_update_explains_bad_input(args, err, match):
     with pytest.raises(err, match=match):

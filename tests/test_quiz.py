@@ -12,8 +12,8 @@ IDS = [f"{lesson}-Q{n + 1}" for lesson, n, _ in ALL_QUESTIONS]
 
 
 def test_every_lesson_has_its_quiz():
-    assert set(QUIZZES) == {"00", "01", "02", "03", "04", "05", "10"}
-    for lesson in ("00", "01", "02", "03", "04", "05"):
+    assert set(QUIZZES) == {"00", "01", "02", "03", "04", "05", "08", "10"}
+    for lesson in ("00", "01", "02", "03", "04", "05", "08"):
         assert 2 <= len(QUIZZES[lesson]) <= 4, lesson
     assert len(QUIZZES["10"]) >= 1
 
@@ -58,6 +58,7 @@ def test_seed_questions_sit_in_their_lessons():
     assert "convex combination" in q2 and "weighted average" in q2
     q3 = correct_text("10", "Check Your Understanding Q3")
     assert "cost grow" in q3 and "sequence length" in q3 and "dot products" in q3
+    assert q3 == correct_text("08", "Check Your Understanding Q3")  # lesson 08 asks it first
 
 
 def test_a_choice_can_be_a_letter_an_index_or_the_text():

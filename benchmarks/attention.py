@@ -59,7 +59,6 @@ def repeats_for(n: int) -> int:
 def scaling(sizes, methods) -> dict:
     """One row per N: every method that fits the memory limit, measured interleaved."""
     from lessons_lib import cost
-    from lessons_lib._checks import SizeLimitError
 
     rows = {}
     head = (f"{'N':>6} " + " ".join(f"{m + ' ms':>16}" for m in methods) + "   "
@@ -67,14 +66,7 @@ def scaling(sizes, methods) -> dict:
             + "   peak MB: " + " ".join(f"{m:>15}" for m in methods))
     print(head)
     for n in sizes:
-        fitting = []
-        for m in methods:
-            try:
-                cost.check_fits(m, n, D)
-                fitting.append(m)
-            except SizeLimitError:
-                pass
-        table = cost.measure_scaling([n], fitting, D, repeats=repeats_for(n), progress=False)
+        table = cost.measure_scaling([n], methods, D, repeats=repeats_for(n), progress=False, too_big="skip")
         got = {x.method: x for x in table.measurements}
         rows[n] = {m: {"seconds": x.seconds, "peak_bytes": x.peak_bytes, "kernel": x.kernel}
                    for m, x in got.items()}

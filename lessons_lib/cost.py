@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import check_memory, check_positive_int, format_bytes
+from ._checks import SizeLimitError, check_memory, check_positive_int, format_bytes
 from .flash import DEFAULT_BLOCK_SIZE
 
 METHODS = ("naive numpy", "tiled numpy", "torch SDPA", "torch SDPA math")
@@ -105,7 +105,7 @@ def estimate_memory(method: str, n: int, d: int = 64, *, dtype="float32",
     """Bytes one call of ``method`` at sequence length ``n`` will need, inputs included.
 
     Q, K, V and the output are 4·N·d numbers. On top: naive numpy holds the N × N
-    weights; tiled numpy a few block × block tiles; torch's math kernel about three
+    weights; tiled numpy a block × block tile and a temporary; torch's math kernel about three
     N × N buffers; torch's fused (flash) CPU kernel small per-thread buffers.
     """
     method = _check_method(method)
@@ -118,7 +118,7 @@ def estimate_memory(method: str, n: int, d: int = 64, *, dtype="float32",
     if method == "tiled numpy":
         block = DEFAULT_BLOCK_SIZE if block_size is None else block_size
         tile = min(check_positive_int(block, "block_size"), n)
-        return linear + 3 * tile * tile * size
+        return linear + 2 * tile * tile * size      # the tile, and room for a temporary
     if method == "torch SDPA math":
         return linear + 3 * n * n * size
     return 2 * linear + 4 * 2**20           # torch SDPA (fused): blocked, per-thread buffers
@@ -373,6 +373,7 @@ class CostTable:
     """Measurements of several methods at several sequence lengths (from :func:`measure_scaling`)."""
 
     measurements: list[Measurement] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)   # messages of runs left out as too big
 
     @property
     def methods(self) -> list[str]:
@@ -426,32 +427,45 @@ class CostTable:
 
 def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequence[str] = METHODS[:3],
                     d: int = 64, *, dtype="float32", repeats: int = 3, seed: int = 0,
-                    block_size: int = DEFAULT_BLOCK_SIZE, memory: bool = True,
-                    progress: bool = True) -> CostTable:
+                    block_size: int = DEFAULT_BLOCK_SIZE, memory: bool = True, progress: bool = True,
+                    too_big: str = "raise") -> CostTable:
     """Measure every method at every size (interleaved at each N), with a tqdm progress bar.
 
-    Every size is checked against the memory limit before anything runs, so a size that
-    would not fit is refused at once, not after minutes of measuring.
+    Every (method, size) is checked against the memory limit before anything runs. With
+    ``too_big="raise"`` a run that would not fit raises ``SizeLimitError`` at once, not
+    after minutes of measuring; with ``too_big="skip"`` it is left out and its message
+    kept in ``CostTable.refused``.
     """
-    sizes = [check_positive_int(n, "each size") for n in sizes]
+    sizes = sorted(check_positive_int(n, "each size") for n in sizes)
     methods = [_check_method(m) for m in methods]
     if not sizes or not methods:
         raise ValueError("Give at least one size and one method.")
+    if too_big not in ("raise", "skip"):
+        raise ValueError(f"too_big must be 'raise' or 'skip'; got {too_big!r}.")
+    table = CostTable()
+    plan = {}
     for n in sizes:
+        plan[n] = []
         for method in methods:
-            check_fits(method, n, d, dtype=dtype, block_size=block_size)
+            try:
+                check_fits(method, n, d, dtype=dtype, block_size=block_size)
+                plan[n].append(method)
+            except SizeLimitError as exc:
+                if too_big == "raise":
+                    raise
+                table.refused.append(str(exc))
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(sizes), desc="measuring", unit="size")
-    table = CostTable()
     try:
-        for n in sorted(sizes):
+        for n in sizes:
             if bar is not None:
                 bar.set_postfix_str(f"N = {n:,}")
-            table.measurements += _measure_runs([(m, block_size) for m in methods], n, d, dtype=dtype,
-                                                repeats=repeats, seed=seed, memory=memory)
+            if plan[n]:
+                table.measurements += _measure_runs([(m, block_size) for m in plan[n]], n, d, dtype=dtype,
+                                                    repeats=repeats, seed=seed, memory=memory)
             if bar is not None:
                 bar.update()
     finally:

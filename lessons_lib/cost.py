@@ -39,6 +39,8 @@ from ._checks import SizeLimitError, check_memory, check_positive_int, format_by
 from .flash import DEFAULT_BLOCK_SIZE
 
 METHODS = ("naive numpy", "tiled numpy", "torch SDPA", "torch SDPA math")
+MIN_TIMING_S = 0.1     # at one N, keep timing fast methods until this long was spent in them ...
+MAX_ROUNDS = 30        # ... but at most this many rounds
 TORCH_METHODS = ("torch SDPA", "torch SDPA math")
 
 
@@ -267,7 +269,9 @@ def _measure_runs(runs, n, d, *, dtype, repeats, seed, memory) -> list[Measureme
     """Every ``(method, block_size)`` of ``runs`` at one N on the same inputs, repeats interleaved.
 
     Interleaving (method A, B, C, A, B, C, …) keeps the ratios fair on a machine whose load
-    changes while it measures. Each run is first checked against the memory limit.
+    changes while it measures. Fast sizes get more rounds than ``repeats`` (until about
+    :data:`MIN_TIMING_S` has been spent, at most :data:`MAX_ROUNDS`), so that the best time
+    is not one disturbed by another program. Each run is first checked against the memory limit.
     """
     repeats = check_positive_int(repeats, "repeats")
     for method, block in runs:
@@ -276,11 +280,14 @@ def _measure_runs(runs, n, d, *, dtype, repeats, seed, memory) -> list[Measureme
     fns = [_runner(method, block) for method, block in runs]
     kernels = [fn(q, k, v)[1] for fn in fns]                     # warm up, learn the kernel
     best = [float("inf")] * len(runs)
-    for _ in range(repeats):
+    spent, rounds = 0.0, 0
+    while rounds < repeats or (spent < MIN_TIMING_S and rounds < MAX_ROUNDS):
         for i, fn in enumerate(fns):
             start = time.perf_counter()
             fn(q, k, v)
-            best[i] = min(best[i], time.perf_counter() - start)
+            elapsed = time.perf_counter() - start
+            best[i], spent = min(best[i], elapsed), spent + elapsed
+        rounds += 1
     results = []
     for (method, block), fn, seconds, kernel in zip(runs, fns, best, kernels):
         peak, source = _peak_memory(method, lambda fn=fn: fn(q, k, v)) if memory else (None, "not measured")

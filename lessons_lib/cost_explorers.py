@@ -29,10 +29,11 @@ from ._checks import SizeLimitError, check_positive_int, format_bytes
 from .flash import flash_attention_steps
 from .live_figures import LinePlot
 
-__all__ = ["ScalingExplorer", "TileStepper", "N_OPTIONS"]
+__all__ = ["ScalingExplorer", "TileStepper"]
 
-#: The sequence lengths of the N slider: 128 … 16384 (powers of two).
-N_OPTIONS = tuple(2**i for i in range(7, 15))
+#: The N slider: 128 … 16384 in steps of 128; the button measures at the powers of two up to N (and N).
+N_MIN, N_MAX, N_STEP = 128, 16384, 128
+N_OPTIONS = tuple(2**i for i in range(7, 15))    # where the button measures
 
 
 def _png(fig) -> str:
@@ -74,12 +75,6 @@ class _LiveLesson:
         return bundle
 
 
-def _check_choice(value, options, name: str):
-    if value not in options:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, options))}; got {value!r}.")
-    return value
-
-
 # ------------------------------------------------------------------ time and memory against N
 class ScalingExplorer(_LiveLesson):
     """Measured time and memory of attention against N, with the fitted log-log lines (notebook 08).
@@ -100,8 +95,12 @@ class ScalingExplorer(_LiveLesson):
         self.methods = table.methods
         first = table.measurements[0]
         self.d, self.dtype = first.d, first.dtype
-        self.slider = ipw.SelectionSlider(options=list(N_OPTIONS), value=_check_choice(n, N_OPTIONS, "n"),
-                                          description="N", continuous_update=True)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not N_MIN <= n <= N_MAX \
+                or n % N_STEP:
+            raise ValueError(f"n must be a multiple of {N_STEP} from {N_MIN} to {N_MAX}; got {n!r}.")
+        self.slider = ipw.IntSlider(value=int(n), min=N_MIN, max=N_MAX, step=N_STEP,
+                                    description="N (seq_len)", continuous_update=True)
+        self.slider.style.description_width = "initial"
         self.slider.add_class("lessons-slider-seq_len")
         self.button = ipw.Button(description="Measure up to N", icon="play",
                                  tooltip="time and memory of each method at every N up to this one")
@@ -127,7 +126,7 @@ class ScalingExplorer(_LiveLesson):
 
     # -- what the slider shows
     def settings(self) -> str:
-        return f"N = {self.slider.value}"
+        return f"seq_len = {self.slider.value}"
 
     def _fit(self, method: str, what: str):
         """(slope, intercept) of log y = slope · log N + intercept, or None with < 2 points."""
@@ -167,7 +166,7 @@ class ScalingExplorer(_LiveLesson):
                 series.append({"label": label, "x": n[keep], "y": y[keep], "mode": "markers",
                                "marker": marker, "color": color})
                 if fit is not None:  # the fitted line, drawn across the slider's range
-                    grid = np.array([N_OPTIONS[0], N_OPTIONS[-1]], dtype=float)
+                    grid = np.array([N_MIN, N_MAX], dtype=float)
                     series.append({"label": "", "x": grid, "y": np.exp(fit[1]) * grid ** fit[0],
                                    "mode": "line", "color": color, "dash": dash})
             fig.set_series(series)
@@ -175,22 +174,22 @@ class ScalingExplorer(_LiveLesson):
     def update(self) -> None:
         """Move the markers to the slider's N and write what that N costs (no measuring)."""
         n = self.slider.value
-        scores = cost.score_count(n)
-        lines = [f"<b>N = {n:,}</b>: {scores:,} scores per head; holding them takes "
-                 f"{format_bytes(cost.score_memory(n, dtype=self.dtype))} in {self.dtype}, and the two "
-                 f"matrix products take {cost.attention_flops(n, self.d):,.0f} floating-point operations "
-                 f"(4·N²·d, d = {self.d})."]
+        cells = [("N", f"{n:,} tokens"), ("scores per head", f"{cost.score_count(n):,}"),
+                 (f"their memory ({self.dtype})", format_bytes(cost.score_memory(n, dtype=self.dtype))),
+                 (f"FLOPs (4·N²·d, d = {self.d})", f"{cost.attention_flops(n, self.d):,.0f}")]
+        count = ("<table><tr>" + "".join(f"<th>{html.escape(k)}</th>" for k, _ in cells) + "</tr><tr>"
+                 + "".join(f"<td>{v}</td>" for _, v in cells) + "</tr></table>")
         rows = []
         for method in self.methods:
             t, t_measured = self._value(method, "time", n)
             mem, m_measured = self._value(method, "memory", n)
-            time_text = "–" if t is None else f"{t:,.1f} ms" + ("" if t_measured else " (predicted)")
-            rows.append(f"<tr><td>{html.escape(method)}</td><td>{time_text}</td>"
-                        f"<td>{'–' if mem is None else format_bytes(mem * 2**20)} "
-                        f"{'' if m_measured or mem is None else '(predicted)'}</td></tr>")
+            guess = {True: "", False: " (predicted)"}
+            time_text = "–" if t is None else f"{t:,.1f} ms" + guess[t_measured]
+            mem_text = "–" if mem is None else format_bytes(mem * 2**20) + guess[m_measured]
+            rows.append(f"<tr><td>{html.escape(method)}</td><td>{time_text}</td><td>{mem_text}</td></tr>")
         table = ("<table><tr><th>method</th><th>time per call</th><th>peak extra memory</th></tr>"
                  + "".join(rows) + "</table>")
-        self.readout.value = "<br>".join(lines) + table
+        self.readout.value = count + table
         for fig, what in ((self.time_plot, "time"), (self.memory_plot, "memory")):
             y, _ = self._value(self.methods[0], what, n)
             fig.mark(n, y if y is not None and y > 0 else None,
@@ -198,14 +197,14 @@ class ScalingExplorer(_LiveLesson):
 
     # -- the button
     def measure(self) -> None:
-        """Measure every method at the powers of two up to the slider's N that are not measured yet.
+        """Measure every method at the powers of two up to the slider's N, and at N, where not measured yet.
 
         A method whose run would not fit the memory limit at some N is left out there, and
         the guard's message is shown (in red) instead.
         """
         n_max = self.slider.value
         done = {m.n for m in self.table.measurements}
-        todo = [n for n in N_OPTIONS if n <= n_max and n not in done]
+        todo = [n for n in sorted({*N_OPTIONS, n_max}) if n <= n_max and n not in done]
         self.error_box.value = ""
         self.progress.clear_output()
         if todo:
@@ -247,7 +246,7 @@ class TileStepper(_LiveLesson):
         if tile > n_tiles:
             raise ValueError(f"tile must be from 1 to {n_tiles} (this block of queries meets {n_tiles} key "
                              f"tiles); got {tile}.")
-        self.slider = ipw.IntSlider(value=tile, min=1, max=n_tiles, description="tiles done",
+        self.slider = ipw.IntSlider(value=tile, min=1, max=n_tiles, description="tile",
                                     continuous_update=True)
         self.slider.style.description_width = "initial"
         self.slider.add_class("lessons-slider-tile")
@@ -265,7 +264,7 @@ class TileStepper(_LiveLesson):
         self.update()
 
     def settings(self) -> str:
-        return f"tile {self.slider.value} of {len(self.steps)}"
+        return f"tile = {self.slider.value} of {len(self.steps)}"
 
     def _values(self) -> list[np.ndarray]:
         """(tiles, rows) arrays: running maximum, running sum, output feature."""

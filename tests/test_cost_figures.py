@@ -77,10 +77,10 @@ def test_block_size_figure():
 def test_scaling_explorer_counts_and_predicts_on_a_slider_move():
     explorer = cost_explorers.ScalingExplorer(_table(), n=1024)
     assert "lessons-slider-seq_len" in explorer.slider._dom_classes
-    assert "1,048,576 scores" in explorer.readout.value and "(predicted)" not in explorer.readout.value
+    assert "<td>1,048,576</td>" in explorer.readout.value and "(predicted)" not in explorer.readout.value
     explorer.slider.value = 4096                           # not measured: the fitted line predicts
-    assert "16,777,216 scores" in explorer.readout.value and "(predicted)" in explorer.readout.value
-    assert explorer.time_plot.marker["x"] == 4096 and "N = 4096" in explorer.time_plot.alt
+    assert "<td>16,777,216</td>" in explorer.readout.value and "(predicted)" in explorer.readout.value
+    assert explorer.time_plot.marker["x"] == 4096 and "seq_len = 4096" in explorer.time_plot.alt
     naive_ms = 1e-8 * 4096**2 * 1e3
     assert f"{naive_ms:,.1f} ms (predicted)" in explorer.readout.value
     labels = [s["label"] for s in explorer.memory_plot.series if s["label"]]
@@ -89,9 +89,9 @@ def test_scaling_explorer_counts_and_predicts_on_a_slider_move():
 
 def test_scaling_explorer_measures_and_shows_the_guard(monkeypatch):
     table = cost.measure_scaling([128], ["naive numpy", "tiled numpy"], d=8, repeats=1, progress=False)
-    explorer = cost_explorers.ScalingExplorer(table, n=256)
-    explorer.measure()                                     # measures N = 256, shows its markers
-    assert sorted({m.n for m in explorer.table.measurements}) == [128, 256]
+    explorer = cost_explorers.ScalingExplorer(table, n=384)
+    explorer.measure()                                     # measures N = 256 and 384, shows their markers
+    assert sorted({m.n for m in explorer.table.measurements}) == [128, 256, 384]
     assert "(predicted)" not in explorer.readout.value and explorer.error_box.value == ""
     monkeypatch.setenv("LESSONS_MEMORY_LIMIT_MB", "3")    # naive at 1024 (4 MB of scores) no longer fits
     explorer.slider.value = 1024
@@ -105,7 +105,7 @@ def test_scaling_explorer_measures_and_shows_the_guard(monkeypatch):
 def test_scaling_explorer_refuses_bad_arguments():
     with pytest.raises(TypeError, match="CostTable"):
         cost_explorers.ScalingExplorer(None)
-    with pytest.raises(ValueError, match="n must be one of"):
+    with pytest.raises(ValueError, match="n must be a multiple of 128"):
         cost_explorers.ScalingExplorer(_table(), n=1000)
 
 
@@ -116,7 +116,7 @@ def test_tile_stepper_follows_the_slider():
     assert "Tile 1 of 3" in stepper.readout.value and "-inf → " in stepper.readout.value
     stepper.slider.value = 3
     assert "Tile 3 of 3" in stepper.readout.value and all(p.marker["x"] == 3 for p in stepper.plots)
-    assert "tile 3 of 3" in stepper.plots[0].alt
+    assert "tile = 3 of 3" in stepper.plots[0].alt
     exact = ll.scaled_dot_product_attention(q, k, v)[0][4:8, 0]
     np.testing.assert_allclose(stepper.steps[-1].output[:, 0], exact, atol=1e-14)
     bundle = stepper._repr_mimebundle_()

@@ -4,7 +4,7 @@
   slopes). The N slider moves a marker and says, at once, how many scores that is,
   what they weigh, and what the fitted lines predict; the *Measure up to N* button
   measures for real (refusing sizes that would not fit, before allocating).
-* :class:`TileStepper`: one block of queries of :func:`lessons_lib.flash_attention`,
+* :class:`TileExplorer`: one block of queries of :func:`lessons_lib.flash_attention`,
   tile by tile. The tile slider moves markers on the running maximum, the running sum
   and the output, and a table says what that tile did to each row.
 
@@ -29,7 +29,7 @@ from ._checks import SizeLimitError, check_positive_int, format_bytes
 from .flash import flash_attention_steps
 from .live_figures import LinePlot
 
-__all__ = ["ScalingExplorer", "TileStepper"]
+__all__ = ["ScalingExplorer", "TileExplorer"]
 
 #: The N slider: 128 … 16384 in steps of 128; the button measures at the powers of two up to N (and N).
 N_MIN, N_MAX, N_STEP = 128, 16384, 128
@@ -105,13 +105,14 @@ class ScalingExplorer(_LiveLesson):
         self.button = ipw.Button(description="Measure up to N", icon="play",
                                  tooltip="time and memory of each method at every N up to this one")
         self.button.add_class("lessons-button-measure")
-        self.readout = ipw.HTML()
+        self.readout = ipw.HTML()        # what N costs: a count, then each method's time and memory
+        self.methods_box = ipw.HTML()
         self.error_box = ipw.HTML()
         self.progress = ipw.Output()
         self.time_plot = LinePlot(title="time per call (ms)", xlabel="N (tokens)", ylabel="ms",
-                                  log_x=True, log_y=True, width=560, height=380)
+                                  log_x=True, log_y=True, width=520, height=330)
         self.memory_plot = LinePlot(title="peak extra memory (MB)", xlabel="N (tokens)", ylabel="MB",
-                                    log_x=True, log_y=True, width=560, height=380)
+                                    log_x=True, log_y=True, width=520, height=330)
         for fig in (self.time_plot, self.memory_plot):
             fig.add_class("lessons-live")
         self.slider.observe(lambda change: self.update(), names="value")
@@ -119,7 +120,9 @@ class ScalingExplorer(_LiveLesson):
         header = ipw.HTML(f"<b>{html.escape(self.title)}</b> · drag N to count and predict; "
                           f"press the button to measure")
         self.widget = ipw.VBox([header, ipw.HBox([self.slider, self.button]), self.error_box, self.progress,
-                                ipw.HBox([self.time_plot, self.memory_plot]), self.readout])
+                                ipw.HBox([self.time_plot, self.memory_plot]),
+                                ipw.HBox([self.readout, self.methods_box],
+                                         layout=ipw.Layout(justify_content="space-around"))])
         self.widget.add_class("lessons-explorer")
         self._draw_series()
         self.update()
@@ -177,8 +180,8 @@ class ScalingExplorer(_LiveLesson):
         cells = [("N", f"{n:,} tokens"), ("scores per head", f"{cost.score_count(n):,}"),
                  (f"their memory ({self.dtype})", format_bytes(cost.score_memory(n, dtype=self.dtype))),
                  (f"FLOPs (4·N²·d, d = {self.d})", f"{cost.attention_flops(n, self.d):,.0f}")]
-        count = ("<table><tr>" + "".join(f"<th>{html.escape(k)}</th>" for k, _ in cells) + "</tr><tr>"
-                 + "".join(f"<td>{v}</td>" for _, v in cells) + "</tr></table>")
+        count = "".join(f"<tr><th>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in cells)
+        count = f"<table>{count}</table>"
         rows = []
         for method in self.methods:
             t, t_measured = self._value(method, "time", n)
@@ -189,7 +192,8 @@ class ScalingExplorer(_LiveLesson):
             rows.append(f"<tr><td>{html.escape(method)}</td><td>{time_text}</td><td>{mem_text}</td></tr>")
         table = ("<table><tr><th>method</th><th>time per call</th><th>peak extra memory</th></tr>"
                  + "".join(rows) + "</table>")
-        self.readout.value = count + table
+        self.readout.value = count
+        self.methods_box.value = table
         for fig, what in ((self.time_plot, "time"), (self.memory_plot, "memory")):
             y, _ = self._value(self.methods[0], what, n)
             fig.mark(n, y if y is not None and y > 0 else None,
@@ -222,7 +226,7 @@ class ScalingExplorer(_LiveLesson):
 
 
 # ------------------------------------------------------------------ tile by tile
-class TileStepper(_LiveLesson):
+class TileExplorer(_LiveLesson):
     """One block of queries of ``flash_attention``, tile by tile, with a slider for the tile (notebook 08).
 
     ``q (L, d_k)``, ``k (S, d_k)``, ``v (S, d_v)``; ``rows``: the block of queries to follow
@@ -252,7 +256,7 @@ class TileStepper(_LiveLesson):
         self.slider.add_class("lessons-slider-tile")
         self.readout = ipw.HTML()
         names = ("running maximum m", "running sum ℓ", f"output feature {self.feature} (acc/ℓ)")
-        self.plots = [LinePlot(title=name, xlabel="key tiles processed", width=400, height=340,
+        self.plots = [LinePlot(title=name, xlabel="key tiles processed", width=350, height=300,
                                xticks=list(range(1, n_tiles + 1))) for name in names]
         self._draw_series()
         self.slider.observe(lambda change: self.update(), names="value")

@@ -77,12 +77,12 @@ def test_block_size_figure():
 def test_scaling_explorer_counts_and_predicts_on_a_slider_move():
     explorer = cost_explorers.ScalingExplorer(_table(), n=1024)
     assert "lessons-slider-seq_len" in explorer.slider._dom_classes
-    assert "<td>1,048,576</td>" in explorer.readout.value and "(predicted)" not in explorer.readout.value
+    assert "<td>1,048,576</td>" in explorer.readout.value and "(predicted)" not in explorer.methods_box.value
     explorer.slider.value = 4096                           # not measured: the fitted line predicts
-    assert "<td>16,777,216</td>" in explorer.readout.value and "(predicted)" in explorer.readout.value
+    assert "<td>16,777,216</td>" in explorer.readout.value and "(predicted)" in explorer.methods_box.value
     assert explorer.time_plot.marker["x"] == 4096 and "seq_len = 4096" in explorer.time_plot.alt
     naive_ms = 1e-8 * 4096**2 * 1e3
-    assert f"{naive_ms:,.1f} ms (predicted)" in explorer.readout.value
+    assert f"{naive_ms:,.1f} ms (predicted)" in explorer.methods_box.value
     labels = [s["label"] for s in explorer.memory_plot.series if s["label"]]
     assert labels == ["naive numpy: slope 2.00", "tiled numpy: slope 0.60"]
 
@@ -92,7 +92,7 @@ def test_scaling_explorer_measures_and_shows_the_guard(monkeypatch):
     explorer = cost_explorers.ScalingExplorer(table, n=384)
     explorer.measure()                                     # measures N = 256 and 384, shows their markers
     assert sorted({m.n for m in explorer.table.measurements}) == [128, 256, 384]
-    assert "(predicted)" not in explorer.readout.value and explorer.error_box.value == ""
+    assert "(predicted)" not in explorer.methods_box.value and explorer.error_box.value == ""
     monkeypatch.setenv("LESSONS_MEMORY_LIMIT_MB", "3")    # naive at 1024 (4 MB of scores) no longer fits
     explorer.slider.value = 1024
     explorer.measure()
@@ -109,19 +109,19 @@ def test_scaling_explorer_refuses_bad_arguments():
         cost_explorers.ScalingExplorer(_table(), n=1000)
 
 
-def test_tile_stepper_follows_the_slider():
+def test_tile_explorer_t_follows_the_slider():
     q, k, v = ll.random_qkv(12, 4, seed=5)
-    stepper = cost_explorers.TileStepper(q, k, v, block_size=4, rows=range(4, 8), tile=1)
-    assert stepper.slider.max == 3 and "lessons-slider-tile" in stepper.slider._dom_classes
-    assert "Tile 1 of 3" in stepper.readout.value and "-inf → " in stepper.readout.value
-    stepper.slider.value = 3
-    assert "Tile 3 of 3" in stepper.readout.value and all(p.marker["x"] == 3 for p in stepper.plots)
-    assert "tile = 3 of 3" in stepper.plots[0].alt
+    explorer_t = cost_explorers.TileExplorer(q, k, v, block_size=4, rows=range(4, 8), tile=1)
+    assert explorer_t.slider.max == 3 and "lessons-slider-tile" in explorer_t.slider._dom_classes
+    assert "Tile 1 of 3" in explorer_t.readout.value and "-inf → " in explorer_t.readout.value
+    explorer_t.slider.value = 3
+    assert "Tile 3 of 3" in explorer_t.readout.value and all(p.marker["x"] == 3 for p in explorer_t.plots)
+    assert "tile = 3 of 3" in explorer_t.plots[0].alt
     exact = ll.scaled_dot_product_attention(q, k, v)[0][4:8, 0]
-    np.testing.assert_allclose(stepper.steps[-1].output[:, 0], exact, atol=1e-14)
-    bundle = stepper._repr_mimebundle_()
-    assert "image/png" in bundle and "TileStepper" in bundle["text/plain"]
+    np.testing.assert_allclose(explorer_t.steps[-1].output[:, 0], exact, atol=1e-14)
+    bundle = explorer_t._repr_mimebundle_()
+    assert "image/png" in bundle and "TileExplorer" in bundle["text/plain"]
     with pytest.raises(ValueError, match="tile must be from 1 to 3"):
-        cost_explorers.TileStepper(q, k, v, block_size=4, tile=4)
+        cost_explorers.TileExplorer(q, k, v, block_size=4, tile=4)
     with pytest.raises(ValueError, match="feature"):
-        cost_explorers.TileStepper(q, k, v, feature=7)
+        cost_explorers.TileExplorer(q, k, v, feature=7)

@@ -4,6 +4,7 @@
     python benchmarks/attention.py --quick      # N = 512 … 2048
     python benchmarks/attention.py --blocks     # only the block-size trade-off of the tiled method
     python benchmarks/attention.py --json out.json
+    python benchmarks/attention.py --threads 1  # time on one thread (steadier on a shared machine)
 
 Methods (lessons_lib.cost): naive numpy (``scaled_dot_product_attention``, holds N × N),
 tiled numpy (``flash_attention`` at its default block size), torch SDPA through the
@@ -56,7 +57,7 @@ def repeats_for(n: int) -> int:
     return 5 if n <= 2048 else 3 if n <= 4096 else 1
 
 
-def scaling(sizes, methods) -> dict:
+def scaling(sizes, methods, threads=None) -> dict:
     """One row per N: every method that fits the memory limit, measured interleaved."""
     from lessons_lib import cost
 
@@ -66,7 +67,8 @@ def scaling(sizes, methods) -> dict:
             + "   peak MB: " + " ".join(f"{m:>15}" for m in methods))
     print(head)
     for n in sizes:
-        table = cost.measure_scaling([n], methods, D, repeats=repeats_for(n), progress=False, too_big="skip")
+        table = cost.measure_scaling([n], methods, D, repeats=repeats_for(n), progress=False, too_big="skip",
+                                     threads=threads)
         got = {x.method: x for x in table.measurements}
         rows[n] = {m: {"seconds": x.seconds, "peak_bytes": x.peak_bytes, "kernel": x.kernel}
                    for m, x in got.items()}
@@ -133,13 +135,14 @@ def torch_path_vs_direct(sizes, repeats: int = 5) -> dict:
     return out
 
 
-def block_sizes(sizes) -> dict:
+def block_sizes(sizes, threads=None) -> dict:
     from lessons_lib import cost
 
     out = {}
     for n in sizes:
         blocks = [b for b in (32, 64, 128, 256, 512, 1024, 2048) if b <= n and (n <= 4096 or b >= 64)]
-        result = cost.measure_block_sizes(n, blocks, D, repeats=repeats_for(n), progress=False)
+        result = cost.measure_block_sizes(n, blocks, D, repeats=repeats_for(n), progress=False,
+                                          threads=threads)
         print(result, "\n", flush=True)
         out[n] = {"naive_seconds": result.naive.seconds, "naive_peak_bytes": result.naive.peak_bytes,
                   "blocks": {int(m.block_size): {"seconds": m.seconds, "peak_bytes": m.peak_bytes}
@@ -178,25 +181,29 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="N up to 2048 only")
     parser.add_argument("--blocks", action="store_true", help="only the block-size trade-off")
     parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="time on this many threads (default: numpy's and torch's own)")
     args = parser.parse_args(argv)
     from lessons_lib.cost import METHODS
 
     sizes = [512, 1024, 2048] if args.quick else [512, 1024, 2048, 4096, 8192, 16384]
-    result: dict = {"d": D, "dtype": "float32", "memory_limit_mb": os.environ["LESSONS_MEMORY_LIMIT_MB"]}
+    result: dict = {"d": D, "dtype": "float32", "memory_limit_mb": os.environ["LESSONS_MEMORY_LIMIT_MB"],
+                    "threads": args.threads}
     if not args.blocks:
         seconds, torch_loaded = import_time()
         print(f"import lessons_lib: {seconds * 1000:.0f} ms (target ≤ 300 ms); imports torch: {torch_loaded}")
         import torch
 
-        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; d = {D}, float32, one head\n")
-        result["scaling"] = scaling(sizes, METHODS)
+        threads = args.threads or f"{torch.get_num_threads()} (torch), numpy's BLAS default"
+        print(f"torch {torch.__version__}, threads: {threads}; d = {D}, float32, one head\n")
+        result["scaling"] = scaling(sizes, METHODS, args.threads)
         print("\nlog-log slopes over the sizes above:")
         result["slopes"] = slopes(result["scaling"], METHODS)
         print("\nThe course's torch path (sdpa_attention, numpy in/out) vs torch SDPA called directly:")
         result["torch_path"] = torch_path_vs_direct([s for s in sizes if s <= 8192])
         bars(result["scaling"], result["torch_path"])
     print("\nBlock-size trade-off of the tiled method (flash_attention):")
-    result["block_sizes"] = block_sizes([2048] if args.quick else [2048, 8192])
+    result["block_sizes"] = block_sizes([2048] if args.quick else [2048, 8192], args.threads)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
         print(f"wrote {args.json}")

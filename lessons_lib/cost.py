@@ -28,6 +28,8 @@ would not fit a 2 GB machine. torch is imported only for the torch methods.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._checks import SizeLimitError, check_memory, check_positive_int, format_bytes
-from .flash import DEFAULT_BLOCK_SIZE
+from .flash import default_block_size
 
 METHODS = ("naive numpy", "tiled numpy", "torch SDPA", "torch SDPA math")
 MIN_TIMING_S = 0.1     # at one N, keep timing fast methods until this long was spent in them ...
@@ -103,7 +105,7 @@ def _check_method(method) -> str:
 
 
 def estimate_memory(method: str, n: int, d: int = 64, *, dtype="float32",
-                    block_size: int = DEFAULT_BLOCK_SIZE) -> int:
+                    block_size: int | None = None) -> int:
     """Bytes one call of ``method`` at sequence length ``n`` will need, inputs included.
 
     Q, K, V and the output are 4·N·d numbers. On top: naive numpy holds the N × N
@@ -118,7 +120,7 @@ def estimate_memory(method: str, n: int, d: int = 64, *, dtype="float32",
     if method == "naive numpy":
         return linear + n * n * size
     if method == "tiled numpy":
-        block = DEFAULT_BLOCK_SIZE if block_size is None else block_size
+        block = default_block_size() if block_size is None else block_size
         tile = min(check_positive_int(block, "block_size"), n)
         return linear + 2 * tile * tile * size      # the tile, and room for a temporary
     if method == "torch SDPA math":
@@ -135,7 +137,7 @@ _INSTEAD = {
 
 
 def check_fits(method: str, n: int, d: int = 64, *, dtype="float32",
-               block_size: int = DEFAULT_BLOCK_SIZE) -> int:
+               block_size: int | None = None) -> int:
     """Refuse (``SizeLimitError``) a run that would not fit comfortably; else return its estimate."""
     need = estimate_memory(method, n, d, dtype=dtype, block_size=block_size)
     check_memory(need, f"{method} attention at N = {n:,} (d = {d}, {np.dtype(dtype).name})",
@@ -164,11 +166,39 @@ class Measurement:
     memory_source: str
     kernel: str = ""
     block_size: int | None = None
+    threads: int | None = None     # threads the timing ran on (None: the libraries' defaults)
 
     @property
     def total_bytes(self) -> int | None:
         """Inputs plus peak extra memory: what attention at this N needs in all."""
         return None if self.peak_bytes is None else self.input_bytes + self.peak_bytes
+
+
+@contextlib.contextmanager
+def _threads(threads: int | None):
+    """Run numpy's BLAS and torch on ``threads`` threads inside the block (None: leave them alone).
+
+    On a shared machine (a classroom hub, Binder, a busy laptop) a multi-threaded matrix
+    product can wait a whole scheduler time slice for a second core, so small sizes come out
+    many times too slow and the slopes mean nothing. On one thread the times are steadier
+    and the growth with N is the same.
+    """
+    if threads is None:
+        yield
+        return
+    threads = check_positive_int(threads, "threads")
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=threads, user_api="blas"):
+        if torch is not None:
+            torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            if torch is not None:
+                torch.set_num_threads(before)
 
 
 def _inputs(n: int, d: int, dtype, seed: int):
@@ -255,44 +285,48 @@ def _peak_memory(method: str, fn: Callable) -> tuple[int | None, str]:
 
 
 def measure(method: str, n: int, d: int = 64, *, dtype="float32", repeats: int = 3, seed: int = 0,
-            block_size: int = DEFAULT_BLOCK_SIZE, memory: bool = True) -> Measurement:
+            block_size: int | None = None, memory: bool = True, threads: int | None = 1) -> Measurement:
     """Time ``method`` at sequence length ``n`` (best of ``repeats``) and measure its peak memory.
 
     One head, ``q, k, v`` of shape ``(n, d)`` drawn from ``seed``. Refuses at once
-    (``SizeLimitError``) a size whose estimate exceeds the course's memory limit.
+    (``SizeLimitError``) a size whose estimate exceeds the course's memory limit. Timed on
+    ``threads`` threads (default 1, steady on a shared machine; None: the libraries' defaults).
     """
     return _measure_runs([(_check_method(method), block_size)], n, d, dtype=dtype, repeats=repeats,
-                         seed=seed, memory=memory)[0]
+                         seed=seed, memory=memory, threads=threads)[0]
 
 
-def _measure_runs(runs, n, d, *, dtype, repeats, seed, memory) -> list[Measurement]:
+def _measure_runs(runs, n, d, *, dtype, repeats, seed, memory, threads) -> list[Measurement]:
     """Every ``(method, block_size)`` of ``runs`` at one N on the same inputs, repeats interleaved.
 
     Interleaving (method A, B, C, A, B, C, …) keeps the ratios fair on a machine whose load
     changes while it measures. Fast sizes get more rounds than ``repeats`` (until about
     :data:`MIN_TIMING_S` has been spent, at most :data:`MAX_ROUNDS`), so that the best time
-    is not one disturbed by another program. Each run is first checked against the memory limit.
+    is not one disturbed by another program. ``threads``: see :func:`_threads`. Each run is first
+    checked against the memory limit.
     """
     repeats = check_positive_int(repeats, "repeats")
     for method, block in runs:
         check_fits(method, n, d, dtype=dtype, block_size=block)
     q, k, v = _inputs(n, d, dtype, seed)
     fns = [_runner(method, block) for method, block in runs]
-    kernels = [fn(q, k, v)[1] for fn in fns]                     # warm up, learn the kernel
+    kernels = [fn(q, k, v)[1] for fn in fns]                     # warm up, learn the kernel (imports torch)
     best = [float("inf")] * len(runs)
     spent, rounds = 0.0, 0
-    while rounds < repeats or (spent < MIN_TIMING_S and rounds < MAX_ROUNDS):
-        for i, fn in enumerate(fns):
-            start = time.perf_counter()
-            fn(q, k, v)
-            elapsed = time.perf_counter() - start
-            best[i], spent = min(best[i], elapsed), spent + elapsed
-        rounds += 1
+    with _threads(threads):
+        while rounds < repeats or (spent < MIN_TIMING_S and rounds < MAX_ROUNDS):
+            for i, fn in enumerate(fns):
+                start = time.perf_counter()
+                fn(q, k, v)
+                elapsed = time.perf_counter() - start
+                best[i], spent = min(best[i], elapsed), spent + elapsed
+            rounds += 1
     results = []
     for (method, block), fn, seconds, kernel in zip(runs, fns, best, kernels):
         peak, source = _peak_memory(method, lambda fn=fn: fn(q, k, v)) if memory else (None, "not measured")
+        block = (block or default_block_size()) if method == "tiled numpy" else None
         results.append(Measurement(method, n, d, np.dtype(dtype).name, seconds, peak, 3 * q.nbytes, source,
-                                   kernel, block if method == "tiled numpy" else None))
+                                   kernel, block, threads))
     return results
 
 
@@ -334,12 +368,12 @@ class BlockSizes:
 
 def measure_block_sizes(n: int = 2048, block_sizes: Sequence[int] = (32, 64, 128, 256, 512, 1024, 2048),
                         d: int = 64, *, dtype="float32", repeats: int = 3, seed: int = 0,
-                        progress: bool = True) -> BlockSizes:
+                        progress: bool = True, threads: int | None = 1) -> BlockSizes:
     """The block-size trade-off of ``flash_attention`` at one N: time and peak memory per block size.
 
     Small blocks hold little memory (a tile is block² scores) but pay numpy's per-call
     overhead once per tile, (N / block)² times; large blocks approach the naive method's
-    memory. Measured interleaved with naive numpy on the same inputs.
+    memory. Measured interleaved with naive numpy on the same inputs, on ``threads`` threads.
     """
     blocks = [check_positive_int(b, "each block size") for b in block_sizes]
     if not blocks:
@@ -351,7 +385,8 @@ def measure_block_sizes(n: int = 2048, block_sizes: Sequence[int] = (32, 64, 128
 
         bar = tqdm(total=1, desc=f"measuring {len(blocks)} block sizes at N = {n:,}", unit="N")
     try:
-        results = _measure_runs(runs, n, d, dtype=dtype, repeats=repeats, seed=seed, memory=True)
+        results = _measure_runs(runs, n, d, dtype=dtype, repeats=repeats, seed=seed, memory=True,
+                                threads=threads)
         if bar is not None:
             bar.update()
     finally:
@@ -432,19 +467,28 @@ class CostTable:
         printer.text(str(self))
 
 
-def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequence[str] = METHODS[:3],
+def default_methods() -> list[str]:
+    """naive numpy, tiled numpy, and torch SDPA when PyTorch is installed (it is not on every Binder)."""
+    from .backends import torch_available
+
+    return list(METHODS[:3] if torch_available() else METHODS[:2])
+
+
+def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequence[str] | None = None,
                     d: int = 64, *, dtype="float32", repeats: int = 3, seed: int = 0,
-                    block_size: int = DEFAULT_BLOCK_SIZE, memory: bool = True, progress: bool = True,
-                    too_big: str = "raise") -> CostTable:
+                    block_size: int | None = None, memory: bool = True, progress: bool = True,
+                    too_big: str = "raise", threads: int | None = 1) -> CostTable:
     """Measure every method at every size (interleaved at each N), with a tqdm progress bar.
 
     Every (method, size) is checked against the memory limit before anything runs. With
     ``too_big="raise"`` a run that would not fit raises ``SizeLimitError`` at once, not
     after minutes of measuring; with ``too_big="skip"`` it is left out and its message
-    kept in ``CostTable.refused``.
+    kept in ``CostTable.refused``. ``methods`` defaults to :func:`default_methods`. Timed on
+    ``threads`` threads: 1 by default, so that other programs on a shared machine disturb the
+    times less (None: numpy's and torch's own defaults, faster on an idle multi-core machine).
     """
     sizes = sorted(check_positive_int(n, "each size") for n in sizes)
-    methods = [_check_method(m) for m in methods]
+    methods = [_check_method(m) for m in (default_methods() if methods is None else methods)]
     if not sizes or not methods:
         raise ValueError("Give at least one size and one method.")
     if too_big not in ("raise", "skip"):
@@ -471,8 +515,9 @@ def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequ
             if bar is not None:
                 bar.set_postfix_str(f"N = {n:,}")
             if plan[n]:
-                table.measurements += _measure_runs([(m, block_size) for m in plan[n]], n, d, dtype=dtype,
-                                                    repeats=repeats, seed=seed, memory=memory)
+                runs = [(m, block_size) for m in plan[n]]
+                table.measurements += _measure_runs(runs, n, d, dtype=dtype, repeats=repeats, seed=seed,
+                                                    memory=memory, threads=threads)
             if bar is not None:
                 bar.update()
     finally:
@@ -481,6 +526,6 @@ def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequ
     return table
 
 
-__all__ = ["METHODS", "score_count", "attention_flops", "score_memory", "estimate_memory", "check_fits",
-           "Measurement", "measure", "measure_scaling", "measure_block_sizes", "BlockSizes", "loglog_slope",
-           "CostTable"]
+__all__ = ["METHODS", "default_methods", "score_count", "attention_flops", "score_memory", "estimate_memory",
+           "check_fits", "Measurement", "measure", "measure_scaling", "measure_block_sizes", "BlockSizes",
+           "loglog_slope", "CostTable"]

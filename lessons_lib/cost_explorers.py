@@ -80,7 +80,8 @@ class ScalingExplorer(_LiveLesson):
     """Measured time and memory of attention against N, with the fitted log-log lines (notebook 08).
 
     ``table``: a :class:`~lessons_lib.cost.CostTable` (from ``cost.measure_scaling``); the
-    explorer starts from it and adds what the *Measure up to N* button measures. ``n``:
+    explorer starts from it and adds what the *Measure up to N* button measures (same
+    methods, same block size for the tiled one, same number of threads). ``n``:
     the slider's starting N. The slider itself only counts and predicts (instant); the
     button runs the methods of ``table`` at every power of two up to N that is not
     measured yet, with a progress bar, refusing at once a size that would not fit.
@@ -95,6 +96,8 @@ class ScalingExplorer(_LiveLesson):
         self.methods = table.methods
         first = table.measurements[0]
         self.d, self.dtype = first.d, first.dtype
+        self.block_size = next((m.block_size for m in table.measurements if m.block_size), None)
+        self.threads = first.threads
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not N_MIN <= n <= N_MAX \
                 or n % N_STEP:
             raise ValueError(f"n must be a multiple of {N_STEP} from {N_MIN} to {N_MAX}; got {n!r}.")
@@ -213,7 +216,8 @@ class ScalingExplorer(_LiveLesson):
         self.progress.clear_output()
         if todo:
             with self.progress:
-                new = cost.measure_scaling(todo, self.methods, self.d, dtype=self.dtype, too_big="skip")
+                new = cost.measure_scaling(todo, self.methods, self.d, dtype=self.dtype, too_big="skip",
+                                           block_size=self.block_size, threads=self.threads)
             self.table.measurements = sorted(self.table.measurements + new.measurements,
                                              key=lambda m: (m.n, self.methods.index(m.method)))
             if new.refused:

@@ -26,7 +26,7 @@ from matplotlib.ticker import FuncFormatter
 from . import style
 from ._checks import check_positive_int, format_bytes
 from .cost import BlockSizes, CostTable
-from .flash import DEFAULT_BLOCK_SIZE, TileStep
+from .flash import TileStep, default_block_size
 from .plots import _new_figure
 
 __all__ = ["METHOD_LOOK", "tile_order", "plot_scaling", "plot_tile_grid", "plot_tile_steps",
@@ -267,9 +267,9 @@ def plot_block_sizes(result: BlockSizes, *, title: str | None = None) -> Figure:
     ax_m.axhline(result.naive.peak_bytes / 2**20, color=naive_color, linewidth=1.5,
                  label=f"naive numpy ({format_bytes(result.naive.peak_bytes)})")
     for ax in (ax_t, ax_m):
-        if DEFAULT_BLOCK_SIZE in blocks:
-            ax.axvline(DEFAULT_BLOCK_SIZE, color="black", linestyle="--", linewidth=1.1,
-                       label=f"default block_size = {DEFAULT_BLOCK_SIZE}")
+        if default_block_size() in blocks:
+            ax.axvline(default_block_size(), color="black", linestyle="--", linewidth=1.1,
+                       label=f"default block_size = {default_block_size()} (one head)")
         _log2_axes(ax, "block size (rows and columns of one tile)",
                    "time ÷ naive time" if ax is ax_t else "peak extra memory (MB)")
         ax.legend(fontsize=style.FONT_ANNOT, loc="upper right" if ax is ax_t else "upper left")

@@ -25,10 +25,11 @@ After the last tile, output = acc / ℓ, which is softmax(Q·Kᵀ/√d_k)·V exa
 Memory: naive attention holds L × S scores; :func:`flash_attention` holds one
 tile of at most ``block_size × block_size`` scores (per batch entry) plus the
 output, so its memory grows like N, not N². With ``causal=True`` tiles that lie
-entirely above the diagonal are never computed. The default ``block_size`` is
-chosen by measurement (``benchmarks/attention.py --blocks``): large enough that
-numpy's per-call overhead is paid rarely, small enough that a tile stays in the
-CPU cache and far below the naive memory.
+entirely above the diagonal are never computed. The default block size
+(:func:`default_block_size`) was chosen by measurement
+(``benchmarks/attention.py --blocks``): large enough that numpy's per-call
+overhead is paid rarely, small enough that a tile stays a few MB, far below
+the naive memory.
 """
 
 from __future__ import annotations
@@ -40,10 +41,28 @@ import numpy as np
 
 from ._checks import as_float_array, check_positive_int, check_qkv, check_scale, check_scores_finite
 
-# Measured with benchmarks/attention.py --blocks (float32, d = 64, 2 CPU cores): at N ≥ 2048, blocks
-# of 256 to 512 run at least as fast as naive numpy; 64 took about 5× naive at N = 8192 (Python's
-# per-tile overhead). 256 keeps a score tile at 256 kB (float32), far below the naive N² buffer.
-DEFAULT_BLOCK_SIZE = 512
+# The default tile holds at most TILE_SCORES scores, all batch entries (heads) together: 2**20 scores,
+# 4 MB in float32. Measured with benchmarks/attention.py --blocks (float32, d = 64, 2 CPU cores): for one
+# head, blocks of 512 to 1024 run at least as fast as naive numpy from N = 2048 on, and 1024 stays so on a
+# busy machine, where every extra call into the multi-threaded BLAS can wait for a core; 64 took about
+# 5× naive at N = 8192. With many heads per call, each call already does the work of a big tile.
+TILE_SCORES = 2**20
+MAX_BLOCK = 1024
+
+
+def default_block_size(batch_size: int = 1) -> int:
+    """The block size :func:`flash_attention` uses when none is given.
+
+    The largest power of two, at most 1024 and at least 16, whose tile over all
+    ``batch_size`` batch entries holds at most :data:`TILE_SCORES` scores: 1024 for one
+    head, 256 for 16 heads. One numpy call then works on about a million scores, enough
+    to pay its overhead, while the tile stays a few MB.
+    """
+    batch_size = check_positive_int(batch_size, "batch_size")
+    block = MAX_BLOCK
+    while block > 16 and batch_size * block * block > TILE_SCORES:
+        block //= 2
+    return block
 
 
 # --------------------------------------------------------------------------- the update
@@ -210,26 +229,29 @@ def _attend_block(q_blk, first_row: int, k, v, block_size: int, causal: bool,
 
 def _prepare(q, k, v, causal, scale, block_size):
     q, k, v = check_qkv(q, k, v)
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if block_size is None:
+        block_size = default_block_size(int(np.prod(batch, dtype=np.int64)))
     block_size = check_positive_int(block_size, "block_size")
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be True or False; got {causal!r}.")
     factor = q.dtype.type(check_scale(scale, q.shape[-1]))
-    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     with np.errstate(over="ignore"):
         q = q * factor                                   # scale the L × d queries once, not every tile
     return q, k, v, bool(causal), block_size, batch
 
 
 def flash_attention(q, k, v, causal: bool = False, scale: float | None = None,
-                    block_size: int = DEFAULT_BLOCK_SIZE) -> np.ndarray:
+                    block_size: int | None = None) -> np.ndarray:
     """softmax(Q·Kᵀ·scale)·V computed tile by tile; never holds the L × S score matrix.
 
     Same shapes and result as ``scaled_dot_product_attention(q, k, v, causal=causal,
     scale=scale)[0]``: ``q (..., L, d_k)``, ``k (..., S, d_k)``, ``v (..., S, d_v)`` →
     ``(..., L, d_v)``, in the input's float dtype. Queries are taken ``block_size`` rows
     at a time, keys ``block_size`` columns at a time, so at most a
-    ``block_size × block_size`` tile of scores exists at once (per batch entry). With
-    ``causal=True`` tiles entirely above the diagonal are skipped. A query with nothing
+    ``block_size × block_size`` tile of scores exists at once (per batch entry); by default
+    :func:`default_block_size` (1024 for one head). With ``causal=True`` tiles entirely
+    above the diagonal are skipped. A query with nothing
     to attend to gets output 0. Raises ``ValueError`` if the scores Q·Kᵀ overflow the
     dtype. Notebook 08.
     """
@@ -286,5 +308,5 @@ def flash_attention_steps(q, k, v, causal: bool = False, scale: float | None = N
     return steps
 
 
-__all__ = ["DEFAULT_BLOCK_SIZE", "flash_attention", "flash_attention_steps", "online_softmax",
+__all__ = ["TILE_SCORES", "default_block_size", "flash_attention", "flash_attention_steps", "online_softmax",
            "online_softmax_update", "OnlineSoftmax", "TileStep"]

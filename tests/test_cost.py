@@ -57,7 +57,7 @@ def test_estimates_grow_like_n_squared_for_naive_and_like_n_for_tiled():
     naive = [cost.estimate_memory("naive numpy", n) for n in (4096, 8192)]
     tiled = [cost.estimate_memory("tiled numpy", n) for n in (4096, 8192)]
     assert naive[1] > 3.5 * naive[0] and tiled[1] < 2.1 * tiled[0]
-    assert naive[1] >= 8192**2 * 4 > 16 * tiled[1]
+    assert naive[1] >= 8192**2 * 4 > 8 * tiled[1]
 
 
 def test_a_size_that_would_not_fit_is_refused_at_once(monkeypatch):
@@ -101,6 +101,41 @@ def test_torch_methods_report_their_kernel():
     if sys.platform.startswith("linux"):
         math = table.measurements[1]
         assert math.memory_source == "resident set" and math.peak_bytes is not None
+
+
+def test_default_methods_leave_torch_out_when_it_is_missing(monkeypatch):
+    from lessons_lib import backends
+
+    assert cost.default_methods() == ["naive numpy", "tiled numpy", "torch SDPA"]
+    monkeypatch.setattr(backends, "torch_available", lambda: False)
+    assert cost.default_methods() == ["naive numpy", "tiled numpy"]
+    table = cost.measure_scaling([64], d=8, repeats=1, progress=False, memory=False)
+    assert table.methods == ["naive numpy", "tiled numpy"]
+
+
+def test_timing_runs_on_one_thread_and_restores_the_libraries(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from threadpoolctl import threadpool_info
+
+    seen = []
+    real = cost._runner
+
+    def spy_runner(method, block):
+        fn = real(method, block)
+
+        def run(q, k, v):
+            seen.append(([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"],
+                         torch.get_num_threads()))
+            return fn(q, k, v)
+        return run
+    monkeypatch.setattr(cost, "_runner", spy_runner)
+    before = torch.get_num_threads()
+    m = cost.measure("torch SDPA", 64, 8, repeats=2, memory=False)
+    assert m.threads == 1 and torch.get_num_threads() == before
+    timed = seen[1:]                                         # the first call is the warm-up
+    assert timed and all(blas == [1] * len(blas) and t == 1 for blas, t in timed)
+    seen.clear()
+    assert cost.measure("naive numpy", 64, 8, repeats=1, memory=False, threads=None).threads is None
 
 
 def test_progress_bar_is_shown(capsys):

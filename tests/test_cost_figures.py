@@ -88,18 +88,20 @@ def test_scaling_explorer_counts_and_predicts_on_a_slider_move():
 
 
 def test_scaling_explorer_measures_and_shows_the_guard(monkeypatch):
-    table = cost.measure_scaling([128], ["naive numpy", "tiled numpy"], d=8, repeats=1, progress=False)
+    table = cost.measure_scaling([128], ["naive numpy", "tiled numpy"], d=8, repeats=1, progress=False,
+                                 block_size=64)
     explorer = cost_explorers.ScalingExplorer(table, n=384)
     explorer.measure()                                     # measures N = 256 and 384, shows their markers
     assert sorted({m.n for m in explorer.table.measurements}) == [128, 256, 384]
     assert "(predicted)" not in explorer.methods_box.value and explorer.error_box.value == ""
-    monkeypatch.setenv("LESSONS_MEMORY_LIMIT_MB", "3")    # naive at 1024 (4 MB of scores) no longer fits
-    explorer.slider.value = 1024
+    monkeypatch.setenv("LESSONS_MEMORY_LIMIT_MB", "10")   # naive at 2048 (16 MB of scores) no longer fits
+    explorer.slider.value = 2048
     explorer.measure()
     assert "SizeLimitError" in explorer.error_box.value
-    assert "naive numpy attention at N = 1,024" in explorer.error_box.value
-    assert [m.method for m in explorer.table.measurements if m.n == 512] == ["naive numpy", "tiled numpy"]
-    assert [m.method for m in explorer.table.measurements if m.n == 1024] == ["tiled numpy"]
+    assert "naive numpy attention at N = 2,048" in explorer.error_box.value
+    assert [m.method for m in explorer.table.measurements if m.n == 1024] == ["naive numpy", "tiled numpy"]
+    assert [m.method for m in explorer.table.measurements if m.n == 2048] == ["tiled numpy"]
+    assert {m.block_size for m in explorer.table.measurements if m.block_size} == {64}  # as in the table
 
 
 def test_scaling_explorer_refuses_bad_arguments():

@@ -94,11 +94,18 @@ def test_flash_matches_torch_sdpa_float64(L, S, block, causal, seed, scale):
     np.testing.assert_allclose(tiled, expected, atol=1e-12)
 
 
-def test_default_block_size_is_the_measured_one():
-    import inspect
-
-    assert inspect.signature(ll.flash_attention).parameters["block_size"].default == flash.DEFAULT_BLOCK_SIZE
-    assert flash.DEFAULT_BLOCK_SIZE >= 256  # 64 was about 5× slower than naive at N = 8192
+def test_default_block_size_keeps_one_call_near_a_million_scores(monkeypatch):
+    assert flash.default_block_size() == 1024          # one head; 64 was about 5× slower than naive
+    assert flash.default_block_size(16) == 256 and flash.default_block_size(8) == 256
+    assert flash.default_block_size(10**6) == 16        # never below 16
+    for heads in (1, 2, 3, 16, 100):
+        b = flash.default_block_size(heads)
+        assert heads * b * b <= flash.TILE_SCORES or b == 16
+    with pytest.raises(ValueError, match="batch_size"):
+        flash.default_block_size(0)
+    q, k, v = ll.random_qkv(300, 4, seed=0)
+    shapes = _tile_shapes(monkeypatch, np.stack([q] * 16), k, v)   # 16 heads: tiles of 256 at most
+    assert shapes == [(16, 256, 256), (16, 256, 44), (16, 44, 256), (16, 44, 44)]
 
 
 # ------------------------------------------------------------------ never an L × S matrix

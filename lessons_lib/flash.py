@@ -189,7 +189,8 @@ def online_softmax(chunks: Iterable) -> OnlineSoftmax:
     row = np.concatenate(seen).astype(np.float64)
     if row.size == 0:
         raise ValueError("every chunk is empty: give at least one score.")
-    weights = np.zeros_like(row) if ell == 0 else np.exp(row - m) / ell
+    with np.errstate(over="ignore"):                   # s − m may round to −∞: its weight is 0
+        weights = np.zeros_like(row) if ell == 0 else np.exp(row - m) / ell
     return OnlineSoftmax(weights, m, ell, np.array(maxes), np.array(sums))
 
 

@@ -252,6 +252,11 @@ def test_online_softmax_update_on_rows_equals_one_row_at_a_time():
     assert (m_new[0], ell_new[0]) == (-np.inf, 0.0)
 
 
+def test_online_softmax_of_extreme_finite_scores_has_no_warning():
+    result = flash.online_softmax([np.array([1e308]), np.array([-1e308, 0.0])])
+    np.testing.assert_array_equal(result.weights, [1.0, 0.0, 0.0])
+
+
 def test_online_softmax_of_all_masked_row_is_zeros():
     result = flash.online_softmax([np.array([-np.inf, -np.inf]), np.array([-np.inf])])
     assert result.max == -np.inf and result.sum == 0 and (result.weights == 0).all()

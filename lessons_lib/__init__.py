@@ -20,6 +20,8 @@ module              what it holds
 ``masks``           causal, padding and sliding-window masks (True = may attend)
 ``multihead``       split, attend per head, merge
 ``flash``           tiled attention with the online softmax
+``cost``            counting and measuring attention's cost (notebook 08)
+``cost_plots``      its figures; ``cost_explorers`` its explorers
 ``backends``        torch SDPA (CUDA when available) and its report
 ``data``            the course's sentences, tokens, embeddings, projections
 ``measurements``    what lessons measure (the variance of q·k against d_k)
@@ -60,7 +62,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
               "causal_mask_mistake", "future_leak"),
     "multihead": ("split_heads", "merge_heads", "multi_head_attention", "shape_stages", "split_projection",
                   "multi_head_attention_per_head", "multi_head_cost", "handmade_heads", "HANDMADE_HEADS"),
-    "flash": ("flash_attention",),
+    "flash": ("TILE_SCORES", "default_block_size", "flash_attention", "flash_attention_steps",
+              "online_softmax", "online_softmax_update", "OnlineSoftmax", "TileStep"),
     "backends": ("SDPAResult", "KERNEL_NAMES", "TORCH_CPU_INSTALL", "CHOSEN_BY_TORCH", "sdpa_attention",
                  "torch_attention_with_weights", "torch_available", "cuda_available", "default_device",
                  "describe_torch"),
@@ -80,7 +83,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises": ("Feedback", "EXERCISES", "check_street_query", "check_projection", "check_scores",
                   "check_softmax", "check_scaling", "check_weighted_sum", "check_split_heads",
                   "check_merge_heads", "check_next_token_head", "check_causal_weights",
-                  "check_softmax_off"),
+                  "check_online_update", "check_softmax_off"),
     "coref": ("AGENTS", "PLACES", "AGENT_ADJECTIVES", "PLACE_ADJECTIVES", "NONE_ADJECTIVES", "NOTHING",
               "REFERENTS", "TEMPLATES", "VOCAB", "SINK", "PAD", "MAX_LEN", "SENTENCE_A", "SENTENCE_B",
               "CorefSet", "CorefData", "make_coref_data", "held_out_pairs", "training_pairs",
@@ -94,6 +97,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "paper_guide": ("Equation", "EQUATIONS", "code_line", "equation_table", "paper_sizes", "ARXIV"),
     "head_explorer": ("HeadGridExplorer", "N_HEADS_OPTIONS", "D_MODEL_OPTIONS"),
     "mask_explorers": ("CausalMaskExplorer", "CustomMaskExplorer", "mask_tokens"),
+    "cost": ("METHODS", "default_methods", "score_count", "attention_flops", "score_memory",
+             "estimate_memory", "check_fits", "Measurement", "measure", "measure_scaling",
+             "measure_block_sizes", "BlockSizes", "loglog_slope", "CostTable"),
+    "cost_plots": ("METHOD_LOOK", "tile_order", "plot_scaling", "plot_tile_grid", "plot_tile_steps",
+                   "plot_block_sizes"),
+    "cost_explorers": ("ScalingExplorer", "TileExplorer"),
     "quiz": ("Option", "Question", "Quiz", "QUIZZES", "show"),
     "environment": ("EnvironmentReport", "Component", "environment_report", "widget_check"),
 }

@@ -25,6 +25,7 @@ exercise               formula                               notebook
 ``my_merge_heads``     ``(h, L, d/h) → (L, d)``              06_multi_head
 ``my_next_token_head`` ``W_Q, W_K`` of a next-token head     06_multi_head
 ``my_causal_weights``  ``softmax(scores + causal −∞)``       07_causal_masking
+``my_online_update``   ``m', ℓ·exp(m − m') + Σ exp(s − m')``  08_cost_and_flashattention
 =====================  ====================================  ==========================
 """
 
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["my_projection", "my_softmax", "my_scores", "my_scale", "my_weighted_sum", "my_softmax_off", "my_split_heads", "my_merge_heads", "my_next_token_head", "my_causal_weights"]
+__all__ = ["my_projection", "my_softmax", "my_scores", "my_scale", "my_weighted_sum", "my_softmax_off", "my_split_heads", "my_merge_heads", "my_next_token_head", "my_causal_weights", "my_online_update"]
 
 
 def my_projection(x, w_q, w_k, w_v):
@@ -136,3 +137,12 @@ def my_causal_weights(scores):
     masked = np.where(mask, scores, -np.inf)
     exps = np.exp(masked - masked.max(axis=-1, keepdims=True))
     return exps / exps.sum(axis=-1, keepdims=True)
+def my_online_update(m, ell, chunk):
+    """The online-softmax update for rows: m, ell (rows,), chunk (rows, c) -> (m_new, ell_new).
+
+    Notebook 08. A row that has seen only -inf is shifted by 0, so it stays m = -inf, ell = 0.
+    """
+    m_new = np.maximum(m, chunk.max(axis=-1))
+    safe = np.where(m_new == -np.inf, 0.0, m_new)
+    ell_new = ell * np.exp(m - safe) + np.exp(chunk - safe[:, None]).sum(axis=-1)
+    return m_new, ell_new

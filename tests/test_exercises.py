@@ -19,6 +19,7 @@ from lessons_lib.exercises import (
     check_scaling,
     check_scores,
     check_softmax,
+    check_online_update,
     check_weighted_sum,
 )
 
@@ -29,6 +30,7 @@ CHECKS = {
     "scaling": (check_scaling, solutions.my_scale, exercises.SCALING),
     "weighted_sum": (check_weighted_sum, solutions.my_weighted_sum, exercises.WEIGHTED_SUM),
     "softmax_off": (exercises.check_softmax_off, solutions.my_softmax_off, exercises.SOFTMAX_OFF),
+    "online_update": (check_online_update, solutions.my_online_update, exercises.ONLINE_UPDATE),
 }
 
 # A notebook variable the buggy weighted sum reads by mistake (module globals play the notebook's role).
@@ -186,6 +188,34 @@ MISTAKES += [
      "one_per_key", ["once"]),
     ("softmax_off", lambda scores: 1 / (1 + np.exp(-scores)), "sigmoid", ["sigmoid", "compete"]),
     ("softmax_off", lambda scores: solutions.my_softmax_off(scores.T).T, "wrong_axis", ["columns"]),
+]
+
+
+# notebook 08: the online-softmax update, written the way learners write it
+def _online(sum_line, max_line="np.maximum(m, chunk.max(axis=-1))", ret="m_new, ell_new"):
+    namespace = {"np": np}
+    exec(f"def f(m, ell, chunk):\n    m_new = {max_line}\n    ell_new = {sum_line}\n    return {ret}\n",
+         namespace)
+    return namespace["f"]
+
+
+_TEXTBOOK_SUM = "ell * np.exp(m - m_new) + np.exp(chunk - m_new[:, None]).sum(axis=1)"
+MISTAKES += [
+    ("online_update", _online(_TEXTBOOK_SUM, ret="ell_new, m_new"), "swapped_outputs", ["m_new, ell_new"]),
+    ("online_update", _online("ell + np.exp(chunk - m_new[:, None]).sum(axis=1)"), "no_rescale",
+     ["np.exp(m - m_new)", "OLD maximum"]),
+    ("online_update", _online("ell * np.exp(m_new - m) + np.exp(chunk - m_new[:, None]).sum(axis=1)"),
+     "rescale_upside_down", ["upside down", "exp(m − m_new)"]),
+    ("online_update", _online("ell * np.exp(m - m_new) + np.exp(chunk - m[:, None]).sum(axis=1)"),
+     "old_max_for_chunk", ["same maximum"]),
+    ("online_update", _online("ell + np.exp(chunk).sum(axis=1)"), "no_max_subtraction", ["overflow"]),
+    ("online_update", _online(_TEXTBOOK_SUM.replace("m_new[:, None]", "m_new[:, np.newaxis]"),
+                              max_line="chunk.max(axis=1)"), "chunk_max_only", ["forgets the old one"]),
+    ("online_update", _online("ell * np.exp(m - m_new) + np.exp(chunk - m_new).sum(axis=0)",
+                              max_line="np.maximum(m, chunk.max(axis=0))"), "wrong_axis", ["axis=-1"]),
+    ("online_update", _online("ell * np.exp(m - m_new) + np.exp(chunk - m_new).sum(axis=1)"), "no_column",
+     ["m_new[:, None]"]),
+    ("online_update", _online(_TEXTBOOK_SUM), "nan_for_masked_row", ["-inf", "np.where"]),
 ]
 
 
@@ -468,15 +498,15 @@ def test_every_candidate_mistake_fails_and_is_named_as_itself(exercise, key, can
 def test_every_exercise_is_registered_and_exported():
     assert set(exercises.EXERCISES) == {"my_projection", "my_scores", "my_scale", "my_softmax",
                                         "my_weighted_sum", "my_softmax_off", "my_split_heads", "my_merge_heads",
-                                        "my_next_token_head", "my_causal_weights"}
+                                        "my_next_token_head", "my_causal_weights", "my_online_update"}
     for name in ("check_projection", "check_scores", "check_scaling", "check_softmax", "check_weighted_sum",
                  "check_softmax_off", "check_split_heads", "check_merge_heads", "check_next_token_head",
-                 "check_causal_weights"):
+                 "check_causal_weights", "check_online_update"):
         assert name in exercises.__all__ and callable(getattr(exercises, name))
     assert set(exercises.__all__) == {"Feedback", "EXERCISES", "check_street_query", "check_projection",
                                       "check_scores", "check_scaling", "check_softmax", "check_weighted_sum",
                                       "check_softmax_off", "check_split_heads", "check_merge_heads",
-                                      "check_next_token_head", "check_causal_weights"}
+                                      "check_next_token_head", "check_causal_weights", "check_online_update"}
 
 
 def test_the_solutions_are_not_part_of_the_package():

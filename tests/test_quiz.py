@@ -12,8 +12,8 @@ IDS = [f"{lesson}-Q{n + 1}" for lesson, n, _ in ALL_QUESTIONS]
 
 
 def test_every_lesson_has_its_quiz():
-    assert set(QUIZZES) == {"00", "01", "02", "03", "04", "05", "06", "07", "09", "10"}
-    for lesson in ("00", "01", "02", "03", "04", "05", "06", "07", "09"):
+    assert set(QUIZZES) == {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10"}
+    for lesson in ("00", "01", "02", "03", "04", "05", "06", "07", "08", "09"):
         assert 2 <= len(QUIZZES[lesson]) <= 4, lesson
     assert len(QUIZZES["10"]) >= 1
 
@@ -61,6 +61,7 @@ def test_seed_questions_sit_in_their_lessons():
     assert [q.source[-2:] for q in QUIZZES["10"][:3]] == ["Q1", "Q2", "Q3"]
     assert QUIZZES["10"][0] is next(q for q in QUIZZES["02"] if "Q1" in q.source)
     assert "cost grow" in q3 and "sequence length" in q3 and "dot products" in q3
+    assert q3 == correct_text("08", "Check Your Understanding Q3")  # lesson 08 asks it first
 
 
 def test_a_choice_can_be_a_letter_an_index_or_the_text():

@@ -1,4 +1,4 @@
-"""Masks, multi-head attention and the tiled (flash) path."""
+"""Masks and multi-head attention (the tiled path is tested in test_flash.py)."""
 
 from __future__ import annotations
 
@@ -100,31 +100,3 @@ def test_multi_head_mask_applies_to_every_head():
     mask = ll.padding_mask([3], n_keys=4)[0]
     _, weights = ll.multi_head_attention(x, *ws, n_heads=3, mask=mask)
     assert (weights[..., 3] == 0).all()
-
-
-# ------------------------------------------------------------------ flash
-@settings(max_examples=60, deadline=None)
-@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 9), st.booleans(), st.integers(1, 17),
-       st.integers(0, 10_000))
-def test_flash_equals_naive(L, S, d, causal, block, seed):
-    rng = np.random.default_rng(seed)
-    q, k = rng.standard_normal((2, L, d)) * 3, rng.standard_normal((S, d)) * 3
-    v = rng.standard_normal((S, 5))
-    naive, _ = ll.scaled_dot_product_attention(q, k, v, causal=causal)
-    tiled = ll.flash_attention(q, k, v, causal=causal, block_size=block)
-    np.testing.assert_allclose(tiled, naive, atol=1e-12)
-
-
-def test_flash_never_builds_the_full_score_matrix(monkeypatch):
-    """Every matrix product inside flash_attention is at most block × block (tiles), never L × S."""
-    q, k, v = ll.random_qkv(96, 8, seed=7)
-    seen = []
-    real_exp = np.exp
-
-    def spy_exp(x, *a, **kw):
-        seen.append(np.shape(x))
-        return real_exp(x, *a, **kw)
-    monkeypatch.setattr(np, "exp", spy_exp)
-    ll.flash_attention(q, k, v, block_size=16)
-    monkeypatch.undo()
-    assert seen and max(s[-1] for s in seen) <= 16 and max(s[-2] for s in seen) <= 16

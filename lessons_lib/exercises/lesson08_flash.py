@@ -1,0 +1,223 @@
+"""Exercise of notebook 08_cost_and_flashattention: the online-softmax update.
+
+The learner writes ``my_online_update(m, ell, chunk) -> (m_new, ell_new)`` for a few rows
+at once: ``m, ell (rows,)`` are each row's running maximum and running sum
+Σ exp(s − m) so far, ``chunk (rows, c)`` the next scores. The answer is
+
+    m_new = max(m, max_j chunk_j),   ell_new = ell · exp(m − m_new) + Σ_j exp(chunk_j − m_new)
+
+compared with :func:`lessons_lib.flash.online_softmax_update`. Content only (cases and
+candidate mistakes); the checking is :mod:`.engine`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import flash
+from .engine import Case, Exercise, Mistake, like
+
+__all__ = ["check_online_update"]
+
+_NO = -np.inf
+
+
+def _cases() -> list[Case]:
+    # 3 rows and chunks of 5 (or 2) scores, so a reduction over the wrong axis cannot fit.
+    rng = np.random.default_rng(8)
+    return [
+        Case("the first chunk: nothing seen yet (m = -inf, ell = 0)",
+             {"m": np.full(3, _NO), "ell": np.zeros(3),
+              "chunk": np.array([[0.5, 1.0, -1.0, 2.0, 0.0], [3.0, 1.0, 2.0, 0.0, -2.0],
+                                 [-1.0, -0.5, 0.0, 0.5, 1.0]])}),
+        Case("the maximum grows in every row (the new chunk holds larger scores)",
+             {"m": np.array([1.0, 0.0, 2.0]), "ell": np.array([1.5, 2.0, 1.2]),
+              "chunk": np.array([[3.0, 0.5, 1.0, 2.0, -1.0], [1.0, 2.5, 0.0, -0.5, 0.5],
+                                 [4.0, 3.0, 1.0, 0.0, 2.0]])}),
+        Case("the maximum stays in every row (the new chunk holds smaller scores)",
+             {"m": np.array([4.0, 3.0, 5.0]), "ell": np.array([1.5, 2.2, 1.1]),
+              "chunk": np.array([[1.0, 0.5, 2.0, -1.0, 3.5], [0.0, 2.0, 1.0, -0.5, 2.5],
+                                 [4.0, 3.0, 1.0, 0.0, 2.0]])}),
+        Case("random: the maximum grows in some rows and not in others",
+             {"m": np.array([0.7, 1.9, -0.3]), "ell": np.array([1.3, 1.0, 2.6]),
+              "chunk": rng.normal(0.5, 1.2, (3, 2))}),
+        Case("large scores near 1000 (exp(1000) overflows a float)",
+             {"m": np.array([1000.0, 998.0, 1001.0]), "ell": np.array([1.0, 1.5, 1.2]),
+              "chunk": np.array([[1002.0, 999.0, 1000.5, 990.0, 1001.0], [997.0, 1003.0, 998.0, 999.0, 996.0],
+                                 [995.0, 1000.0, 999.5, 1001.0, 998.0]])}, "large"),
+        Case("row 2 is masked so far (m = -inf, ell = 0, its chunk all -inf)",
+             {"m": np.array([0.5, 1.0, _NO]), "ell": np.array([1.0, 2.0, 0.0]),
+              "chunk": np.array([[0.0, 1.5, -0.5, 0.5, 1.0], [2.0, 0.5, 1.0, -1.0, 0.0],
+                                 [_NO, _NO, _NO, _NO, _NO]])}, "masked"),
+    ]
+
+
+# Each wrong implementation comes in two variants: written straight, and with the guard for rows
+# that have seen only -inf (shift by 0 there), so that a mistake is named whether or not the
+# learner also handled masked rows.
+def _new_max(m, chunk):
+    return np.maximum(m, chunk.max(axis=-1))
+
+
+def _shift(m_new, guard: bool):
+    return np.where(m_new == -np.inf, 0.0, m_new) if guard else m_new
+
+
+def _variants(wrong):
+    """``like`` over ``wrong(m, ell, chunk, guard)`` with and without the -inf guard."""
+    return like(lambda m, ell, chunk: wrong(m, ell, chunk, False),
+                lambda m, ell, chunk: wrong(m, ell, chunk, True))
+
+
+def _right(m, ell, chunk, guard):
+    m_new = _new_max(m, chunk)
+    c = _shift(m_new, guard)
+    return m_new, ell * np.exp(m - c) + np.exp(chunk - c[:, None]).sum(axis=-1)
+
+
+def _textbook(m, ell, chunk):
+    """The formula written straight, without a guard for rows that have seen only -inf."""
+    return _right(m, ell, chunk, False)
+
+
+def _swapped(m, ell, chunk, guard):
+    return tuple(reversed(_right(m, ell, chunk, guard)))
+
+
+def _no_rescale(m, ell, chunk, guard):
+    m_new = _new_max(m, chunk)
+    return m_new, ell + np.exp(chunk - _shift(m_new, guard)[:, None]).sum(axis=-1)
+
+
+def _rescale_upside_down(m, ell, chunk, guard):
+    m_new = _new_max(m, chunk)
+    c = _shift(m_new, guard)
+    return m_new, ell * np.exp(c - m) + np.exp(chunk - c[:, None]).sum(axis=-1)
+
+
+def _old_max_for_chunk(m, ell, chunk, guard):
+    m_new = _new_max(m, chunk)
+    old = _shift(m, guard)[:, None]
+    return m_new, ell * np.exp(m - _shift(m_new, guard)) + np.exp(chunk - old).sum(axis=-1)
+
+
+def _no_max_subtraction(m, ell, chunk, guard):
+    return _new_max(m, chunk), ell + np.exp(chunk).sum(axis=-1)
+
+
+def _chunk_max_only(m, ell, chunk, guard):
+    m_new = chunk.max(axis=-1)
+    c = _shift(m_new, guard)
+    return m_new, ell * np.exp(m - c) + np.exp(chunk - c[:, None]).sum(axis=-1)
+
+
+def _wrong_axis(m, ell, chunk, guard):
+    m_new = np.maximum(m, chunk.max(axis=0))
+    c = _shift(m_new, guard)
+    return m_new, ell * np.exp(m - c) + np.exp(chunk - c).sum(axis=0)
+
+
+def _no_column(m, ell, chunk, guard):
+    m_new = _new_max(m, chunk)
+    c = _shift(m_new, guard)
+    return m_new, ell * np.exp(m - c) + np.exp(chunk - c).sum(axis=-1)
+
+
+ONLINE_UPDATE = Exercise(
+    name="my_online_update",
+    params=("m", "ell", "chunk"),
+    task="updates the running maximum and the running sum of the online softmax",
+    reference=flash.online_softmax_update,
+    formula=_textbook,
+    outputs=("m_new", "ell_new"),
+    cases=_cases,
+    start_hint="Two lines. First the new maximum of each row: np.maximum(m, chunk.max(axis=-1)). Then the "
+               "new sum: the old sum was measured against the old maximum, so multiply it by "
+               "np.exp(m - m_new) (a number ≤ 1), and add the new chunk's terms np.exp(chunk - "
+               "m_new[:, None]).sum(axis=-1). Return m_new, ell_new.",
+    mistakes=(
+        Mistake(
+            "swapped_outputs", "the two outputs are returned in the wrong order",
+            "Your numbers are right, but you return (ell_new, m_new); the check (and flash_attention) "
+            "expects the maximum first.",
+            "End with `return m_new, ell_new`.",
+            _variants(_swapped),
+        ),
+        Mistake(
+            "no_rescale", "the old sum is not rescaled when the maximum grows",
+            "Every term in ell was computed as exp(s − m) with the OLD maximum m. Once the maximum "
+            "becomes m_new, those terms must read exp(s − m_new) = exp(s − m) · exp(m − m_new). "
+            "Without that factor the old terms count too much whenever the maximum grows (your answer "
+            "is right only in the rows where it did not).",
+            "Multiply the old sum by np.exp(m - m_new) before adding the new chunk's terms.",
+            _variants(_no_rescale),
+        ),
+        Mistake(
+            "rescale_upside_down", "the old sum is rescaled by exp(m_new − m) instead of exp(m − m_new)",
+            "The factor is upside down. The maximum only grows, so m_new ≥ m and the right factor "
+            "exp(m − m_new) is at most 1: old terms shrink, as they should when they are measured "
+            "against a larger maximum. exp(m_new − m) makes them grow, and on the first chunk "
+            "(m = -inf) it is exp(+inf) = inf, so 0 · inf gives NaN.",
+            "Use np.exp(m - m_new): old maximum minus new maximum.",
+            _variants(_rescale_upside_down),
+        ),
+        Mistake(
+            "old_max_for_chunk", "the new chunk's scores are shifted by the old maximum, not the new one",
+            "The two parts of ell_new must be measured against the same maximum, m_new. With the old "
+            "maximum the chunk's terms exp(chunk − m) can exceed 1 (even overflow), and on the first "
+            "chunk (m = -inf) they are exp(+inf) = inf.",
+            "Subtract m_new from the chunk: np.exp(chunk - m_new[:, None]).",
+            _variants(_old_max_for_chunk),
+        ),
+        Mistake(
+            "no_max_subtraction", "the maximum is not subtracted, so exp overflows on large scores",
+            "ell must be Σ exp(s − m), not Σ exp(s): the whole point of carrying m is that every exponent "
+            "is ≤ 0, so no exp can overflow. Here scores near 1000 give exp(1000) = inf.",
+            "Subtract the new maximum inside the exponential, and rescale the old sum by "
+            "np.exp(m - m_new).",
+            _variants(_no_max_subtraction),
+        ),
+        Mistake(
+            "chunk_max_only", "the new maximum forgets the old one",
+            "m_new must be the maximum of everything seen so far: max(m, max of the chunk). Taking only "
+            "the chunk's maximum makes m_new fall when a chunk holds smaller scores, and exp(m − m_new) "
+            "then exceeds 1.",
+            "Use np.maximum(m, chunk.max(axis=-1)).",
+            _variants(_chunk_max_only),
+        ),
+        Mistake(
+            "wrong_axis", "the chunk is reduced over the wrong axis",
+            "chunk holds one row of scores per entry of m: (rows, c). Its maximum and its sum must be "
+            "taken along each row (axis=-1), not down the columns (axis=0).",
+            "Use chunk.max(axis=-1) and .sum(axis=-1).",
+            _variants(_wrong_axis),
+        ),
+        Mistake(
+            "no_column", "m_new does not line up with the rows of chunk",
+            "m_new has shape (rows,) and chunk (rows, c). numpy lines arrays up from the last axis, so "
+            "chunk - m_new subtracts m_new from each row (or refuses when c ≠ rows), instead of "
+            "subtracting row i's maximum from row i.",
+            "Give m_new a column axis: chunk - m_new[:, None] (shape (rows, 1)).",
+            _variants(_no_column),
+        ),
+        Mistake(
+            "nan_for_masked_row", "a row that has seen only -inf becomes NaN",
+            "Your formula is right wherever a row has seen a real score. But in a row masked so far, "
+            "m and m_new are both -inf, and -inf − (-inf) is NaN (not a number), so exp gives NaN. "
+            "FlashAttention meets such rows with padding masks; the row must stay m = -inf, ell = 0.",
+            "Shift by a safe maximum: safe = np.where(m_new == -np.inf, 0.0, m_new), then use "
+            "np.exp(m - safe) and np.exp(chunk - safe[:, None]).",
+            like(_textbook),
+        ),
+    ),
+)
+
+
+def check_online_update(fn):
+    """Check the learner's ``my_online_update(m, ell, chunk) -> (m_new, ell_new)``. Notebook 08.
+
+    ``m, ell (rows,)``, ``chunk (rows, c)``; compared with
+    :func:`lessons_lib.flash.online_softmax_update` on a first chunk, a growing and a
+    staying maximum, large scores and a masked row. Returns a Feedback; never raises.
+    """
+    return ONLINE_UPDATE.check(fn)

@@ -1,0 +1,129 @@
+"""Figures of notebook 08: the stills (cost_plots) and the live explorers (cost_explorers)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lessons_lib as ll
+from lessons_lib import cost, cost_explorers, cost_plots, flash
+
+
+def _table(sizes=(256, 512, 1024), methods=("naive numpy", "tiled numpy")):
+    """A CostTable of exact power laws (no timing involved)."""
+    laws = {"naive numpy": (1e-8, 2, 4.0, 2), "tiled numpy": (2e-8, 2, 3000.0, 0.6),
+            "torch SDPA": (5e-9, 2, None, 1)}
+    rows = []
+    for n in sizes:
+        for m in methods:
+            f, p, g, q = laws[m]
+            rows.append(cost.Measurement(m, n, 64, "float32", f * n**p, None if g is None else int(g * n**q),
+                                         3 * n * 64 * 4, "tracemalloc"))
+    return cost.CostTable(rows)
+
+
+# ------------------------------------------------------------------ stills
+def test_scaling_figure_shows_the_fitted_slopes():
+    fig = cost_plots.plot_scaling(_table(methods=("naive numpy", "tiled numpy", "torch SDPA")), mark_n=512)
+    time_ax, memory_ax = fig.axes
+    time_labels = [t.get_text() for t in time_ax.get_legend().get_texts()]
+    memory_labels = [t.get_text() for t in memory_ax.get_legend().get_texts()]
+    assert "naive numpy: slope 2.00" in time_labels and "tiled numpy: slope 2.00" in time_labels
+    assert "naive numpy: slope 2.00" in memory_labels and "tiled numpy: slope 0.60" in memory_labels
+    assert not any(label.startswith("torch SDPA") for label in memory_labels)   # memory not measured
+    assert time_ax.get_xscale() == "log" and memory_ax.get_ylabel() == "peak extra memory (MB)"
+    with pytest.raises(TypeError, match="CostTable"):
+        cost_plots.plot_scaling([])
+
+
+@pytest.mark.parametrize("L,S,b,causal,visited", [(12, 16, 4, True, 6), (12, 16, 4, False, 12),
+                                                   (10, 10, 3, True, 10), (5, 9, 8, False, 2)])
+def test_tile_order_matches_the_tiles_flash_attention_computes(monkeypatch, L, S, b, causal, visited):
+    order = cost_plots.tile_order(L, S, b, causal)
+    assert (order >= 0).sum() == visited and sorted(order[order >= 0]) == list(range(visited))
+    seen = []
+    from lessons_lib._checks import check_scores_finite as real
+
+    monkeypatch.setattr(flash, "check_scores_finite", lambda tile: (seen.append(tile.shape), real(tile)))
+    ll.flash_attention(*ll.random_qkv(L, 4, seed=0)[:1], *ll.random_qkv(S, 4, seed=1)[1:],
+                       causal=causal, block_size=b)
+    assert len(seen) == visited
+
+
+def test_tile_grid_and_steps_figures():
+    fig = cost_plots.plot_tile_grid(12, 16, 4, causal=True, follow_block=1)
+    assert "6 of 12 tiles computed" in fig.axes[0].get_xlabel() and "skipped" in fig.axes[0].get_xlabel()
+    with pytest.raises(ValueError, match="follow_block"):
+        cost_plots.plot_tile_grid(12, 16, 4, follow_block=3)
+    q, k, v = ll.random_qkv(12, 4, seed=3)
+    steps = flash.flash_attention_steps(q, k, v, block_size=4, rows=range(4, 8))
+    fig = cost_plots.plot_tile_steps(steps, upto=2, row_labels=[f"q{i}" for i in range(4, 8)])
+    assert len(fig.axes) == 3 and [t.get_text() for t in fig.axes[0].get_legend().get_texts()][0] == "q4"
+    with pytest.raises(TypeError, match="flash_attention_steps"):
+        cost_plots.plot_tile_steps([1, 2])
+    with pytest.raises(ValueError, match="feature"):
+        cost_plots.plot_tile_steps(steps, feature=9)
+
+
+def test_block_size_figure():
+    result = cost.measure_block_sizes(256, (32, 64, 128), d=8, repeats=1, progress=False)
+    fig = cost_plots.plot_block_sizes(result)
+    assert len(fig.axes) == 2 and "256" in fig._suptitle.get_text()
+    with pytest.raises(TypeError, match="measure_block_sizes"):
+        cost_plots.plot_block_sizes(_table())
+
+
+# ------------------------------------------------------------------ live explorers
+def test_scaling_explorer_counts_and_predicts_on_a_slider_move():
+    explorer = cost_explorers.ScalingExplorer(_table(), n=1024)
+    assert "lessons-slider-seq_len" in explorer.slider._dom_classes
+    assert "<td>1,048,576</td>" in explorer.readout.value and "(predicted)" not in explorer.methods_box.value
+    explorer.slider.value = 4096                           # not measured: the fitted line predicts
+    assert "<td>16,777,216</td>" in explorer.readout.value and "(predicted)" in explorer.methods_box.value
+    assert explorer.time_plot.marker["x"] == 4096 and "seq_len = 4096" in explorer.time_plot.alt
+    naive_ms = 1e-8 * 4096**2 * 1e3
+    assert f"{naive_ms:,.1f} ms (predicted)" in explorer.methods_box.value
+    labels = [s["label"] for s in explorer.memory_plot.series if s["label"]]
+    assert labels == ["naive numpy: slope 2.00", "tiled numpy: slope 0.60"]
+
+
+def test_scaling_explorer_measures_and_shows_the_guard(monkeypatch):
+    table = cost.measure_scaling([128], ["naive numpy", "tiled numpy"], d=8, repeats=1, progress=False,
+                                 block_size=64)
+    explorer = cost_explorers.ScalingExplorer(table, n=384)
+    explorer.measure()                                     # measures N = 256 and 384, shows their markers
+    assert sorted({m.n for m in explorer.table.measurements}) == [128, 256, 384]
+    assert "(predicted)" not in explorer.methods_box.value and explorer.error_box.value == ""
+    monkeypatch.setenv("LESSONS_MEMORY_LIMIT_MB", "10")   # naive at 2048 (16 MB of scores) no longer fits
+    explorer.slider.value = 2048
+    explorer.measure()
+    assert "SizeLimitError" in explorer.error_box.value
+    assert "naive numpy attention at N = 2,048" in explorer.error_box.value
+    assert [m.method for m in explorer.table.measurements if m.n == 1024] == ["naive numpy", "tiled numpy"]
+    assert [m.method for m in explorer.table.measurements if m.n == 2048] == ["tiled numpy"]
+    assert {m.block_size for m in explorer.table.measurements if m.block_size} == {64}  # as in the table
+
+
+def test_scaling_explorer_refuses_bad_arguments():
+    with pytest.raises(TypeError, match="CostTable"):
+        cost_explorers.ScalingExplorer(None)
+    with pytest.raises(ValueError, match="n must be a multiple of 128"):
+        cost_explorers.ScalingExplorer(_table(), n=1000)
+
+
+def test_tile_explorer_t_follows_the_slider():
+    q, k, v = ll.random_qkv(12, 4, seed=5)
+    explorer_t = cost_explorers.TileExplorer(q, k, v, block_size=4, rows=range(4, 8), tile=1)
+    assert explorer_t.slider.max == 3 and "lessons-slider-tile" in explorer_t.slider._dom_classes
+    assert "Tile 1 of 3" in explorer_t.readout.value and "-inf → " in explorer_t.readout.value
+    explorer_t.slider.value = 3
+    assert "Tile 3 of 3" in explorer_t.readout.value and all(p.marker["x"] == 3 for p in explorer_t.plots)
+    assert "tile = 3 of 3" in explorer_t.plots[0].alt
+    exact = ll.scaled_dot_product_attention(q, k, v)[0][4:8, 0]
+    np.testing.assert_allclose(explorer_t.steps[-1].output[:, 0], exact, atol=1e-14)
+    bundle = explorer_t._repr_mimebundle_()
+    assert "image/png" in bundle and "TileExplorer" in bundle["text/plain"]
+    with pytest.raises(ValueError, match="tile must be from 1 to 3"):
+        cost_explorers.TileExplorer(q, k, v, block_size=4, tile=4)
+    with pytest.raises(ValueError, match="feature"):
+        cost_explorers.TileExplorer(q, k, v, feature=7)

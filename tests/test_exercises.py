@@ -526,3 +526,11 @@ def test_the_engine_recipe_for_a_new_exercise_works_as_written():
     check = namespace["check_causal_mask"]
     assert check(lambda n_queries, n_keys: np.tril(np.ones((n_queries, n_keys), bool))).passed
     assert check(lambda n_queries, n_keys: np.triu(np.ones((n_queries, n_keys), bool))).mistake == "upper"
+
+
+def test_every_registered_exercise_has_a_worked_solution_in_its_notebook():
+    """The source notebooks hold a solution region for each exercise, and the check passes it."""
+    assert set(solutions.__all__) == set(exercises.EXERCISES)
+    for name, exercise in exercises.EXERCISES.items():
+        feedback = exercise.check(getattr(solutions, name))
+        assert feedback.passed, f"{name} (from {getattr(solutions, name).__notebook__}): {feedback}"

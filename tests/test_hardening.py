@@ -30,11 +30,8 @@ from lessons_lib.masks import combine_masks, padding_mask, sliding_window_mask
 torch = pytest.importorskip("torch")
 
 FLOATS = [np.float16, np.float32, np.float64]
-SOLUTIONS = {
-    "my_projection": solutions.my_projection, "my_scores": solutions.my_scores,
-    "my_scale": solutions.my_scale, "my_softmax": solutions.my_softmax,
-    "my_weighted_sum": solutions.my_weighted_sum,
-}
+# every exercise's worked solution, as the source notebooks hold it (tests/solutions.py)
+SOLUTIONS = {name: getattr(solutions, name) for name in solutions.__all__}
 
 
 @pytest.fixture(autouse=True)

@@ -61,6 +61,7 @@ from .style import (  # the course's look: one definition, shared with the live 
     tick_indices,
     tick_labels,
 )
+from . import style
 from .style import shorten as _shorten
 
 __all__ = [
@@ -93,7 +94,8 @@ class LessonFigure(Figure):
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The PNG with its alt text as output metadata (``make html`` writes it as the img's alt)."""
         png = base64.b64encode(self._repr_png_()).decode("ascii")
-        return {"image/png": png, "text/plain": f"<Figure: {self.alt_text()}>"}, {"image/png": {"alt": self.alt_text()}}
+        alt = self.alt_text()
+        return {"image/png": png, "text/plain": f"<Figure: {alt}>"}, {"image/png": {"alt": alt}}
 
     def alt_text(self) -> str:
         """What the figure shows, in words: ``alt`` if set, else its titles, axis labels and captions."""
@@ -909,7 +911,8 @@ def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None
     ncols = min(h, 4) if ncols is None else int(ncols)
     nrows = -(-h // ncols)
     side = min(3.6, max(2.4, 0.25 * L + 1.0))                 # inches per panel
-    step = max(1, int(np.ceil(0.19 * L / side)), int(np.ceil(L / MAX_TOKEN_LABELS)))  # labels 12 pt apart
+    # token labels at least 12 pt apart, and no more than MAX_TOKEN_LABELS of them
+    step = max(1, int(np.ceil(0.19 * L / side)), int(np.ceil(L / style.MAX_TOKEN_LABELS)))
     shown = tick_labels(tokens, np.arange(0, L, step)) if step > 1 else tick_labels(tokens, np.arange(L))
     label = 0.11 * max(len(t) for t in shown) + 0.5             # room for the token labels
     # placed by hand, not by constrained layout: a grid of 8 panels then draws in half the time

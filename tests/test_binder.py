@@ -38,11 +38,12 @@ def test_binder_requirements_pin_the_cpu_build_of_the_course_torch():
     lines = [ln for ln in lines if ln]
     assert "-r ../requirements.txt" in lines, "binder must share the course pins, not copy them"
     cpu = [ln for ln in lines if ln.startswith("torch==")]
-    top = [ln.strip() for ln in (ROOT / "requirements.txt").read_text().splitlines() if ln.startswith("torch==")]
+    top = [ln.strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()
+           if ln.startswith("torch==")]
     assert cpu and top and cpu[0] == top[0] + "+cpu", (cpu, top)
     assert any(ln.startswith("--extra-index-url https://download.pytorch.org/whl/cpu") for ln in lines)
     runtime = (ROOT / "binder/runtime.txt").read_text().strip()
-    assert runtime == f"python-{sys.version_info.major}.{sys.version_info.minor}" or runtime.startswith("python-3.")
+    assert runtime.startswith("python-3."), runtime
 
 
 @pytest.mark.slow
@@ -83,7 +84,8 @@ def test_binder_environment_installs_and_runs_every_notebook(tmp_path):
 
     site = next((venv / "lib").glob("python3*/site-packages"))
     sizes = {"venv_mb": _size_mb(venv), "torch_mb": _size_mb(site / "torch"),
-             "torch_version": version, "peak_kernel_mb": [json.loads(f.read_text()) for f in sorted(log.glob("*.json"))]}
+             "torch_version": version,
+             "peak_kernel_mb": [json.loads(f.read_text()) for f in sorted(log.glob("*.json"))]}
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "binder.json").write_text(json.dumps(sizes, indent=1) + "\n")
     print(f"binder venv {sizes['venv_mb']} MB, of which torch (CPU build) {sizes['torch_mb']} MB")

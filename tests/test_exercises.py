@@ -497,8 +497,9 @@ def test_every_candidate_mistake_fails_and_is_named_as_itself(exercise, key, can
 
 def test_every_exercise_is_registered_and_exported():
     assert set(exercises.EXERCISES) == {"my_projection", "my_scores", "my_scale", "my_softmax",
-                                        "my_weighted_sum", "my_softmax_off", "my_split_heads", "my_merge_heads",
-                                        "my_next_token_head", "my_causal_weights", "my_online_update"}
+                                        "my_weighted_sum", "my_softmax_off", "my_split_heads",
+                                        "my_merge_heads", "my_next_token_head", "my_causal_weights",
+                                        "my_online_update"}
     for name in ("check_projection", "check_scores", "check_scaling", "check_softmax", "check_weighted_sum",
                  "check_softmax_off", "check_split_heads", "check_merge_heads", "check_next_token_head",
                  "check_causal_weights", "check_online_update"):

@@ -98,3 +98,14 @@ def test_classroom_guide_gives_the_nbgitpuller_link_of_this_repository():
     block = guide.split("<!-- nbgitpuller:begin -->")[1].split("<!-- nbgitpuller:end -->")[0]
     assert stamp.nbgitpuller_url("https://hub.example.edu") in block
     assert f"--ref {stamp.launch_ref()}" in guide and f"tag: {stamp.launch_ref()}" in guide
+
+
+def test_every_relative_link_and_image_of_the_readme_and_docs_exists():
+    import re
+
+    for doc in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").glob("*.md")]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "#", "mailto:")):
+                continue
+            path = (doc.parent / target.split("#")[0]).resolve()
+            assert path.exists(), f"{doc.name} links to {target}, which does not exist"

@@ -31,7 +31,8 @@ def test_strip_solutions_keeps_indentation_and_the_code_around():
 
 
 def test_a_region_may_name_the_line_the_learner_starts_from():
-    source = "### BEGIN SOLUTION; learner starts from: q = np.zeros(4)  # edit me\nq = np.array([0, 8, 0, 0])\n### END SOLUTION\nshow(q)"
+    source = ("### BEGIN SOLUTION; learner starts from: q = np.zeros(4)  # edit me\n"
+              "q = np.array([0, 8, 0, 0])\n### END SOLUTION\nshow(q)")
     assert lr.strip_solutions(source) == ("q = np.zeros(4)  # edit me\nshow(q)", 1)
     with pytest.raises(lr.SolutionMarkerError, match="learner starts from"):
         lr.strip_solutions("### BEGIN SOLUTION here\n### END SOLUTION\n")
@@ -69,7 +70,8 @@ def test_learner_notebook_clears_answers_and_feedback_only():
     ]
     learner, removed = lr.learner_notebook(nb)
     assert removed == 1
-    assert [bool(c.get("outputs")) for c in learner.cells if c.cell_type == "code"] == [True, False, False, False, True]
+    kept = [bool(c.get("outputs")) for c in learner.cells if c.cell_type == "code"]
+    assert kept == [True, False, False, False, True]
     assert nb.cells[4].outputs, "the source notebook itself is not changed"
 
 

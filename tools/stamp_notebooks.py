@@ -165,7 +165,8 @@ def stamp_readme(text: str, block: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is unstamped")
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing; exit 1 if anything is unstamped")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
     stale = []

@@ -92,7 +92,8 @@ def table(rows: list[dict]) -> str:
     for r in rows:
         minutes = max(1, math.ceil(r["read"] + r["run"] + r["do"]))
         total += minutes
-        lines.append(f"| {r['title'].replace('|', '/')} | {r['read']:.1f} | {r['run']:.1f} | {r['do']:.0f} | {minutes} |")
+        title = r["title"].replace("|", "/")
+        lines.append(f"| {title} | {r['read']:.1f} | {r['run']:.1f} | {r['do']:.0f} | {minutes} |")
     lines.append(f"| **total** | | | | **{total}** |")
     return "\n".join(lines)
 

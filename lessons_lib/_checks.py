@@ -22,7 +22,7 @@ __all__ = [
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
 # still hold the kernel, numpy, matplotlib (and torch) beside it. A teacher on a bigger machine
 # raises it with the environment variable LESSONS_MEMORY_LIMIT_MB before starting Jupyter.
-DEFAULT_MEMORY_LIMIT_MB = 1024
+DEFAULT_MEMORY_LIMIT_MB = 1000
 
 
 # What an array must look like, by its least number of dimensions (for messages).
@@ -308,22 +308,22 @@ class SizeLimitError(ValueError):
 
 
 def memory_limit_bytes() -> int:
-    """The course's memory limit in bytes (``LESSONS_MEMORY_LIMIT_MB``, default 1024 MB)."""
+    """The course's memory limit in bytes (``LESSONS_MEMORY_LIMIT_MB``, default 1000 MB = 1 GB)."""
     raw = os.environ.get("LESSONS_MEMORY_LIMIT_MB", "")
     try:
         mb = float(raw) if raw.strip() else DEFAULT_MEMORY_LIMIT_MB
     except ValueError:
         mb = DEFAULT_MEMORY_LIMIT_MB
-    return int(max(mb, 1) * 2**20)
+    return int(max(mb, 1) * 1e6)
 
 
 def format_bytes(n_bytes: float) -> str:
-    """``1536`` → ``'1.5 kB'``: powers of 1024, one decimal, for messages and tables."""
+    """``1500`` → ``'1.5 kB'``: decimal units (1 GB = 10⁹ bytes, as the lessons count), one decimal."""
     value = float(n_bytes)
     for unit in ("B", "kB", "MB", "GB", "TB"):
-        if abs(value) < 1024 or unit == "TB":
+        if abs(value) < 1000 or unit == "TB":
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
+        value /= 1000
     raise AssertionError("unreachable")
 
 

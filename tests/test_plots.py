@@ -314,7 +314,7 @@ def test_tick_helpers():
 # ------------------------------------------------------- issue 7, class 7: sizes that would kill a kernel
 def test_a_matrix_too_big_to_draw_is_refused_at_once():
     huge = np.broadcast_to(np.float64(0.25), (20000, 20000))   # a view: no memory behind it
-    with pytest.raises(SizeLimitError, match=r"would need about 16.8 GB.*Show a slice.*pooled view"):
+    with pytest.raises(SizeLimitError, match=r"would need about 18.0 GB.*Show a slice.*pooled view"):
         plots.plot_weights(huge, [str(i) for i in range(20000)])
     with pytest.raises(SizeLimitError):
         plots.heatmap(huge, title="t", colorbar_label="c")

@@ -28,8 +28,10 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "teaching.md"
 WORDS_PER_MIN, CODE_LINES_PER_MIN = 150, 10
-_STATED = re.compile(r"~?\s*(\d+)\s*(?:–|-|to)?\s*(\d+)?\s*min", re.IGNORECASE)
-_EXPLORER = re.compile(r"Explorer\(|explorer\b", re.IGNORECASE)
+# an exercise's stated difficulty and time: "*Easy, about 5 minutes.*", "(⭐⭐ · about 10 minutes)"
+_STATED_EXERCISE = re.compile(
+    r"(?:easy|medium|hard|⭐+)[^\n]{0,20}?about\s+(\d+)\s*(?:–|-|to)?\s*(\d+)?\s*min", re.IGNORECASE)
+_EXPLORER = re.compile(r"\b[A-Z]\w*Explorer\(")  # an explorer built (and so shown) in this cell
 _QUIZ = re.compile(r"quiz\.show\(|Quiz\(")
 
 
@@ -49,29 +51,27 @@ def timed_run(path: Path) -> list[float]:
 
 
 def sections(nb, seconds: list[float]) -> list[dict]:
+    """Split the lesson at every ``## `` heading line; add up reading, running and doing per section."""
     rows: list[dict] = []
     current = {"title": "Opening", "read": 0.0, "run": 0.0, "do": 0.0}
     for cell, secs in zip(nb.cells, seconds):
         source = cell.source
         if cell.cell_type == "markdown":
-            first = source.lstrip().split("\n", 1)[0]
-            if first.startswith("## "):
-                rows.append(current)
-                current = {"title": first[3:].strip(), "read": 0.0, "run": 0.0, "do": 0.0,
-                           "exercise": "xercise" in first}
-            stated = _STATED.search(source) if current.get("exercise") else None
-            if stated:  # the exercise's stated minutes (the upper end of a range), counted once
-                current["do"] += float(stated.group(2) or stated.group(1))
-                current["exercise"] = False
-            words = len(re.sub(r"\$[^$]*\$|[#*>|`_-]", " ", source).split())
-            current["read"] += words / WORDS_PER_MIN
-            current["do"] += source.count("**Predict")
+            for part in re.split(r"^(?=## )", source, flags=re.M):
+                if part.startswith("## "):
+                    rows.append(current)
+                    title = part.split("\n", 1)[0][3:].strip()
+                    current = {"title": title, "read": 0.0, "run": 0.0, "do": 0.0}
+                words = len(re.sub(r"\$[^$]*\$|[#*>|`_-]", " ", part).split())
+                current["read"] += words / WORDS_PER_MIN
+                current["do"] += part.count("**Predict")
+                for stated in _STATED_EXERCISE.finditer(part):  # "(Exercise, easy, about 5 minutes.)"
+                    current["do"] += float(stated.group(2) or stated.group(1))
         elif cell.cell_type == "code":
             lines = [ln for ln in source.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
             current["read"] += len(lines) / CODE_LINES_PER_MIN
             current["run"] += secs / 60
-            if _EXPLORER.search(source):
-                current["do"] += 2
+            current["do"] += 2 * len(_EXPLORER.findall(source))
             if _QUIZ.search(source):
                 current["do"] += _quiz_questions(source)
     rows.append(current)

@@ -804,6 +804,8 @@ class Exercise:
     built. ``outputs`` names the arrays of a function that returns several, e.g.
     ``("Q", "K", "V")``; empty for one array. ``answer_kind`` lists the dtype kinds a
     right answer may have ("f": floating point). ``time_limit`` is in seconds per case.
+    ``adapt`` turns the learner's function into what the cases compare, when that is not its
+    return value (lesson 06: a function returning W_Q, W_K is judged by where its head looks).
     """
 
     name: str
@@ -817,6 +819,7 @@ class Exercise:
     outputs: tuple[str, ...] = ()
     answer_kind: str = "f"
     time_limit: float | None = None  # None: TIME_LIMIT_S
+    adapt: Callable | None = None
 
     def check(self, fn) -> Feedback:
         """Run ``fn`` on every case and say PASSED, NOT YET (naming the mistake) or NOT ATTEMPTED YET.
@@ -838,6 +841,8 @@ class Exercise:
             return self._not_callable(fn)
         if _is_placeholder(fn):
             return self._not_attempted()
+        if self.adapt is not None:
+            fn = self.adapt(fn)
         limit = TIME_LIMIT_S if self.time_limit is None else self.time_limit
         outcomes = []
         for case in self.cases():

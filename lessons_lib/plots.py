@@ -207,15 +207,15 @@ def _check_annotate(annotate):
     return annotate
 
 
-def panel_figure(n_rows: int, n_cols: int, *, width: float, height: float):
+def panel_figure(n_rows: int, n_cols: int, *, width: float, height: float, sharey: bool = False):
     """A figure (outside pyplot) with an ``n_rows × n_cols`` grid of axes; returns ``(figure, axes)``.
 
     For pictures made of several plots side by side, e.g. an explorer's still:
     ``fig, (ax1, ax2) = panel_figure(1, 2, width=12, height=5)``, then
-    ``plot_weights(..., ax=ax1)``.
+    ``plot_weights(..., ax=ax1)``. It shows itself with its alt text, as every figure of the course.
     """
     fig = _new_figure(width, height)
-    axes = fig.subplots(n_rows, n_cols, squeeze=False)
+    axes = fig.subplots(n_rows, n_cols, squeeze=False, sharey=sharey)
     return fig, axes.ravel()
 
 

@@ -51,6 +51,20 @@ def test_each_lesson_has_a_colab_link_and_slide_metadata(path):
     types_ = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
     assert None not in types_ and types_[0] == "slide" and types_[1] == "skip"
     assert types_.count("slide") >= 3, "a lesson presents as several slides (its ## sections)"
+    assert nb.metadata["rise"]["theme"] == "white", "RISE's default theme fetches web fonts from another site"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_lesson_shows_an_image_from_another_site(path):
+    """Markdown images from the web would be fetched by every front end: the course runs offline."""
+    import re
+
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            remote = re.findall(r"!\[[^\]]*\]\((https?://[^)]+)\)|<img[^>]+src=[\"'](https?://[^\"']+)",
+                                cell.source)
+            assert not remote, f"{path.name} shows an image from the web: {remote}"
 
 
 class FakeIPython:

@@ -65,7 +65,7 @@ def test_learner_notebook_clears_answers_and_feedback_only():
         nbformat.v4.new_code_cell("print('the answer')", outputs=list(out)),
         nbformat.v4.new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION",
                                   outputs=list(out)),
-        nbformat.v4.new_code_cell("exercises.check_thing(f)", outputs=list(out)),
+        nbformat.v4.new_code_cell("exercises.check_softmax(f)", outputs=list(out)),
         nbformat.v4.new_code_cell("print('later')", outputs=list(out)),
     ]
     learner, removed = lr.learner_notebook(nb)

@@ -13,7 +13,7 @@ The learner copy replaces every such region by ``raise NotImplementedError("your
 (at the region's indentation), or by the line the marker names where a learner edits a value
 rather than writes a function: ``### BEGIN SOLUTION; learner starts from: my_query = np.zeros(4)``.
 It clears the outputs a learner should not see before they have
-tried: the exercise cell itself, every cell that calls a ``check_…`` function (its feedback in
+tried: the exercise cell itself, every cell that calls an exercise's check (its feedback in
 the source says "passed"), and the first code cell after a **Predict** prompt (its output is the
 answer to the prediction). Everything else (prose, figures, explorers, quizzes) is kept, so the
 learner copy still shows its pictures on a static page.
@@ -47,7 +47,17 @@ import nbformat
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 PLACEHOLDER = 'raise NotImplementedError("your code here")'
 _STARTS_FROM = "; learner starts from:"
-_CHECK_CALL = re.compile(r"\bcheck_\w+\s*\(")
+
+
+def _exercise_check_call() -> re.Pattern:
+    """A call of one of the exercises' checks (``check_softmax(``), not of other ``check_…`` helpers."""
+    from lessons_lib import exercises
+
+    names = sorted(n for n in exercises.__all__ if n.startswith("check_"))
+    return re.compile(r"\b(?:" + "|".join(names) + r")\s*\(")
+
+
+_CHECK_CALL = _exercise_check_call()
 _PREDICT = re.compile(r"\*\*\s*Predict", re.IGNORECASE)
 ROOT = Path(__file__).resolve().parents[1]
 # Files a learner's copy leaves out: the teacher's guide, the maintainers' tests and benchmarks.

@@ -5,7 +5,7 @@ One source of truth: the repository's public address is ``[project.urls] Reposit
 ``tools/learner_release.py --branch learner``; Binder rebuilds its image for every new commit of
 a branch, so a fixed tag keeps launches fast). From them this tool writes, idempotently:
 
-* in each notebook, an **Open in Colab** badge at the end of the first (title) cell, and a first
+* in each notebook, an **Open in Colab** link at the end of the first (title) cell, and a first
   code cell that, only inside Google Colab, installs the course library at that tag and turns on
   Colab's widget manager for the explorers; anywhere else the cell does nothing;
 * slide metadata for jupyterlab-rise on every cell: a ``#``/``##`` heading starts a slide, a
@@ -31,7 +31,6 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 COLAB_TAG = "colab-setup"
-COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 README_BEGIN, README_END = "<!-- launch:begin -->", "<!-- launch:end -->"
 
@@ -92,7 +91,9 @@ def colab_cell_source(root: Path = ROOT) -> str:
 
 
 def colab_badge_line(notebook: str, root: Path = ROOT) -> str:
-    return f"[![Open In Colab]({COLAB_BADGE})]({colab_url(notebook, root)})"
+    """A text link, not Colab's badge image: an image from another site would be fetched by every
+    front end that shows the notebook, and the course fetches nothing at run time."""
+    return f"[Open in Colab]({colab_url(notebook, root)}) (runs there with no install)"
 
 
 def slide_type(cell) -> str:
@@ -119,13 +120,16 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
         setup.outputs, setup.execution_count = [], None
     title = cells[0]
     if title.cell_type == "markdown":
-        lines = [ln for ln in title.source.rstrip("\n").split("\n") if "Open In Colab" not in ln]
+        lines = [ln for ln in title.source.rstrip("\n").split("\n")
+                 if "Open In Colab" not in ln and not ln.startswith("[Open in Colab](")]
         while lines and not lines[-1].strip():
             lines.pop()
         title.source = "\n".join(lines + ["", colab_badge_line(notebook, root)])
     nb.cells = [cells[0], setup, *cells[1:]]
     for cell in nb.cells:
         cell.metadata.setdefault("slideshow", {})["slide_type"] = slide_type(cell)
+    # RISE's default theme loads web fonts from another site; "white" uses the fonts it ships
+    nb.metadata["rise"] = {"theme": "white", "scroll": True}
     return nb
 
 

@@ -31,7 +31,6 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 COLAB_TAG = "colab-setup"
-COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 README_BEGIN, README_END = "<!-- launch:begin -->", "<!-- launch:end -->"
 
@@ -92,10 +91,17 @@ def colab_cell_source(root: Path = ROOT) -> str:
 
 
 def colab_badge_line(notebook: str, root: Path = ROOT) -> str:
-    return f"[![Open In Colab]({COLAB_BADGE})]({colab_url(notebook, root)})"
+    """A text link, not Colab's badge image: an image from colab.research.google.com would be fetched
+    every time the lesson opens, and the course runs offline."""
+    return f"[Open In Colab ↗]({colab_url(notebook, root)})"
 
 
-def slide_type(cell) -> str:
+def slide_type(cell) -> str | None:
+    """The cell's ``slideshow.slide_type``; None for a cell that continues the slide before it.
+
+    A continuing cell carries no slide type at all (nbconvert and RISE read a missing one as "-";
+    jupyterlab-slideshow reads only a missing one so, and hides cells marked "-").
+    """
     if COLAB_TAG in cell.metadata.get("tags", []):
         return "skip"
     if cell.cell_type == "markdown":
@@ -104,7 +110,7 @@ def slide_type(cell) -> str:
             return "slide"
         if first.startswith("### "):
             return "subslide"
-    return "-"
+    return None
 
 
 def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbformat.NotebookNode:
@@ -125,7 +131,11 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
         title.source = "\n".join(lines + ["", colab_badge_line(notebook, root)])
     nb.cells = [cells[0], setup, *cells[1:]]
     for cell in nb.cells:
-        cell.metadata.setdefault("slideshow", {})["slide_type"] = slide_type(cell)
+        kind = slide_type(cell)
+        if kind is None:
+            cell.metadata.pop("slideshow", None)
+        else:
+            cell.metadata["slideshow"] = {"slide_type": kind}
     return nb
 
 

@@ -5,11 +5,12 @@ One source of truth: the repository's public address is ``[project.urls] Reposit
 ``tools/learner_release.py --branch learner``; Binder rebuilds its image for every new commit of
 a branch, so a fixed tag keeps launches fast). From them this tool writes, idempotently:
 
-* in each notebook, an **Open in Colab** badge at the end of the first (title) cell, and a first
+* in each notebook, an **Open in Colab** link at the end of the first (title) cell, and a first
   code cell that, only inside Google Colab, installs the course library at that tag and turns on
   Colab's widget manager for the explorers; anywhere else the cell does nothing;
-* slide metadata for jupyterlab-rise on every cell: a ``#``/``##`` heading starts a slide, a
-  ``###`` heading a sub-slide, the Colab cell is skipped, every other cell continues its slide;
+* slide metadata (``slideshow.slide_type``, read by jupyterlab-slideshow, nbconvert and RISE): a
+  ``#``/``##`` heading starts a slide, a ``###`` heading a sub-slide, the Colab cell is skipped, and every
+  other cell carries none, so it continues its slide;
 * the README's launch block (between ``<!-- launch:begin -->`` and ``<!-- launch:end -->``): the
   Binder badge (JupyterLab on lesson 00) and the course map with a Colab link per lesson.
 

@@ -17,9 +17,9 @@ For each notebook in notebooks/ (whatever is there when the tests are collected)
 6. hover and click (JupyterLab, notebook 05): hovering a cell shows its value with no kernel round trip;
    clicking a row selects that query and the query slider follows;
 7. the environment check's slider (notebook 00) echoes from Python; a full-notebook screenshot is saved;
-8. slides (jupyterlab-rise): one lesson opens as a reveal.js slideshow (``/rise/<path>``), runs, goes to
-   the slide holding its explorer, moves a slider there; the explorer must redraw, and the slideshow must
-   fetch nothing from outside the server.
+8. slides (jupyterlab-slideshow): one lesson runs, is presented as slides (the notebook toolbar's deck
+   button), goes with the presenter's own key (Space) to the slide holding its explorer and moves a slider
+   there; the explorer must redraw, the slide must stay, and nothing may be fetched from outside the server.
 
 Screenshots go to ``$LESSONS_SCREENSHOTS`` (make test: test-artifacts/screenshots), the recorded figures to
 test-artifacts/latency.json. The server serves a temporary copy of the repository with autosave off, and
@@ -64,17 +64,10 @@ PRESSES_PER_SLIDER = 4
 DRAG_PRESSES, DRAG_SPACING_MS = 20, 45      # 20 presses within one second
 FRONT_ENDS = ("lab", "notebook7")
 
-# Slides: the lesson shown as a slideshow, and a key that runs all its cells there. jupyterlab-rise's own
-# page (/rise/<path>) has JupyterLab's notebook commands and keyboard shortcuts but no menu bar, and
-# "Run All Cells" has no default key; this test server binds one (a user setting, as a teacher could).
+# Slides: the lesson presented with jupyterlab-slideshow (inside JupyterLab's own page, where widgets work).
 SLIDES_LESSON = "03_step2_scores.ipynb"
-RUN_ALL_KEY = ("Ctrl Shift F9", "Control+Shift+F9")    # as JupyterLab's settings and playwright name it
-RISE_UPSTREAM_BUG = (
-    "jupyterlab-rise 0.43.1's slideshow page is built on JupyterLab 4.3's core and cannot load the "
-    "ipywidgets 8 widget manager (@jupyter-widgets/jupyterlab-manager needs the shared module "
-    "@jupyterlab/console, which that page lacks), so no widget renders in slide mode: "
-    "https://github.com/jupyterlab-contrib/rise/issues/119 and /issues/126"
-)
+DECK_BUTTON = '.jp-NotebookPanel-toolbar [data-command="deck:toggle"]'   # the notebook toolbar's deck icon
+PRESENTING = "body[data-jp-deck-mode='presenting']"
 
 KERNEL_START_S = 120
 RUN_ALL_S = float(os.environ.get("LESSONS_BROWSER_RUN_TIMEOUT", "900"))
@@ -178,10 +171,7 @@ def lab_for_browser():
     # The same server serves Notebook 7 (the `notebook` package's pages) under /notebooks/.
     args = [arg for arg in makefile_lab_args() if arg.startswith("--")]
     try:
-        settings = {**QUIET_LAB_SETTINGS, "@jupyterlab/shortcuts-extension/shortcuts": {"shortcuts": [
-            {"command": "notebook:run-all-cells", "keys": [RUN_ALL_KEY[0]], "selector": "body"},
-        ]}}
-        with running_lab(root, args, settings=settings) as server:
+        with running_lab(root, args, settings=QUIET_LAB_SETTINGS) as server:
             yield server
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -737,35 +727,25 @@ def test_notebook_runs_in_browser(source: Path, front: str, lab_for_browser, bro
 
 # ----------------------------------------------------------------------- slides
 
-PRESENT_SLIDE = ".reveal .slides section.present:not(.stack)"   # the innermost present slide
-WIDGET_MANAGER_MISSING = re.compile(r"jupyterlab-manager|Exception opening new comm|jupyterWidgetRegistry")
-
-# Where the slideshow stands: the present (innermost) slide, its number, and whether it holds the explorer's
-# code cell and a live explorer.
-SLIDE_STATE = """
+# Where the presentation stands: jupyterlab-slideshow lays out the cells of the present slide (class
+# jp-deck-mod-onscreen), shows those reached so far (jp-deck-mod-visible; Space reveals the next one, as
+# fragments) and collapses every other cell (visibility hidden, height 0).
+DECK_STATE = """
 () => {
-  const all = [...document.querySelectorAll('.reveal .slides section')];
-  const slide = document.querySelector('.reveal .slides section.present:not(.stack)');
-  const cells = slide ? [...slide.querySelectorAll('.jp-CodeCell .jp-InputArea')] : [];
-  return { index: all.indexOf(slide), slides: all.length,
-           explorerCell: cells.some((el) => /\\w+Explorer\\(/.test(el.innerText)),
-           explorer: !!(slide && slide.querySelector('.lessons-explorer')),
-           text: slide ? slide.innerText.slice(0, 80) : null };
+  const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')];
+  const marked = (cls) => cells.map((c, i) => (c.classList.contains(cls) ? i : -1)).filter((i) => i >= 0);
+  const shown = marked('jp-deck-mod-visible'), slide = marked('jp-deck-mod-onscreen');
+  return { active: cells.findIndex((c) => c.classList.contains('jp-mod-active')), cells: cells.length,
+           shown, slide,
+           explorer: shown.some((i) => !!cells[i].querySelector('.lessons-explorer')),
+           othersShown: cells.filter((c, i) => !slide.includes(i) && (getComputedStyle(c).visibility
+             !== 'hidden' || c.getBoundingClientRect().height > 0)).length };
 }
 """
 
 
-def _slide(page) -> dict:
-    return page.evaluate(SLIDE_STATE)
-
-
-def _slide_key(page, key: str) -> None:
-    """A key for the slideshow, pressed with the notebook focused in command mode (not a slider or editor)."""
-    page.evaluate("() => { document.activeElement && document.activeElement.blur(); "
-                  "const nb = document.querySelector('.jp-Notebook'); nb && nb.focus(); }")
-    before = _slide(page)["index"]
-    page.keyboard.press(key)
-    page.wait_for_function(f"() => ({SLIDE_STATE.strip()})().index !== {before}", timeout=5000)
+def _deck(page) -> dict:
+    return page.evaluate(DECK_STATE)
 
 
 def _fetched_outside(requests: list[str]) -> list[str]:
@@ -774,79 +754,83 @@ def _fetched_outside(requests: list[str]) -> list[str]:
 
 
 def test_lesson_presents_as_slides(lab_for_browser, browser_context):
-    """One lesson as a jupyterlab-rise slideshow: run it, go to its explorer's slide, move a slider there."""
+    """One lesson in jupyterlab-slideshow: run it, present it, go to its explorer's slide, move a slider."""
     source = SOURCE_DIR / SLIDES_LESSON
     require(source.exists(), f"{source} is missing")
     nb = nbformat.read(source, as_version=4)
     slide_types = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
     assert slide_types.count("slide") >= 2, (
         f"{source.name} carries no slide metadata (run `make notebooks`: tools/stamp_notebooks.py stamps it)")
-    explorer_cell = next(i for i, c in enumerate(nb.cells)
-                         if c.cell_type == "code" and re.search(r"\w+Explorer\(", c.source))
+    assert "-" not in slide_types, (
+        f"{source.name}: cells marked slide_type '-' (jupyterlab-slideshow hides them; `make notebooks`)")
 
     server = lab_for_browser
     rel = f"notebooks/{source.name}"
     page = browser_context.new_page()
+    wire = Wire(page)
     outside: list[str] = []
     page.on("request", lambda req: outside.append(f"{req.resource_type} {req.url}")
             if not req.url.startswith((server.url, "data:", "blob:")) else None)
-    console_errors: list[str] = []
-    page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error" else None)
     shot = SCREENSHOTS / f"{source.stem}-slides.png"
     try:
-        # the slideshow's own page, as the "Open as Reveal Slideshow" command opens it; it starts on slide 1
-        page.goto(f"{server.url}/rise/{rel}?token={server.token}")
-        page.wait_for_selector(PRESENT_SLIDE, state="attached", timeout=KERNEL_START_S * 1000)
+        page.goto(f"{server.url}/lab/tree/{rel}?reset&token={server.token}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=KERNEL_START_S * 1000)
         _wait_for_kernel_idle(server, rel, KERNEL_START_S)
-        where = _slide(page)    # the title slide
-
-        page.keyboard.press(RUN_ALL_KEY[1])
-        page.wait_for_function(f"() => ({PROMPTS.strip()})().some((p) => /\\d/.test(p))", timeout=30_000)
-        ran = _run_all_and_wait_slides(page, server, rel)
+        ran = _run_all_and_wait(page, server, rel, RUN_ALL_S)
         _wait_widgets_loaded(page)
 
-        # running moved the slideshow along with the running cell: back to slide 1 (Home), then Space
-        # (reveal's "next", subslides included) until the slide that holds the explorer's cell
-        if _slide(page)["index"] != where["index"]:
-            _slide_key(page, "Home")
-        for _ in range(where["slides"]):
-            if _slide(page)["explorerCell"]:
-                break
-            _slide_key(page, "Space")
-        where = _slide(page)
-        assert where["explorerCell"], f"no slide holds the explorer's cell (cell {explorer_cell}): {where}"
-        page.wait_for_timeout(1000)  # reveal's slide transition
+        # as a teacher starts: the first cell selected (command mode), then the toolbar's deck button
+        page.locator(".jp-Notebook .jp-Cell").first.click()
+        page.keyboard.press("Escape")
+        page.locator(DECK_BUTTON).first.click()
+        page.wait_for_selector(PRESENTING, state="attached", timeout=10_000)
+        start = _deck(page)
+        assert start["active"] == 0 and 0 in start["shown"], f"the presentation starts elsewhere: {start}"
+        assert start["othersShown"] == 0, f"cells of other slides are still shown: {start}"
+
+        # Space (the presenter's "next": fragment, subslide or slide) until the explorer is on screen
+        slides_seen = 1
+        while not _deck(page)["explorer"]:
+            before = _deck(page)
+            assert before["active"] < before["cells"] - 1, "went through all slides: none shows the explorer"
+            page.keyboard.press("Space")
+            page.wait_for_function(f"() => ({DECK_STATE.strip()})().active !== {before['active']}",
+                                   timeout=5000)
+            slides_seen += _deck(page)["slide"] != before["slide"]
+        where = _deck(page)
+        page.wait_for_timeout(500)
         page.screenshot(path=str(shot))
 
         problems = _output_problems(page, _cells_with_tag(source, "raises-exception"))
-        unrun = [p for p in ran if not re.fullmatch(r"\[\d+\]:?", p)]
+        unrun = [p for p in ran["prompts"] if not re.fullmatch(r"\[\d+\]:?", p)]
         if unrun:
-            problems.append(f"{len(unrun)} of {len(ran)} code cells did not run in the slideshow")
+            problems.append(f"{len(unrun)} of {len(ran['prompts'])} code cells did not run")
         problems += _live_problems(page, source)
-        fetched = _fetched_outside(outside)
-        if problems and not fetched and any(WIDGET_MANAGER_MISSING.search(e) for e in console_errors):
-            pytest.xfail(f"{RISE_UPSTREAM_BUG}\n" + "\n".join(problems[:5]))
-        assert not problems + fetched, f"{source.name} as slides:\n" + "\n".join(problems + fetched)
-        assert where["explorer"], f"the explorer's slide shows no live explorer: {where}"
+        assert not problems, f"{source.name} as slides:\n" + "\n".join(problems)
 
-        # a slider on that slide: focus its handle, press an arrow; the figures must show the new value,
-        # and the slideshow must stay on this slide (the key moves the slider, not the slides)
-        slider = page.locator(", ".join(f"{PRESENT_SLIDE} .{c}" for c in SLIDER_CLASSES)).first
+        # a slider on that slide: focus its handle, press an arrow key (which outside a slider turns the
+        # slide); the figures must show the new value and the slide must stay
+        shown_cells = page.locator(".jp-Notebook .jp-Cell.jp-deck-mod-visible")
+        slider = shown_cells.locator(", ".join(f".{c}" for c in SLIDER_CLASSES)).first
         assert slider.count(), f"the explorer's slide has no {' / '.join(SLIDER_CLASSES)} slider"
         handle = slider.locator(".noUi-handle").first
         page.evaluate(PROBE)
-        value, high = (float(handle.get_attribute(a) or 0) for a in ("aria-valuenow", "aria-valuemax"))
-        move = _press_and_wait(page, slider, handle, "ArrowLeft" if value >= high else "ArrowRight",
-                               Wire(page))
-        after = _slide(page)
-        assert after["index"] == where["index"], (
-            f"the arrow key on the slider also changed the slide (from {where['index']} to {after['index']})")
+        moves = []
+        for _ in range(2):
+            value, high = (float(handle.get_attribute(a) or 0) for a in ("aria-valuenow", "aria-valuemax"))
+            moves.append(_press_and_wait(page, slider, handle, "ArrowLeft" if value >= high else "ArrowRight",
+                                         wire))
+            after = _deck(page)
+            assert after["slide"] == where["slide"] and after["explorer"], (
+                f"the arrow key on the slider changed the slide (cells {where['slide']} -> {after['slide']})")
         page.wait_for_timeout(300)
         page.screenshot(path=str(shot))
-        assert not WIDGET_ERROR_TEXTS.search(page.locator(PRESENT_SLIDE).inner_text())
-        assert not _fetched_outside(outside), "\n".join(_fetched_outside(outside))
-        print(f"slides: {source.name} slide {where['index'] + 1}/{where['slides']}, "
-              f"slider moved to {move['value']}, picture after {move['shown_ms']} ms")
+        shown_text = shown_cells.evaluate_all("(cells) => cells.map((c) => c.innerText).join('\\n')")
+        assert not WIDGET_ERROR_TEXTS.search(shown_text), f"widget failed on the slide: {shown_text[:300]!r}"
+        assert not outside, "\n".join(_fetched_outside(outside))
+        print(f"slides: {source.name}, explorer on slide {slides_seen} (cells {where['slide']}); "
+              f"slider moved to {[m['value'] for m in moves]}; picture after "
+              f"{[m['shown_ms'] for m in moves]} ms, {[m['kB'] for m in moves]} kB per move")
     except Exception:
         with contextlib.suppress(Exception):
             page.screenshot(path=str(SCREENSHOTS / f"{source.stem}-slides-FAILED.png"))
@@ -854,20 +838,3 @@ def test_lesson_presents_as_slides(lab_for_browser, browser_context):
     finally:
         server.shutdown_kernels()
         page.close()
-
-
-def _run_all_and_wait_slides(page, server, path: str, settle: float = 1.5) -> list[str]:
-    """Wait until every code cell has a number, or none waits and the kernel has been idle ``settle`` s."""
-    deadline, idle_since = time.monotonic() + RUN_ALL_S, None
-    while time.monotonic() < deadline:
-        prompts = page.evaluate(PROMPTS)
-        if prompts and all(re.fullmatch(r"\[\d+\]:?", p) for p in prompts):
-            return prompts
-        if not any("*" in p for p in prompts) and _kernel_state(server, path) == "idle":
-            idle_since = idle_since or time.monotonic()
-            if time.monotonic() - idle_since >= settle:
-                return prompts
-        else:
-            idle_since = None
-        time.sleep(0.2)
-    raise AssertionError(f"{path}: Run All Cells had not finished in the slideshow after {RUN_ALL_S:.0f} s")

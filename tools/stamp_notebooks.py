@@ -8,8 +8,9 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
 * in each notebook, an **Open in Colab** link at the end of the first (title) cell, and a first
   code cell that, only inside Google Colab, installs the course library at that tag and turns on
   Colab's widget manager for the explorers; anywhere else the cell does nothing;
-* slide metadata for jupyterlab-rise on every cell: a ``#``/``##`` heading starts a slide, a
-  ``###`` heading a sub-slide, the Colab cell is skipped, every other cell continues its slide;
+* slide metadata (``slideshow.slide_type``, read by jupyterlab-slideshow, nbconvert and RISE): a
+  ``#``/``##`` heading starts a slide, a ``###`` heading a sub-slide, the Colab cell is skipped, and every
+  other cell carries none, so it continues its slide;
 * the README's launch block (between ``<!-- launch:begin -->`` and ``<!-- launch:end -->``): the
   Binder badge (JupyterLab on lesson 00) and the course map with a Colab link per lesson.
 
@@ -96,7 +97,12 @@ def colab_badge_line(notebook: str, root: Path = ROOT) -> str:
     return f"[Open in Colab]({colab_url(notebook, root)}) (runs there with no install)"
 
 
-def slide_type(cell) -> str:
+def slide_type(cell) -> str | None:
+    """The cell's ``slideshow.slide_type``; None for a cell that continues the slide before it.
+
+    A continuing cell carries no slide type at all (nbconvert and RISE read a missing one as "-";
+    jupyterlab-slideshow reads only a missing one so, and hides cells marked "-").
+    """
     if COLAB_TAG in cell.metadata.get("tags", []):
         return "skip"
     if cell.cell_type == "markdown":
@@ -105,7 +111,7 @@ def slide_type(cell) -> str:
             return "slide"
         if first.startswith("### "):
             return "subslide"
-    return "-"
+    return None
 
 
 def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbformat.NotebookNode:
@@ -127,9 +133,12 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
         title.source = "\n".join(lines + ["", colab_badge_line(notebook, root)])
     nb.cells = [cells[0], setup, *cells[1:]]
     for cell in nb.cells:
-        cell.metadata.setdefault("slideshow", {})["slide_type"] = slide_type(cell)
-    # RISE's default theme loads web fonts from another site; "white" uses the fonts it ships
-    nb.metadata["rise"] = {"theme": "white", "scroll": True}
+        kind = slide_type(cell)
+        if kind is None:
+            cell.metadata.pop("slideshow", None)
+        else:
+            cell.metadata["slideshow"] = {"slide_type": kind}
+    nb.metadata.pop("rise", None)  # no RISE settings: the course presents with jupyterlab-slideshow
     return nb
 
 

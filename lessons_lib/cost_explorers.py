@@ -17,15 +17,14 @@ CSS class ``lessons-slider-<name>`` / ``lessons-button-<name>``; each live figur
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 
 import ipywidgets as ipw
 import numpy as np
 
 from . import cost, cost_plots
 from ._checks import SizeLimitError, check_positive_int, format_bytes
+from .explorers import ExplorerBase, _error_html
 from .flash import flash_attention_steps
 from .live_figures import LinePlot
 
@@ -36,47 +35,8 @@ N_MIN, N_MAX, N_STEP = 128, 16384, 128
 N_OPTIONS = tuple(2**i for i in range(7, 15))    # where the button measures
 
 
-def _png(fig) -> str:
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=80, bbox_inches="tight")
-    return base64.b64encode(out.getvalue()).decode("ascii")
-
-
-def _error_html(exc: BaseException) -> str:
-    return (f"<div style='color:#a00000; border-left:4px solid #a00000; padding:4px 8px'>"
-            f"<b>{type(exc).__name__}</b>: {html.escape(str(exc))}</div>")
-
-
-class _LiveLesson:
-    """A widget (``.widget``) that also shows a still and a sentence where widgets do not run."""
-
-    title = ""
-
-    def still(self):  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def text(self) -> str:
-        return (f"{type(self).__name__}: {self.title} ({self.settings()}). The picture is its current view; "
-                f"run the notebook in JupyterLab to move the slider.")
-
-    def settings(self) -> str:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs) or {}
-        if isinstance(bundle, tuple):
-            bundle = bundle[0]
-        bundle = dict(bundle)
-        bundle["text/plain"] = self.text()
-        bundle["image/png"] = _png(self.still())
-        return bundle
-
-
 # ------------------------------------------------------------------ time and memory against N
-class ScalingExplorer(_LiveLesson):
+class ScalingExplorer(ExplorerBase):
     """Measured time and memory of attention against N, with the fitted log-log lines (notebook 08).
 
     ``table``: a :class:`~lessons_lib.cost.CostTable` (from ``cost.measure_scaling``); the
@@ -88,8 +48,11 @@ class ScalingExplorer(_LiveLesson):
     """
 
     title = "The cost of attention against N"
+    hint = "drag N to count and predict; press the button to measure"
+    slider_width = None   # one slider: the front end's width
 
     def __init__(self, table: cost.CostTable, *, n: int = 2048):
+        super().__init__()
         if not isinstance(table, cost.CostTable) or not table.measurements:
             raise TypeError("table must be a CostTable with measurements, from cost.measure_scaling(...).")
         self.table = table
@@ -101,32 +64,26 @@ class ScalingExplorer(_LiveLesson):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not N_MIN <= n <= N_MAX \
                 or n % N_STEP:
             raise ValueError(f"n must be a multiple of {N_STEP} from {N_MIN} to {N_MAX}; got {n!r}.")
-        self.slider = ipw.IntSlider(value=int(n), min=N_MIN, max=N_MAX, step=N_STEP,
-                                    description="N (seq_len)", continuous_update=True)
-        self.slider.style.description_width = "initial"
-        self.slider.add_class("lessons-slider-seq_len")
+        self.slider = self._control("seq_len", ipw.IntSlider(value=int(n), min=N_MIN, max=N_MAX, step=N_STEP,
+                                                             description="N (seq_len)",
+                                                             continuous_update=True))
         self.button = ipw.Button(description="Measure up to N", icon="play",
                                  tooltip="time and memory of each method at every N up to this one")
         self.button.add_class("lessons-button-measure")
-        self.readout = ipw.HTML()        # what N costs: a count, then each method's time and memory
-        self.methods_box = ipw.HTML()
-        self.error_box = ipw.HTML()
+        self.methods_box = ipw.HTML()    # beside .readout (what N costs): each method's time and memory
         self.progress = ipw.Output()
-        self.time_plot = LinePlot(title="time per call (ms)", xlabel="N (tokens)", ylabel="ms",
-                                  log_x=True, log_y=True, width=520, height=330)
-        self.memory_plot = LinePlot(title="peak extra memory (MB)", xlabel="N (tokens)", ylabel="MB",
-                                    log_x=True, log_y=True, width=520, height=330)
+        size = {"log_x": True, "log_y": True, "width": 520, "height": 330}
+        self.time_plot = self._figure("time", LinePlot(title="time per call (ms)", xlabel="N (tokens)",
+                                                       ylabel="ms", **size))
+        self.memory_plot = self._figure("memory", LinePlot(title="peak extra memory (MB)",
+                                                           xlabel="N (tokens)", ylabel="MB", **size))
         for fig in (self.time_plot, self.memory_plot):
             fig.add_class("lessons-live")
-        self.slider.observe(lambda change: self.update(), names="value")
         self.button.on_click(lambda _: self.measure())
-        header = ipw.HTML(f"<b>{html.escape(self.title)}</b> · drag N to count and predict; "
-                          f"press the button to measure")
-        self.widget = ipw.VBox([header, ipw.HBox([self.slider, self.button]), self.error_box, self.progress,
+        self.widget = self._box(ipw.HBox([self.slider, self.button]), self.error_box, self.progress,
                                 ipw.HBox([self.time_plot, self.memory_plot]),
                                 ipw.HBox([self.readout, self.methods_box],
-                                         layout=ipw.Layout(justify_content="space-around"))])
-        self.widget.add_class("lessons-explorer")
+                                         layout=ipw.Layout(justify_content="space-around")))
         self._draw_series()
         self.update()
 
@@ -177,7 +134,7 @@ class ScalingExplorer(_LiveLesson):
                                    "mode": "line", "color": color, "dash": dash})
             fig.set_series(series)
 
-    def update(self) -> None:
+    def _redraw(self) -> None:
         """Move the markers to the slider's N and write what that N costs (no measuring)."""
         n = self.slider.value
         cells = [("N", f"{n:,} tokens"), ("scores per head", f"{cost.score_count(n):,}"),
@@ -221,7 +178,8 @@ class ScalingExplorer(_LiveLesson):
             self.table.measurements = sorted(self.table.measurements + new.measurements,
                                              key=lambda m: (m.n, self.methods.index(m.method)))
             if new.refused:
-                self.error_box.value = "".join(_error_html(SizeLimitError(text)) for text in new.refused)
+                self.error_box.value = "".join(_error_html(SizeLimitError(text), "Not measured")
+                                               for text in new.refused)
         self._draw_series()
         self.update()
 
@@ -230,7 +188,7 @@ class ScalingExplorer(_LiveLesson):
 
 
 # ------------------------------------------------------------------ tile by tile
-class TileExplorer(_LiveLesson):
+class TileExplorer(ExplorerBase):
     """One block of queries of ``flash_attention``, tile by tile, with a slider for the tile (notebook 08).
 
     ``q (L, d_k)``, ``k (S, d_k)``, ``v (S, d_v)``; ``rows``: the block of queries to follow
@@ -240,9 +198,11 @@ class TileExplorer(_LiveLesson):
     """
 
     title = "FlashAttention, one tile at a time"
+    slider_width = None   # one slider: the front end's width
 
     def __init__(self, q, k, v, *, block_size: int = 4, rows: range | None = None, causal: bool = False,
                  feature: int = 0, tile: int = 1):
+        super().__init__()
         self.steps = flash_attention_steps(q, k, v, causal=causal, block_size=block_size, rows=rows)
         self.rows = rows if rows is not None else range(0, len(self.steps[0].max))
         d_v = self.steps[0].output.shape[1]
@@ -254,21 +214,17 @@ class TileExplorer(_LiveLesson):
         if tile > n_tiles:
             raise ValueError(f"tile must be from 1 to {n_tiles} (this block of queries meets {n_tiles} key "
                              f"tiles); got {tile}.")
-        self.slider = ipw.IntSlider(value=tile, min=1, max=n_tiles, description="tile",
-                                    continuous_update=True)
-        self.slider.style.description_width = "initial"
-        self.slider.add_class("lessons-slider-tile")
-        self.readout = ipw.HTML()
-        names = ("running maximum m", "running sum ℓ", f"output feature {self.feature} (acc/ℓ)")
-        self.plots = [LinePlot(title=name, xlabel="key tiles processed", width=350, height=300,
-                               xticks=list(range(1, n_tiles + 1))) for name in names]
+        self.slider = self._control("tile", ipw.IntSlider(value=tile, min=1, max=n_tiles, description="tile",
+                                                          continuous_update=True))
+        names = {"max": "running maximum m", "sum": "running sum ℓ",
+                 "output": f"output feature {self.feature} (acc/ℓ)"}
+        self.plots = [self._figure(key, LinePlot(title=name, xlabel="key tiles processed", width=350,
+                                                 height=300, xticks=list(range(1, n_tiles + 1))))
+                      for key, name in names.items()]
         self._draw_series()
-        self.slider.observe(lambda change: self.update(), names="value")
-        header = ipw.HTML(f"<b>{html.escape(self.title)}</b> · queries {self.rows.start}…"
-                          f"{self.rows.stop - 1}, keys in tiles of {block_size}"
-                          f"{' (causal)' if causal else ''}; drag the slider")
-        self.widget = ipw.VBox([header, self.slider, ipw.HBox(self.plots), self.readout])
-        self.widget.add_class("lessons-explorer")
+        self.hint = (f"queries {self.rows.start}…{self.rows.stop - 1}, keys in tiles of {block_size}"
+                     f"{' (causal)' if causal else ''}; drag the slider")
+        self.widget = self._box(self.slider, self.error_box, ipw.HBox(self.plots), self.readout)
         self.update()
 
     def settings(self) -> str:
@@ -293,7 +249,7 @@ class TileExplorer(_LiveLesson):
                                "marker": "os"[r % 2], "color": color})
             plot.set_series(series)
 
-    def update(self) -> None:
+    def _redraw(self) -> None:
         """Move the markers to the slider's tile and say what that tile did to each row."""
         t = self.slider.value
         step, before = self.steps[t - 1], (self.steps[t - 2] if t > 1 else None)

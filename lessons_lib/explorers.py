@@ -11,6 +11,11 @@ explorer                   notebook  what moves
                                      query, causal mask
 =========================  ========  =================================================================
 
+:class:`ExplorerBase` is the base of every explorer of the course (these, the head grid
+of notebook 06, the mask explorers of 07, the cost explorers of 08 and the model views
+of 09); :class:`Explorer` adds what the explorers of notebooks 02-05 share (d_model,
+seed, the d_k slider, step 1 on cached data).
+
 Each explorer opens on exactly the data and settings of its lesson ("The cat sat
 on the mat.", d_model = 8, d_k = 4, seed 0), so its first picture repeats numbers
 the learner has just computed. Every explorer has:
@@ -19,6 +24,7 @@ the learner has just computed. Every explorer has:
   the explorer displays as it in JupyterLab, Notebook 7, VS Code and Colab;
 * ``.controls`` (name → ipywidgets control) and ``.figures`` (name → live figure
   of :mod:`lessons_lib.live_figures`, whose ``.matrix`` is what it shows);
+* ``.settings()``: the controls' values in words, which the figures carry as their alt text;
 * ``.set(**values)``: drive it from code, one redraw (``.set(d_k=64, seq_len=16)``);
   a value outside a slider raises ValueError, as do such values given to the constructor;
 * ``.error_box``: an error in a redraw is shown there in red, never lost;
@@ -131,12 +137,13 @@ def _variance_data(seed: int) -> tuple:
     return measure_score_variance(D_K_OPTIONS, seed=seed)
 
 
-def _error_html(exc: BaseException) -> str:
+def _error_html(exc: BaseException, doing: str = "The figure could not be redrawn") -> str:
+    """``exc`` as a red line for an explorer's error box: what failed, where, the error and its message."""
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     place = f" (in {html.escape(where.name)})" if where else ""
     return (
         '<div class="lessons-error-message" style="color:#b00020;font-weight:bold;white-space:pre-wrap">'
-        f"The figure could not be redrawn{place}: {html.escape(type(exc).__name__)}: "
+        f"{html.escape(doing)}{place}: {html.escape(type(exc).__name__)}: "
         f"{html.escape(str(exc))}</div>"
     )
 
@@ -147,16 +154,50 @@ def _png(fig) -> bytes:
     return out.getvalue()
 
 
-# ------------------------------------------------------------------ the base
-class Explorer:
-    """Controls that trigger one redraw, live figures, errors shown in red, a still for static pages."""
+def _check_value(name: str, control, value) -> None:
+    """Refuse a value the control would clamp or ignore, naming what it accepts."""
+    if isinstance(control, ipw.SelectionSlider | ipw.ToggleButtons | ipw.Dropdown):
+        labelled = control.options and isinstance(control.options[0], tuple)   # (label, value) pairs
+        allowed = [v for _, v in control.options] if labelled else list(control.options)
+        if isinstance(value, bool) or value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}.")
+    elif isinstance(control, ipw.Checkbox):
+        if not isinstance(value, bool | np.bool_):
+            raise TypeError(f"{name} must be True or False; got {value!r}.")
+    elif isinstance(control, ipw.FloatLogSlider):
+        lo, hi = control.base ** control.min, control.base ** control.max
+        number = isinstance(value, int | float | np.floating) and not isinstance(value, bool)
+        if not number or not lo <= value <= hi:
+            raise ValueError(f"{name} must be a number from {lo:g} to {hi:g}; got {value!r}.")
+    elif isinstance(control, ipw.IntSlider):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise TypeError(f"{name} must be a whole number; got {value!r}.")
+        if not control.min <= value <= control.max:
+            raise ValueError(f"{name} must be from {control.min} to {control.max}; got {value}.")
+    elif isinstance(control, ipw.Text) and not isinstance(value, str):
+        raise TypeError(f"{name} must be text; got {value!r}.")
+
+
+# ------------------------------------------------------------------ the base of every explorer
+class ExplorerBase:
+    """Controls that trigger one redraw, live figures, errors shown in red, a still for static pages.
+
+    The base of every explorer of the course (notebooks 02-09). A subclass registers
+    its controls with :meth:`_control` and its live figures with :meth:`_figure`,
+    builds ``.widget`` with :meth:`_layout` (or :meth:`_box` for a layout of its own),
+    and implements ``_redraw`` (the figures and ``.readout`` from the controls' values)
+    and ``still`` (the same view as a matplotlib figure). Each control carries the CSS
+    class ``lessons-<slider|checkbox|toggle|control>-<name>`` (the browser test finds
+    sliders by it).
+    """
 
     title = ""
     hint = ""
+    #: The width :meth:`_control` gives a slider that has none of its own (four side by side in
+    #: JupyterLab at 1280 px); ``None`` leaves the front end's default.
+    slider_width: str | None = "250px"
 
-    def __init__(self, *, d_model: int, seed: int):
-        self.d_model = _check_whole(d_model, "d_model", 1, 512)
-        self.seed = _check_whole(seed, "seed", 0, 2**32 - 1)
+    def __init__(self):
         self.controls: dict[str, ipw.ValueWidget] = {}
         self.figures: dict = {}
         self.error_box = ipw.HTML(value="")
@@ -166,32 +207,31 @@ class Explorer:
         self.last_update_ms = float("nan")
         self.last_error: BaseException | None = None
         self._quiet = False
+        self.widget: ipw.Widget | None = None
 
     # -- building
-    def _control(self, name: str, control):
-        """Register a control; its CSS class is lessons-<slider|checkbox|toggle|control>-<name>."""
+    def _control(self, name: str, control, *, redraw: bool = True):
+        """Register ``control`` as ``name``; a change redraws (unless ``redraw=False``)."""
         kind = type(control).__name__
         kind = ("slider" if "Slider" in kind else "checkbox" if kind == "Checkbox"
                 else "toggle" if kind == "ToggleButtons" else "control")
         control.add_class(f"lessons-{kind}-{name}")
         if hasattr(control.style, "description_width"):
             control.style.description_width = "initial"  # "temperature", not "temperat…"
-        if kind == "slider":
-            control.layout.width = "250px"  # four controls side by side in JupyterLab at 1280 px
+        if kind == "slider" and self.slider_width and not control.layout.width:
+            control.layout.width = self.slider_width
         self.controls[name] = control
-        control.observe(lambda change, name=name: self._changed(name, change["new"]), names="value")
+        if redraw:
+            control.observe(lambda change, name=name: self._changed(name, change["new"]), names="value")
         return control
 
-    def _slider_d_k(self, value) -> ipw.SelectionSlider:
-        return self._control("d_k", ipw.SelectionSlider(options=list(D_K_OPTIONS), value=_check_d_k(value),
-                                                        description="d_k", continuous_update=True))
-
-    def _slider_seq_len(self, value) -> ipw.IntSlider:
-        value = _check_whole(value, "seq_len", SEQ_LEN_MIN, SEQ_LEN_MAX)
-        return self._control("seq_len", ipw.IntSlider(value=value, min=SEQ_LEN_MIN, max=SEQ_LEN_MAX, step=1,
+    def _slider_seq_len(self, value, *, hi: int = SEQ_LEN_MAX) -> ipw.IntSlider:
+        value = _check_whole(value, "seq_len", SEQ_LEN_MIN, hi)
+        return self._control("seq_len", ipw.IntSlider(value=value, min=SEQ_LEN_MIN, max=hi, step=1,
                                                       description="seq_len", continuous_update=True))
 
     def _slider_query(self, value, n: int) -> ipw.IntSlider:
+        """The query slider (0 … n − 1); it follows seq_len (see :meth:`_sync`)."""
         value = _check_whole(value, "query", 0, n - 1)
         return self._control("query", ipw.IntSlider(value=value, min=0, max=n - 1, description="query",
                                                     continuous_update=True))
@@ -200,21 +240,30 @@ class Explorer:
         self.figures[name] = fig
         return fig
 
-    def _follow_clicks(self, heatmap: Heatmap) -> None:
+    def _follow_clicks(self, heatmap) -> None:
         """A click on a row of ``heatmap`` (in the browser) moves the query slider there."""
         heatmap.on_select(lambda row: self.set(query=row) if 0 <= row <= self.controls["query"].max else None)
 
-    def _layout(self, rows) -> ipw.VBox:
-        """Header, controls, error box, rows of figures side by side (they shrink to fit), read-out."""
+    def _box(self, *children) -> ipw.VBox:
+        """The explorer's box: a header (title · hint), then ``children``."""
         header = ipw.HTML(f"<b>{html.escape(self.title)}</b> · <span>{html.escape(self.hint)}</span>")
         header.add_class("lessons-explorer-header")
-        boxes = [ipw.HBox([self.figures[n] if isinstance(n, str) else n for n in row],
-                          layout=ipw.Layout(flex_flow="row nowrap", align_items="center", width="100%"))
-                 for row in rows]
-        controls = ipw.HBox(list(self.controls.values()), layout=ipw.Layout(flex_flow="row wrap"))
-        box = ipw.VBox([header, controls, self.error_box, *boxes, self.readout])
+        box = ipw.VBox([header, *children])
         box.add_class("lessons-explorer")
         return box
+
+    def _row(self, items, *, wrap: bool = False) -> ipw.HBox:
+        """Figures (by name) or widgets side by side: shrinking to fit, or (``wrap``) wrapping."""
+        layout = (ipw.Layout(flex_flow="row wrap", align_items="flex-start") if wrap
+                  else ipw.Layout(flex_flow="row nowrap", align_items="center", width="100%"))
+        return ipw.HBox([self.figures[n] if isinstance(n, str) else n for n in items], layout=layout)
+
+    def _controls_row(self) -> ipw.HBox:
+        return ipw.HBox(list(self.controls.values()), layout=ipw.Layout(flex_flow="row wrap"))
+
+    def _layout(self, rows) -> ipw.VBox:
+        """Header, controls, error box, rows of figures side by side (they shrink to fit), read-out."""
+        return self._box(self._controls_row(), self.error_box, *(self._row(r) for r in rows), self.readout)
 
     # -- running
     def _changed(self, name: str, value) -> None:
@@ -231,26 +280,23 @@ class Explorer:
             self.last_error = exc
             self.error_box.value = _error_html(exc)
         else:
-            self.last_error = None
-            if self.error_box.value:
+            if self.last_error is not None:  # the previous redraw's error is gone
                 self.error_box.value = ""
+            self.last_error = None
         finally:
             self.last_update_ms = (time.perf_counter() - start) * 1000.0
 
     def _redraw(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _project(self, tokens, d_k: int, d_v: int | None = None) -> tuple:
-        """Step 1 for these tokens: ``(X, (W_Q, W_K, W_V), (Q, K, V))`` from the library (cached data).
-
-        ``d_v`` (the width of V) is d_k unless given.
-        """
-        x = _embedding(tuple(tokens), self.d_model, self.seed)
-        ws = _projections(self.d_model, d_k, self.seed, d_v)
-        return x, ws, attention.project_qkv(x, *ws)
-
     def _sync(self, values: dict) -> None:
-        """Adjust dependent controls (e.g. the query slider's range) before a redraw."""
+        """Adjust dependent controls before a redraw: the query slider's range follows seq_len."""
+        if "seq_len" in values and "query" in self.controls:
+            quiet, self._quiet = self._quiet, True   # a clamped query redraws once, with seq_len
+            try:
+                self.controls["query"].max = self.controls["seq_len"].value - 1
+            finally:
+                self._quiet = quiet
 
     def settings(self) -> str:
         """The controls' values in words, e.g. ``"seq_len = 7, d_k = 4"`` (the figures' alt text)."""
@@ -270,32 +316,12 @@ class Explorer:
         try:
             for name, control in self.controls.items():  # in the controls' order: seq_len before query
                 if name in values:
-                    self._check_value(name, control, values[name])
+                    _check_value(name, control, values[name])
                     control.value = values[name]
                     self._sync({name: values[name]})
         finally:
             self._quiet = False
         self.update()
-
-    @staticmethod
-    def _check_value(name, control, value) -> None:
-        if isinstance(control, ipw.SelectionSlider | ipw.ToggleButtons | ipw.Dropdown):
-            if isinstance(value, bool) or value not in control.options:
-                options = ", ".join(str(o) for o in control.options)
-                raise ValueError(f"{name} must be one of {options}; got {value!r}.")
-        elif isinstance(control, ipw.Checkbox):
-            if not isinstance(value, bool | np.bool_):
-                raise TypeError(f"{name} must be True or False; got {value!r}.")
-        elif isinstance(control, ipw.FloatLogSlider):
-            lo, hi = control.base ** control.min, control.base ** control.max
-            number = isinstance(value, int | float | np.floating) and not isinstance(value, bool)
-            if not number or not lo <= value <= hi:
-                raise ValueError(f"{name} must be a number from {lo:g} to {hi:g}; got {value!r}.")
-        elif isinstance(control, ipw.IntSlider):
-            if isinstance(value, bool) or not isinstance(value, int | np.integer):
-                raise TypeError(f"{name} must be a whole number; got {value!r}.")
-            if not control.min <= value <= control.max:
-                raise ValueError(f"{name} must be from {control.min} to {control.max}; got {value}.")
 
     # -- static pages
     def still(self):  # pragma: no cover - overridden
@@ -311,7 +337,7 @@ class Explorer:
         return self.text()
 
     def _repr_mimebundle_(self, **kwargs):
-        """The live widget for front ends that run widgets; a still picture and a sentence for the rest."""
+        """The live widget for front ends that run widgets; a still picture (with alt text) and a sentence."""
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}
         if isinstance(bundle, tuple):
             bundle = bundle[0]
@@ -321,6 +347,28 @@ class Explorer:
         bundle["image/png"] = base64.b64encode(_png(still)).decode("ascii")
         alt = f"Still picture of the {self.title} explorer ({self.settings()}): {still.alt_text()}"
         return bundle, {"image/png": {"alt": alt}}
+
+
+class Explorer(ExplorerBase):
+    """An explorer of the four steps (notebooks 02-05): its own d_model and seed, the lesson's data."""
+
+    def __init__(self, *, d_model: int, seed: int):
+        super().__init__()
+        self.d_model = _check_whole(d_model, "d_model", 1, 512)
+        self.seed = _check_whole(seed, "seed", 0, 2**32 - 1)
+
+    def _slider_d_k(self, value) -> ipw.SelectionSlider:
+        return self._control("d_k", ipw.SelectionSlider(options=list(D_K_OPTIONS), value=_check_d_k(value),
+                                                        description="d_k", continuous_update=True))
+
+    def _project(self, tokens, d_k: int, d_v: int | None = None) -> tuple:
+        """Step 1 for these tokens: ``(X, (W_Q, W_K, W_V), (Q, K, V))`` from the library (cached data).
+
+        ``d_v`` (the width of V) is d_k unless given.
+        """
+        x = _embedding(tuple(tokens), self.d_model, self.seed)
+        ws = _projections(self.d_model, d_k, self.seed, d_v)
+        return x, ws, attention.project_qkv(x, *ws)
 
 
 # ---------------------------------------------------------------------- notebook 02
@@ -596,15 +644,6 @@ class PipelineExplorer(Explorer):
             self._follow_clicks(self.figures[name])
         self.widget = self._layout([["scores", "weights"], ["output", "row"]])
         self.update()
-
-    def _sync(self, values: dict) -> None:
-        if "seq_len" in values:
-            query = self.controls["query"]
-            quiet, self._quiet = self._quiet, True
-            try:
-                query.max = values["seq_len"] - 1
-            finally:
-                self._quiet = quiet
 
     def compute(self, seq_len: int, d_k: int, causal: bool) -> dict:
         tokens = _tokens_for(self.sentence, seq_len)

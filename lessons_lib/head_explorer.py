@@ -21,7 +21,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from . import data
-from ._live_explorer import LiveExplorer
+from .explorers import ExplorerBase, _embedding
 from .live_figures.heads import COLUMN, ROW, HeadView
 from .multihead import multi_head_attention
 
@@ -42,14 +42,7 @@ def _projections(d_model: int, seed: int, sharpness: float) -> tuple:
     return ws
 
 
-@lru_cache(maxsize=64)
-def _embedding(n: int, d_model: int, seed: int) -> np.ndarray:
-    x = data.embed_tokens(data.tokens_of_length(n), d_model, seed)
-    x.setflags(write=False)
-    return x
-
-
-class HeadGridExplorer(LiveExplorer):
+class HeadGridExplorer(ExplorerBase):
     """Per-head attention weights for a sentence; sliders for n_heads, d_model and seq_len (notebook 06).
 
     ``sharpness`` multiplies W_Q, so that untrained heads show patterns clear enough to
@@ -65,12 +58,12 @@ class HeadGridExplorer(LiveExplorer):
                  seed: int = 0, sharpness: float = 3.0):
         super().__init__()
         self.seed, self.sharpness = int(seed), float(sharpness)
+        self.readout.layout = widgets.Layout(height="24px", overflow="hidden")   # one line: no page jumps
         self._control("n_heads", widgets.SelectionSlider(options=list(N_HEADS_OPTIONS), value=n_heads,
                                                          description="n_heads", continuous_update=True))
         self._control("d_model", widgets.SelectionSlider(options=list(D_MODEL_OPTIONS), value=d_model,
                                                          description="d_model", continuous_update=True))
-        self._control("seq_len", widgets.IntSlider(value=seq_len, min=2, max=SEQ_LEN_MAX,
-                                                   description="seq_len", continuous_update=True))
+        self._slider_seq_len(seq_len, hi=SEQ_LEN_MAX)
         self._control("token", widgets.IntSlider(value=min(token, seq_len - 1), min=0, max=seq_len - 1,
                                                  description="token", continuous_update=True), redraw=False)
         self._control("direction", widgets.ToggleButtons(
@@ -84,14 +77,14 @@ class HeadGridExplorer(LiveExplorer):
         c = self.controls
         self.widget = self._box(widgets.HBox([c["n_heads"], c["d_model"], c["seq_len"], c["token"]],
                                              layout=widgets.Layout(flex_flow="row wrap")),
-                                c["direction"], self.view, self.readout)
+                                c["direction"], self.view, self.readout, self.error_box)
         self.weights: np.ndarray | None = None
         self.tokens: list[str] = []
         self.update()
 
     def compute(self, n_heads: int, d_model: int, seq_len: int) -> np.ndarray:
         """Weights ``(n_heads, seq_len, seq_len)`` of the library's multi-head attention."""
-        x = _embedding(seq_len, d_model, self.seed)
+        x = _embedding(tuple(data.tokens_of_length(seq_len)), d_model, self.seed)
         _, weights = multi_head_attention(x, *_projections(d_model, self.seed, self.sharpness), n_heads)
         return weights
 
@@ -104,7 +97,6 @@ class HeadGridExplorer(LiveExplorer):
 
     def _redraw(self) -> None:
         h, d, L = (self.controls[n].value for n in ("n_heads", "d_model", "seq_len"))
-        self._sync({"seq_len": L})
         self.tokens = data.tokens_of_length(L)
         self.weights = self.compute(h, d, L)
         d_head = d // h

@@ -19,8 +19,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from . import data, masks
-from ._live_explorer import LiveExplorer
 from .attention import attention_scores, attention_weights, project_qkv, scale_scores, softmax
+from .explorers import ExplorerBase, _embedding, _projections
 from .live_figures import Heatmap
 
 __all__ = ["CausalMaskExplorer", "CustomMaskExplorer", "mask_tokens"]
@@ -37,8 +37,7 @@ def mask_tokens(n: int) -> list[str]:
 
 def _scaled_scores(tokens, seed: int) -> np.ndarray:
     """Q·Kᵀ/√d_k for these tokens, with the course's embeddings and projections."""
-    x = data.embed_tokens(tokens, D_MODEL, seed)
-    q, k, _ = project_qkv(x, *data.projection_weights(D_MODEL, D_K, seed))
+    q, k, _ = project_qkv(_embedding(tuple(tokens), D_MODEL, seed), *_projections(D_MODEL, D_K, seed))
     return scale_scores(attention_scores(q, k), D_K)
 
 
@@ -49,7 +48,7 @@ def _fmt(v: float) -> str:
     return "−∞" if v == -np.inf else f"{v:.3f}".replace("-", "−")
 
 
-class CausalMaskExplorer(LiveExplorer):
+class CausalMaskExplorer(ExplorerBase):
     """Scores, scores + causal mask, weights; one query's row in numbers (notebook 07).
 
     ``.scores``, ``.masked`` (−∞ above the diagonal) and ``.weights`` hold what is
@@ -63,10 +62,8 @@ class CausalMaskExplorer(LiveExplorer):
     def __init__(self, *, seq_len: int = 4, query: int = 2, seed: int = 0):
         super().__init__()
         self.seed = int(seed)
-        self._control("seq_len", widgets.IntSlider(value=seq_len, min=2, max=SEQ_LEN_MAX,
-                                                   description="seq_len", continuous_update=True))
-        self._control("query", widgets.IntSlider(value=min(query, seq_len - 1), min=0, max=seq_len - 1,
-                                                 description="query", continuous_update=True))
+        self._slider_seq_len(seq_len, hi=SEQ_LEN_MAX)
+        self._slider_query(min(query, seq_len - 1), seq_len)
         size = dict(width=350, height=330, selectable=True)
         self.figures = {
             "scores": Heatmap(title="1 · scaled scores Q·Kᵀ/√d_k", colorbar_label="score",
@@ -77,7 +74,7 @@ class CausalMaskExplorer(LiveExplorer):
                                cmap="viridis", percent=True, **size),
         }
         for fig in self.figures.values():
-            fig.on_select(self._row_clicked)
+            self._follow_clicks(fig)
         # one column per key: the table's height does not depend on seq_len
         self.table = widgets.HTML(layout=widgets.Layout(height="175px", overflow="auto"))
         self.table.add_class("lessons-readout")
@@ -85,19 +82,10 @@ class CausalMaskExplorer(LiveExplorer):
         self.widget = self._box(widgets.HBox([c["seq_len"], c["query"]]),
                                 widgets.HBox(list(self.figures.values()),
                                              layout=widgets.Layout(flex_flow="row wrap")),
-                                self.table)
+                                self.table, self.error_box)
         self.update()
 
-    def _row_clicked(self, row: int) -> None:
-        if 0 <= row < self.controls["seq_len"].value and row != self.controls["query"].value:
-            self.controls["query"].value = row
-
-    def _sync(self, values: dict) -> None:
-        if "seq_len" in values:
-            self.controls["query"].max = self.controls["seq_len"].value - 1
-
     def _redraw(self) -> None:
-        self._sync({"seq_len": None})
         L, i = self.controls["seq_len"].value, self.controls["query"].value
         self.tokens = mask_tokens(L)
         self.mask = masks.causal_mask(L)
@@ -155,7 +143,7 @@ def _presets(n: int) -> dict:
     }
 
 
-class CustomMaskExplorer(LiveExplorer):
+class CustomMaskExplorer(ExplorerBase):
     """Draw a mask by toggling cells; see the attention weights it gives and what kind of mask it is.
 
     ``.mask`` (bool, True = may attend) is the mask drawn; ``.weights`` the weights
@@ -210,7 +198,7 @@ class CustomMaskExplorer(LiveExplorer):
         self.widget = self._box(widgets.HBox(buttons, layout=widgets.Layout(flex_flow="row wrap")),
                                 widgets.HBox([grid, self.heatmap],
                                              layout=widgets.Layout(align_items="center")),
-                                self.verdict_box)
+                                self.verdict_box, self.error_box)
         self.update()
 
     @property

@@ -20,14 +20,14 @@ This module does not import torch; ``SentenceExplorer`` does, when it runs the m
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import numbers
 
+import ipywidgets as ipw
 import numpy as np
 
 from . import coref, plots, style
+from .explorers import ExplorerBase
 
 __all__ = ["plot_loss_curve", "plot_referent_rows", "plot_it_rows", "plot_layer_grid", "plot_training_rows",
            "plot_sink_experiment", "head_names", "SentenceExplorer", "TrainingExplorer"]
@@ -201,84 +201,15 @@ def plot_sink_experiment(softmax_run, off_run):
 
 
 # ------------------------------------------------------------------ explorers
-def _png(fig) -> bytes:
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=80, bbox_inches="tight")
-    return out.getvalue()
-
-
 def _grid_size(n_layers: int, n_heads: int, n_tokens: int) -> tuple[int, int]:
     cell = 210 if n_tokens <= 16 else 260
     return 90 + cell * n_heads, 80 + cell * n_layers
 
 
-class _ModelExplorer:
-    """What the two explorers share: a header, controls, a message line, live figures, a still."""
-
-    title = ""
-    hint = ""
-
-    def __init__(self):
-        import ipywidgets as ipw
-
-        self._ipw = ipw
-        self.controls: dict = {}
-        self.figures: dict = {}
-        self.message = ipw.HTML("")
-        self.message.add_class("lessons-readout")
-
-    def _control(self, name: str, control):
-        kind = "slider" if "Slider" in type(control).__name__ else "control"
-        control.add_class(f"lessons-{kind}-{name}")
-        control.style.description_width = "initial"
-        control.observe(lambda change: self.update(), names="value")
-        self.controls[name] = control
-        return control
-
-    def _layout(self, rows):
-        ipw = self._ipw
-        header = ipw.HTML(f"<b>{html.escape(self.title)}</b> · <span>{html.escape(self.hint)}</span>")
-        boxes = [ipw.HBox(list(row), layout=ipw.Layout(flex_flow="row wrap", align_items="flex-start"))
-                 for row in rows]
-        controls = ipw.HBox(list(self.controls.values()), layout=ipw.Layout(flex_flow="row wrap"))
-        box = ipw.VBox([header, controls, self.message, *boxes])
-        box.add_class("lessons-explorer")
-        return box
-
-    def set(self, **values) -> None:
-        """Set controls from code, e.g. ``.set(step=100)``; an unknown control or value raises."""
-        unknown = sorted(set(values) - set(self.controls))
-        if unknown:
-            raise TypeError(f"{type(self).__name__} has no control {', '.join(unknown)}; "
-                            f"it has {', '.join(self.controls)}.")
-        for name, value in values.items():
-            self._check_value(name, value)
-            self.controls[name].value = value
-
-    def _check_value(self, name, value) -> None:
-        control = self.controls[name]
-        options = getattr(control, "options", None)
-        if options is not None and value not in [o[1] if isinstance(o, tuple) else o for o in options]:
-            raise ValueError(f"{name} must be one of {list(options)}; got {value!r}.")
-
-    def still(self):  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def text(self) -> str:
-        return (f"{type(self).__name__}: {self.title}. The picture is its starting view; run the notebook "
-                f"in JupyterLab (or Notebook 7, VS Code, Colab) to use the controls.")
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs) or {}
-        if isinstance(bundle, tuple):
-            bundle = bundle[0]
-        bundle = dict(bundle)
-        bundle["text/plain"] = self.text()
-        bundle["image/png"] = base64.b64encode(_png(self.still())).decode("ascii")
-        return bundle
+def _model_layout(explorer: ExplorerBase, rows) -> ipw.VBox:
+    """Header, controls, the message line, then rows of figures that wrap (notebook 09's explorers)."""
+    return explorer._box(explorer._controls_row(), explorer.message, explorer.error_box,
+                         *(explorer._row(row, wrap=True) for row in rows))
 
 
 EXAMPLES = (
@@ -291,7 +222,7 @@ EXAMPLES = (
 )
 
 
-class SentenceExplorer(_ModelExplorer):
+class SentenceExplorer(ExplorerBase):
     """Type a sentence from the model's vocabulary; see where "it" looks (notebook 09).
 
     Shows the referent head's row of "it" as bars and every head of every layer as
@@ -307,9 +238,9 @@ class SentenceExplorer(_ModelExplorer):
         from .live_figures import Bars, HeatmapGrid
 
         super().__init__()
+        self.message = self.readout   # the message line: the answer, or why the sentence cannot be read
         self._models = models
         self.model = models._check_model(model)
-        ipw = self._ipw
         self.reading = None
         self.error: str | None = None  # why the current sentence cannot be read, in words
         self._control("sentence", ipw.Text(value=sentence, description="sentence", continuous_update=False,
@@ -325,7 +256,7 @@ class SentenceExplorer(_ModelExplorer):
         self.figures["heads"] = HeatmapGrid(title="Every head (rows: query, columns: key)",
                                             colorbar_label="weight", columns=cfg["n_heads"], width=w,
                                             height=h, percent=True)
-        self.widget = self._layout([[self._examples], [self.figures["referent"], self.figures["heads"]]])
+        self.widget = _model_layout(self, [[self._examples], ["referent", "heads"]])
         self.update()
 
     def _pick_example(self, change) -> None:
@@ -333,11 +264,7 @@ class SentenceExplorer(_ModelExplorer):
             self.controls["sentence"].value = change["new"]
             self._examples.value = ""
 
-    def _check_value(self, name, value) -> None:
-        if not isinstance(value, str):
-            raise TypeError(f"sentence must be text; got {value!r}.")
-
-    def update(self) -> None:
+    def _redraw(self) -> None:
         sentence = self.controls["sentence"].value
         try:
             r = self._models.read_attention(self.model, sentence)
@@ -367,7 +294,7 @@ class SentenceExplorer(_ModelExplorer):
         return plot_referent_rows([self.reading])
 
 
-class TrainingExplorer(_ModelExplorer):
+class TrainingExplorer(ExplorerBase):
     """A slider over the training steps recorded by ``train_coref_model``: watch attention form (notebook 09).
 
     Shows, for probe sentence A or B at that step, the referent head's row of
@@ -382,8 +309,8 @@ class TrainingExplorer(_ModelExplorer):
         from .live_figures import Bars, HeatmapGrid, LinePlot
 
         super().__init__()
+        self.message = self.readout   # the message line: what the referent head does at this step
         self.run = _check_run(run)
-        ipw = self._ipw
         steps = [int(s) for s in self.run.snapshot_steps]
         step = steps[0] if step is None else step
         if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step not in steps:
@@ -403,11 +330,11 @@ class TrainingExplorer(_ModelExplorer):
         losses = self.run.losses
         self.figures["loss"].set_series([{"label": "loss", "x": list(range(len(losses))),
                                           "y": losses.tolist(), "mode": "line", "color": "#3b528b"}])
-        self.widget = self._layout([[ipw.VBox([self.figures["referent"], self.figures["loss"]]),
-                                     self.figures["heads"]]])
+        left = ipw.VBox([self.figures["referent"], self.figures["loss"]])
+        self.widget = _model_layout(self, [[left, "heads"]])
         self.update()
 
-    def update(self) -> None:
+    def _redraw(self) -> None:
         step, name = self.controls["step"].value, self.controls["sentence"].value
         k = int(np.searchsorted(self.run.snapshot_steps, step))
         snap, tokens = self.run.snapshots[name], self.run.probe_tokens[name]

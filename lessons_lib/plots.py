@@ -56,6 +56,7 @@ from .style import (  # the course's look: one definition, shared with the live 
     MASK_FACE,
     MASK_HATCH,
     MASK_NOTE,
+    MAX_TOKEN_LABELS,
     XLABEL,
     YLABEL,
     tick_indices,

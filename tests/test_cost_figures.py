@@ -121,8 +121,9 @@ def test_tile_explorer_t_follows_the_slider():
     assert "tile = 3 of 3" in explorer_t.plots[0].alt
     exact = ll.scaled_dot_product_attention(q, k, v)[0][4:8, 0]
     np.testing.assert_allclose(explorer_t.steps[-1].output[:, 0], exact, atol=1e-14)
-    bundle = explorer_t._repr_mimebundle_()
+    bundle, metadata = explorer_t._repr_mimebundle_()
     assert "image/png" in bundle and "TileExplorer" in bundle["text/plain"]
+    assert "tile = 3 of 3" in metadata["image/png"]["alt"]   # the still's alt text names the tile shown
     with pytest.raises(ValueError, match="tile must be from 1 to 3"):
         cost_explorers.TileExplorer(q, k, v, block_size=4, tile=4)
     with pytest.raises(ValueError, match="feature"):

@@ -57,8 +57,9 @@ def test_sentence_explorer(run):
     assert ex.error is None and "street" in ex.message.value
     with pytest.raises(TypeError, match="no control"):
         ex.set(step=3)
-    bundle = ex._repr_mimebundle_()
+    bundle, metadata = ex._repr_mimebundle_()
     assert "image/png" in bundle and "SentenceExplorer" in bundle["text/plain"]
+    assert metadata["image/png"]["alt"].startswith("Still picture of the Your sentence explorer")
 
 
 def test_training_explorer(run):
@@ -72,4 +73,4 @@ def test_training_explorer(run):
     with pytest.raises(ValueError, match="recorded steps"):
         views.TrainingExplorer(run, step=5)
     assert "lessons-slider-step" in ex.controls["step"]._dom_classes
-    assert "image/png" in ex._repr_mimebundle_()
+    assert "image/png" in ex._repr_mimebundle_()[0]

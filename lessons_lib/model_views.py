@@ -202,7 +202,7 @@ def plot_sink_experiment(softmax_run, off_run):
 
 # ------------------------------------------------------------------ explorers
 def _grid_size(n_layers: int, n_heads: int, n_tokens: int) -> tuple[int, int]:
-    cell = 210 if n_tokens <= 16 else 260
+    cell = 200 if n_tokens <= 16 else 220   # small enough that the explorer fits 1280 × 800 beside its bars
     return 90 + cell * n_heads, 80 + cell * n_layers
 
 
@@ -251,7 +251,7 @@ class SentenceExplorer(ExplorerBase):
         self._examples.observe(self._pick_example, names="value")
         cfg = self.model.config
         w, h = _grid_size(cfg["n_layers"], cfg["n_heads"], coref.MAX_LEN)
-        self.figures["referent"] = Bars(title="The referent head: where “it” looks", width=560, height=320,
+        self.figures["referent"] = Bars(title="The referent head: where “it” looks", width=440, height=320,
                                         xlabel="word (key)")
         self.figures["heads"] = HeatmapGrid(title="Every head (rows: query, columns: key)",
                                             colorbar_label="weight", columns=cfg["n_heads"], width=w,
@@ -322,11 +322,11 @@ class TrainingExplorer(ExplorerBase):
                                                     description="sentence"))
         n_layers, n_heads = self.run.snapshots[sentence]["layers"].shape[1:3]
         w, h = _grid_size(n_layers, n_heads, len(self.run.probe_tokens[sentence]))
-        self.figures["referent"] = Bars(title="Referent head", width=520, height=300, xlabel="word (key)")
+        self.figures["referent"] = Bars(title="Referent head", width=440, height=250, xlabel="word (key)")
         self.figures["heads"] = HeatmapGrid(title="Every head", colorbar_label="weight", columns=n_heads,
                                             width=w, height=h, percent=True)
         self.figures["loss"] = LinePlot(title="Training loss", xlabel="training step",
-                                        ylabel="loss (cross-entropy)", width=520, height=260)
+                                        ylabel="loss (cross-entropy)", width=440, height=220)
         losses = self.run.losses
         self.figures["loss"].set_series([{"label": "loss", "x": list(range(len(losses))),
                                           "y": losses.tolist(), "mode": "line", "color": "#3b528b"}])

@@ -941,7 +941,10 @@ function render({ model, el }) {
     if (el.dataset.width !== String(state.width)) {
       el.dataset.width = String(state.width);
       el.style.width = `${state.width}px`;
-      el.style.flex = `0 1 ${state.width}px`;
+      // in a row (HBox) the basis is the width asked for; in a column (VBox) a basis would be a height
+      const parent = el.parentElement;
+      const inColumn = parent && getComputedStyle(parent).flexDirection.startsWith("column");
+      el.style.flex = inColumn ? "0 0 auto" : `0 1 ${state.width}px`;
     }
     const room = Math.floor(el.getBoundingClientRect().width);
     const w = room > 120 ? Math.min(state.width, room) : state.width, h = state.height;

@@ -98,6 +98,20 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def overview(notebooks: list[Path], totals: dict[str, int]) -> str:
+    """The guide's table of all lessons: the time each notebook states, and the measured total."""
+    lines = ["| lesson | stated in the notebook | measured total (minutes) |", "|---|---|---:|"]
+    for path in sorted(notebooks):
+        nb = nbformat.read(path, as_version=4)
+        title = re.sub(r"^#+\s*", "", nb.cells[0].source.lstrip().split("\n", 1)[0]).strip()
+        stated = re.search(r"⏱\s*\*\*about (\d+) minutes\*\*", nb.cells[0].source)
+        lines.append(f"| [{title}](../notebooks/{path.name}) | "
+                     f"{'~' + stated.group(1) + ' min' if stated else '—'} | {totals[path.stem[:2]]} |")
+    total = sum(totals.values())
+    lines.append(f"| **whole course** | | **{total}** (about {total // 60} h {total % 60:02d} min) |")
+    return "\n".join(lines)
+
+
 def write_guide(tables: dict[str, str]) -> None:
     text = GUIDE.read_text(encoding="utf-8")
     for lesson, body in tables.items():
@@ -114,11 +128,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"write the tables into {GUIDE.name}")
     args = parser.parse_args(argv)
     tables = {}
-    for path in args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb")):
+    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         tables[path.stem[:2]] = table(sections(nb, timed_run(path)))
         print(f"### {path.stem}\n{tables[path.stem[:2]]}\n", flush=True)
     if args.write:
+        if len(notebooks) == len(list((ROOT / "notebooks").glob("*.ipynb"))):
+            totals = {k: int(v.rsplit("**", 2)[-2]) for k, v in tables.items()}
+            tables["overview"] = overview(notebooks, totals)
         write_guide(tables)
     return 0
 

@@ -62,7 +62,6 @@ from .style import (  # the course's look: one definition, shared with the live 
     tick_indices,
     tick_labels,
 )
-from . import style
 from .style import shorten as _shorten
 
 __all__ = [
@@ -913,7 +912,7 @@ def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None
     nrows = -(-h // ncols)
     side = min(3.6, max(2.4, 0.25 * L + 1.0))                 # inches per panel
     # token labels at least 12 pt apart, and no more than MAX_TOKEN_LABELS of them
-    step = max(1, int(np.ceil(0.19 * L / side)), int(np.ceil(L / style.MAX_TOKEN_LABELS)))
+    step = max(1, int(np.ceil(0.19 * L / side)), int(np.ceil(L / MAX_TOKEN_LABELS)))
     shown = tick_labels(tokens, np.arange(0, L, step)) if step > 1 else tick_labels(tokens, np.arange(L))
     label = 0.11 * max(len(t) for t in shown) + 0.5             # room for the token labels
     # placed by hand, not by constrained layout: a grid of 8 panels then draws in half the time

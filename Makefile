@@ -87,7 +87,7 @@ test-notebooks: $(STAMP_DEV)
 	$(PY) tools/offline_kernel.py install $(KERNEL_DIR) --name course-offline
 	JUPYTER_PATH=$(abspath $(KERNEL_DIR)) LESSONS_KERNEL_LOG=$(abspath build/kernel-peaks) \
 	  $(BIN)/pytest --nbval --nbval-kernel-name course-offline notebooks/
-	$(PY) tools/offline_kernel.py report build/kernel-peaks --limit-mb 1500 notebooks/*.ipynb
+	$(PY) tools/offline_kernel.py report build/kernel-peaks notebooks/*.ipynb --limit-mb 1500
 
 test-browser: $(STAMP_DEV)
 	@mkdir -p $(SCREENSHOTS)

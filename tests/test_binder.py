@@ -77,8 +77,8 @@ def test_binder_environment_installs_and_runs_every_notebook(tmp_path):
         cwd=ROOT, env=dict(os.environ, JUPYTER_PATH=str(jupyter_dir), LESSONS_KERNEL_LOG=str(log)),
         capture_output=True, text=True)
     assert nbval.returncode == 0, nbval.stdout[-6000:] + nbval.stderr[-2000:]
-    peaks = subprocess.run([sys.executable, str(TOOL), "report", str(log), "--limit-mb", str(PEAK_LIMIT_MB),
-                            *map(str, notebooks)], capture_output=True, text=True)
+    peaks = subprocess.run([sys.executable, str(TOOL), "report", str(log), *map(str, notebooks),
+                            "--limit-mb", str(PEAK_LIMIT_MB)], capture_output=True, text=True)
     print(peaks.stdout)
     assert peaks.returncode == 0, peaks.stdout
 

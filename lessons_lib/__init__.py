@@ -69,7 +69,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                  "describe_torch"),
     "data": ("SENTENCES", "tokenize", "tokens_of_length", "embed_tokens", "positional_encoding",
              "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"),
-    "measurements": ("measure_score_variance",),
+    "measurements": ("measure_score_variance", "difference_claim"),
     "style": ("CMAP_WEIGHTS", "CMAP_VALUES", "MASK_NOTE", "tick_indices", "tick_labels", "colormap_table"),
     "plots": ("heatmap", "plot_scores", "plot_weights", "plot_mask", "plot_outputs", "plot_projection",
               "plot_score_variance", "plot_row_weights", "plot_convex_combination", "convex_hull_2d",

@@ -27,7 +27,7 @@ learners clone, and what the Binder badge, the Colab links and the hub's nbgitpu
 ``--branch learner`` commits it to the branch ``learner`` (and tags it ``learner-vVERSION``), for
 the maintainer to push with ``git push origin learner learner-vVERSION``.
 
-Usage: python tools/learner_release.py [--out build/learner] [--branch learner]
+Usage: python tools/learner_release.py [--out build/learner] [--branch learner] | [--workspace workspace]
 """
 
 from __future__ import annotations
@@ -138,6 +138,25 @@ def release(out: Path, root: Path = ROOT) -> dict[str, int]:
     return counts
 
 
+def update_workspace(workspace: Path, root: Path = ROOT) -> tuple[list[str], list[str]]:
+    """Give ``workspace`` the learner version of every lesson it lacks; never touch one it has.
+
+    This is the learner's own folder (``make lab``): their edits survive ``git pull`` and later runs.
+    Returns the names added and the names kept.
+    """
+    workspace.mkdir(parents=True, exist_ok=True)
+    added, kept = [], []
+    for source in sorted((root / "notebooks").glob("*.ipynb")):
+        target = workspace / source.name
+        if target.exists():
+            kept.append(source.name)
+            continue
+        learner, _ = learner_notebook(nbformat.read(source, as_version=4), f"notebooks/{source.name}")
+        nbformat.write(learner, target)
+        added.append(source.name)
+    return added, kept
+
+
 def version(root: Path = ROOT) -> str:
     with open(root / "pyproject.toml", "rb") as fh:
         return tomllib.load(fh)["project"]["version"]
@@ -167,7 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "learner")
     parser.add_argument("--branch", help="also commit the copy to this branch and tag it learner-vVERSION")
+    parser.add_argument("--workspace", type=Path,
+                        help="instead: add the lessons this folder lacks (learner versions), keep the rest")
     args = parser.parse_args(argv)
+    if args.workspace:
+        added, kept = update_workspace(args.workspace)
+        print(f"workspace {args.workspace}: {len(added)} lesson(s) added, {len(kept)} kept as you left them")
+        for name in added:
+            print(f"  + {name}")
+        return 0
     try:
         counts = release(args.out)
     except SolutionMarkerError as exc:

@@ -255,3 +255,15 @@ def running_lab(
 def notebook_paths() -> list[Path]:
     """The course notebooks, in lesson order (whatever is in notebooks/ right now)."""
     return sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+# ------------------------------------------------------------------ warnings
+
+@pytest.fixture
+def warnings_are_errors():
+    """The test fails on any warning (a RuntimeWarning from numpy included): the library must not leak one."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield

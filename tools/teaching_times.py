@@ -79,11 +79,11 @@ def sections(nb, seconds: list[float]) -> list[dict]:
 
 
 def _quiz_questions(source: str) -> int:
-    """How many questions the quiz shown in this cell asks (lessons_lib.quiz.QUIZZES)."""
-    from lessons_lib import quiz
+    """How many questions the quiz shown in this cell asks (lessons_lib.QUIZZES)."""
+    import lessons_lib as ll
 
     match = re.search(r"quiz\.show\(\s*['\"](\w+)['\"]", source)
-    return len(quiz.QUIZZES[match.group(1)]) if match and match.group(1) in quiz.QUIZZES else 3
+    return len(ll.QUIZZES[match.group(1)]) if match and match.group(1) in ll.QUIZZES else 3
 
 
 def table(rows: list[dict]) -> str:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..feedback import Feedback
+from ..course.feedback import Feedback
 from .engine import TIME_LIMIT_S, Case, Exercise, Mistake, like  # noqa: F401 - for lessons and tests
 
 __all__ = ["Feedback", "EXERCISES"]  # and every content module's check_* functions, added below

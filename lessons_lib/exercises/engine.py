@@ -34,7 +34,7 @@ Create ``lessons_lib/exercises/lessonNN_topic.py`` (it is found automatically:
 every ``lesson*`` module's ``__all__`` becomes part of :mod:`lessons_lib.exercises`)::
 
     import numpy as np
-    from .. import masks                       # the library's reference
+    from ..core import masks  # the library's reference
     from .engine import Case, Exercise, Mistake, like, rng_cases
 
     __all__ = ["check_causal_mask"]
@@ -84,7 +84,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
+from ..course.feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
 
 __all__ = [
     "TIME_LIMIT_S",

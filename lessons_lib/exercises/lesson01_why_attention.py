@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention, data
-from ..feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
+from ..core import attention
+from ..course.feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
+from ..lab import data
 
 __all__ = ["check_street_query"]
 

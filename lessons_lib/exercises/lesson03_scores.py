@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention
+from ..core import attention
 from .engine import Case, Exercise, Mistake, Outcome, count, either, every_case, like, rng_cases, shape_text
 
 __all__ = ["check_scores"]

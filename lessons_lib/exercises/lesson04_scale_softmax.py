@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention
+from ..core import attention
 from .engine import Case, Exercise, Mistake, Outcome, either, every_case, like, rng_cases
 
 __all__ = ["check_softmax", "check_scaling"]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import multihead
-from ..attention import softmax
+from ..core import multihead
+from ..core.attention import softmax
 from .engine import Case, Exercise, Mistake, like, rng_cases
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_next_token_head"]

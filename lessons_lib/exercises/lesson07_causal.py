@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention
+from ..core import attention
 from .engine import Case, Exercise, Mistake, like, rng_cases
 
 __all__ = ["check_causal_weights"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import flash
+from ..core import flash
 from .engine import Case, Exercise, Mistake, like
 
 __all__ = ["check_online_update"]

@@ -2,7 +2,8 @@
 #
 #   make lab     set up .venv (first time only) and open the course in JupyterLab
 #   make test    set up .venv with the test tools, then lint, library tests,
-#                every notebook under nbval, and every notebook in a real browser
+#                every notebook under nbval, every notebook in a real browser, and
+#                Binder's environment (a fresh venv from binder/, every notebook in it)
 #
 # Other targets: make notebooks (stamp, then re-run all notebooks in place, clean kernel),
 # make learner (the learner copy, solutions removed), make html (static pages),
@@ -38,7 +39,7 @@ STAMP_DEV := $(VENV)/.installed-dev
 
 help:
 	@echo "make lab        open the course in JupyterLab (sets up $(VENV) the first time)"
-	@echo "make test       lint + library tests + nbval over notebooks/ + browser test"
+	@echo "make test       lint + library tests + nbval over notebooks/ + browser test + Binder's environment"
 	@echo "make notebooks  stamp (Colab cell, slides, README map), then re-run every notebook from a clean kernel"
 	@echo "make learner    the learner copy in build/learner (solutions removed, answers cleared)"
 	@echo "make html       static HTML pages of every lesson in build/html"

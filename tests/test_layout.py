@@ -141,3 +141,11 @@ def test_contributings_map_names_every_folder_and_tool():
     assert not missing, f"CONTRIBUTING.md's tools row does not name {missing}"
     for lesson in ("figures", "explorers", "exercises", "quizzes"):
         assert f"lessons_lib/{lesson}/lesson11_rope.py" in text, f"the lesson recipe has no {lesson} file"
+
+
+def test_the_exercises_docstring_lists_every_check():
+    from lessons_lib import exercises
+
+    checks = [name for name in exercises.__all__ if name.startswith("check_")]
+    missing = [name for name in checks if f"``{name}``" not in exercises.__doc__]
+    assert not missing, f"lessons_lib/exercises/__init__.py's table does not list {missing}"

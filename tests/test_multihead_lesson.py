@@ -399,7 +399,7 @@ def test_head_view_traits_are_the_ones_its_javascript_reads():
 
     from lessons_lib.figures.live.heads import HeadView
 
-    js = (Path(ll.__file__).parent / "live_figures" / "live_figures.js").read_text(encoding="utf-8")
+    js = (Path(ll.__file__).parent / "figures" / "live" / "live_figures.js").read_text(encoding="utf-8")
     block = js[js.index("KINDS.heads = {"):]
     listed = set(re.findall(r'"(\w+)"', block[:block.index("]")]))
     synced = {name for name in HeadView().traits(sync=True)

@@ -5,7 +5,7 @@
 * the versions of Python, numpy, matplotlib, Pillow, ipywidgets (and its JupyterLab extension
   ``jupyterlab_widgets``), ipykernel and JupyterLab, read from the installed package metadata;
 * PyTorch, if installed (found with ``importlib.util.find_spec`` first, imported only then), and which
-  device ``lessons_lib.backends`` will run torch's scaled dot-product attention on: the GPU (CUDA) or
+  device ``lessons_lib.core.backends`` will run torch's scaled dot-product attention on: the GPU (CUDA) or
   the CPU;
 * a widget check: a slider the learner moves, with a line of text that echoes the value Python
   received. If it echoes, every slider of the lessons will work.
@@ -39,7 +39,7 @@ TORCH_LESSONS = "the PyTorch lessons (08 and later)"
 
 
 def _torch_install() -> str:
-    """The command that installs the CPU-only torch build (one source: lessons_lib.backends)."""
+    """The command that installs the CPU-only torch build (one source: lessons_lib.core.backends)."""
     from ..core.backends import TORCH_CPU_INSTALL
 
     return TORCH_CPU_INSTALL
@@ -92,7 +92,7 @@ class EnvironmentReport:
 
     @property
     def torch_path(self) -> str:
-        """One sentence: where lessons_lib.backends will run torch's attention, or why it cannot."""
+        """One sentence: where lessons_lib.core.backends will run torch's attention, or why it cannot."""
         if self.torch_error:
             return f"PyTorch is installed but failed to import ({self.torch_error})."
         if self.torch_version is None:

@@ -76,7 +76,7 @@ def _resolve(dotted: str):
 
 
 def code_line(equation: Equation) -> tuple[str, int, str]:
-    """``("lessons_lib/attention.py", 187, "scores = q @ np.swapaxes(k, -1, -2)")`` for ``equation``.
+    """``("lessons_lib/core/attention.py", 157, "scores = q @ np.swapaxes(k, -1, -2)")`` for ``equation``.
 
     Raises ``LookupError`` when the function no longer holds a line with the marker.
     """

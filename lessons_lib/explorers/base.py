@@ -23,12 +23,12 @@ the learner has just computed. Every explorer has:
 * ``.widget``: the ipywidgets box (controls on top, figures, a read-out line);
   the explorer displays as it in JupyterLab, Notebook 7, VS Code and Colab;
 * ``.controls`` (name → ipywidgets control) and ``.figures`` (name → live figure
-  of :mod:`lessons_lib.live_figures`, whose ``.matrix`` is what it shows);
+  of :mod:`lessons_lib.figures.live`, whose ``.matrix`` is what it shows);
 * ``.settings()``: the controls' values in words, which the figures carry as their alt text;
 * ``.set(**values)``: drive it from code, one redraw (``.set(d_k=64, seq_len=16)``);
   a value outside a slider raises ValueError, as do such values given to the constructor;
 * ``.error_box``: an error in a redraw is shown there in red, never lost;
-* ``.still()``: the same view as a matplotlib figure (from :mod:`lessons_lib.plots`):
+* ``.still()``: the same view as a matplotlib figure (from :mod:`lessons_lib.figures`):
   the picture that GitHub, nbviewer and nbconvert HTML show, with a sentence;
 * ``.last_update_ms``: the Python side of the last redraw.
 

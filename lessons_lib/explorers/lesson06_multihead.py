@@ -2,7 +2,7 @@
 
 :class:`HeadGridExplorer` runs :func:`lessons_lib.multi_head_attention` on a sentence
 with fixed (random, untrained) projections W_Q, W_K, W_V of size d_model × d_model and
-shows each head's weights in a :class:`~lessons_lib.live_figures.heads.HeadView`:
+shows each head's weights in a :class:`~lessons_lib.figures.live.heads.HeadView`:
 a thumbnail per head, one previewed large (hover a thumbnail; click to lock), one token
 followed in every head, by its row (*where does it look*) or its column (*who looks at it*).
 

@@ -5,10 +5,10 @@
   shows exp(−∞) = 0 in numbers. Sliders ``seq_len`` and ``query`` (or click a row).
 * :class:`CustomMaskExplorer`: an n × n grid of toggle buttons, one per (query, key): ✓ may
   attend, ✗ masked. The attention weights under that mask are redrawn live, and
-  :func:`lessons_lib.masks.causal_mask_mistake` says what the mask is (the causal mask,
+  :func:`lessons_lib.core.masks.causal_mask_mistake` says what the mask is (the causal mask,
   an inverted one, one without its diagonal, ...). Presets start from the gallery's masks.
 
-All numbers come from :mod:`lessons_lib.attention` and :mod:`lessons_lib.masks`.
+All numbers come from :mod:`lessons_lib.core.attention` and :mod:`lessons_lib.core.masks`.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@
   tile by tile. The tile slider moves markers on the running maximum, the running sum
   and the output, and a table says what that tile did to each row.
 
-Built from :mod:`lessons_lib.live_figures` (drawn in the browser; a slider move sends a
+Built from :mod:`lessons_lib.figures.live` (drawn in the browser; a slider move sends a
 few numbers). Each explorer also shows a still picture and a sentence on pages without a
-kernel (GitHub, nbviewer), drawn by :mod:`lessons_lib.cost_plots`. Controls carry the
+kernel (GitHub, nbviewer), drawn by :mod:`lessons_lib.figures.lesson08_flash`. Controls carry the
 CSS class ``lessons-slider-<name>`` / ``lessons-button-<name>``; each live figure's
 ``alt`` text names the current setting.
 """
@@ -40,7 +40,7 @@ N_OPTIONS = tuple(2**i for i in range(7, 15))    # where the button measures
 class ScalingExplorer(ExplorerBase):
     """Measured time and memory of attention against N, with the fitted log-log lines (notebook 08).
 
-    ``table``: a :class:`~lessons_lib.cost.CostTable` (from ``cost.measure_scaling``); the
+    ``table``: a :class:`~lessons_lib.lab.cost.CostTable` (from ``cost.measure_scaling``); the
     explorer starts from it and adds what the *Measure up to N* button measures (same
     methods, same block size for the tiled one, same number of threads). ``n``:
     the slider's starting N. The slider itself only counts and predicts (instant); the
@@ -195,7 +195,7 @@ class TileExplorer(ExplorerBase):
     ``q (L, d_k)``, ``k (S, d_k)``, ``v (S, d_v)``; ``rows``: the block of queries to follow
     (a ``range``, default the first ``block_size`` rows); ``feature``: which output
     column the third plot follows. The state after each tile comes from
-    :func:`lessons_lib.flash.flash_attention_steps`, the same loop as ``flash_attention``.
+    :func:`lessons_lib.core.flash.flash_attention_steps`, the same loop as ``flash_attention``.
     """
 
     title = "FlashAttention, one tile at a time"

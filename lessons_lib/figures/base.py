@@ -1,4 +1,4 @@
-"""Figures for the lessons: heatmaps of scores, weights and outputs, the mask table, and more.
+"""The base of the lessons' still figures: ``LessonFigure``, ``heatmap``, ``panel_figure`` and the helpers.
 
 Every function returns a :class:`matplotlib.figure.Figure` (a ``LessonFigure``).
 Figures are made directly, not through ``pyplot``: a notebook cell that ends in
@@ -18,14 +18,19 @@ Conventions (course-wide):
   hatching and named in a caption, never as the number 0; the meaning never
   rests on colour alone (values are written in small heatmaps, ✓/✗ in the mask).
 
-The look (colours, colour maps, font sizes, masked cells) comes from :mod:`lessons_lib.style`, shared
-with the live figures drawn in the browser (:mod:`lessons_lib.live_figures`); what the lessons
-measure is computed in :mod:`lessons_lib.measurements`: these functions only draw. A matrix whose
+The look (colours, colour maps, font sizes, masked cells) comes from :mod:`lessons_lib.figures.style`,
+shared with the live figures drawn in the browser (:mod:`lessons_lib.figures.live`); what the lessons
+measure is computed in :mod:`lessons_lib.lab`: these functions only draw. A matrix whose
 picture would need more memory than the course allows is refused at once, with what to draw instead.
 
-Which lesson uses what: ``plot_projection`` (notebook 02), ``plot_scores``
-(03), ``plot_score_variance``, ``plot_weights``, ``plot_row_weights`` (04),
-``plot_outputs`` (05), ``plot_mask`` (07). ``heatmap`` is the general tool.
+Each lesson's stills live in ``figures/lessonNN_topic.py``, built on this module:
+``plot_projection`` (02), ``plot_scores`` (03), ``plot_weights``, ``plot_score_variance``,
+``plot_row_weights`` (04), ``plot_outputs``, ``plot_convex_combination``, ``convex_hull_2d`` (05),
+``plot_head_shapes``, ``plot_head_grid`` (06), ``plot_mask``, ``plot_mask_gallery``,
+``plot_masking_steps`` (07), ``plot_scaling``, ``plot_tile_grid``, ``plot_tile_steps``,
+``plot_block_sizes`` (08), ``plot_loss_curve``, ``plot_referent_rows``, ``plot_it_rows``,
+``plot_layer_grid``, ``plot_training_rows``, ``plot_sink_experiment`` (09). ``heatmap`` is the
+general tool.
 """
 
 from __future__ import annotations

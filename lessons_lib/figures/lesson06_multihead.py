@@ -63,7 +63,7 @@ def plot_head_shapes(seq_len: int = 3, d_model: int = 6, n_heads: int = 2) -> Fi
     of the head outputs back to ``(seq_len, d_model)`` and W_O. Every cell is
     labelled "token, column" (of Q at the top, of its head at the bottom) and filled
     by its head (a tint and a hatch per head), so each number can be followed. The
-    cells are placed by :func:`lessons_lib.multihead.split_heads` and ``merge_heads``
+    cells are placed by :func:`lessons_lib.core.multihead.split_heads` and ``merge_heads``
     themselves, run on an array of cell numbers: the figure shows what the library does.
     """
     from .._checks import check_positive_int

@@ -74,7 +74,7 @@ def plot_mask_gallery(gallery: dict, tokens, *, title: str | None = None) -> Fig
 
     ``gallery``: name → bool mask ``(n, n)`` or a batch ``(b, n, n)`` (each batch item
     gets its own panel, named "name, sequence 1", ...), e.g.
-    :func:`lessons_lib.masks.mask_gallery`. ``tokens`` labels the n rows and columns;
+    :func:`lessons_lib.core.masks.mask_gallery`. ``tokens`` labels the n rows and columns;
     in a batch, positions that no query may attend to are labelled ``<pad>``.
     """
     if not isinstance(gallery, dict) or not gallery:

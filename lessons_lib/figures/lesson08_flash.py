@@ -1,18 +1,18 @@
 """Still figures of notebook 08 (cost and FlashAttention): scaling, tiles, the block-size trade-off.
 
 * :func:`plot_scaling`: time and peak memory against N on log-log axes, one line per
-  method with its fitted slope (from :class:`lessons_lib.cost.CostTable`);
+  method with its fitted slope (from :class:`lessons_lib.lab.cost.CostTable`);
 * :func:`plot_tile_grid`: the L × S score matrix cut into tiles, in the order
   :func:`lessons_lib.flash_attention` visits them, tiles above the diagonal skipped;
 * :func:`plot_tile_steps`: one block of queries tile by tile (from
-  :func:`lessons_lib.flash.flash_attention_steps`): the running maximum, the running
+  :func:`lessons_lib.core.flash.flash_attention_steps`): the running maximum, the running
   sum and the output converging on the exact answer;
 * :func:`plot_block_sizes`: time and memory of the tiled method against its block size
-  (from :func:`lessons_lib.cost.measure_block_sizes`).
+  (from :func:`lessons_lib.lab.cost.measure_block_sizes`).
 
-Figures only draw: the numbers come from :mod:`lessons_lib.cost` and
-:mod:`lessons_lib.flash`. Shapes and line styles, not colours alone, tell the series
-apart; colours come from viridis. The live versions are in :mod:`lessons_lib.cost_explorers`.
+Figures only draw: the numbers come from :mod:`lessons_lib.lab.cost` and
+:mod:`lessons_lib.core.flash`. Shapes and line styles, not colours alone, tell the series
+apart; colours come from viridis. The live versions are in :mod:`lessons_lib.explorers.lesson08_flash`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Pictures of a trained model's attention (notebook 09): still figures and two explorers.
 
-Still figures (matplotlib, built on :mod:`lessons_lib.plots`; GitHub and nbviewer show them):
+Still figures (matplotlib, built on :mod:`lessons_lib.figures`; GitHub and nbviewer show them):
 
 * :func:`plot_loss_curve`: the training loss against the step.
 * :func:`plot_referent_rows`: the referent head's row of "it", one bar chart per sentence, side by side.
@@ -9,7 +9,7 @@ Still figures (matplotlib, built on :mod:`lessons_lib.plots`; GitHub and nbviewe
 * :func:`plot_training_rows`: the referent head's row of "it" at each recorded training step.
 * :func:`plot_sink_experiment`: the attention-sink experiment, softmax against the "off" slot.
 
-Explorers (ipywidgets controls beside the live figures of :mod:`lessons_lib.live_figures`,
+Explorers (ipywidgets controls beside the live figures of :mod:`lessons_lib.figures.live`,
 drawn in the browser; each also carries a still picture and a sentence for static pages):
 
 * :class:`SentenceExplorer`: type a sentence from the model's vocabulary, see its attention.

@@ -2,7 +2,7 @@
 
 Two models, both small enough to train on a laptop CPU in a few seconds:
 
-``CorefModel`` learns whom "it" means in the sentences of ``lessons_lib.coref``::
+``CorefModel`` learns whom "it" means in the sentences of ``lessons_lib.lab.coref``::
 
     tokens ─► embedding + position ─► attention layer 1 ─► attention layer 2 ─► referent head
                                         (n_heads heads)      (n_heads heads)      (one head)

@@ -29,7 +29,7 @@ animation frame, always the newest state.
 
 Example::
 
-    >>> from lessons_lib.live_figures import Heatmap
+    >>> from lessons_lib.figures.live import Heatmap
     >>> import numpy as np
     >>> hm = Heatmap(title="Attention weights", colorbar_label="weight", cmap="viridis", percent=True)
     >>> hm.draw(np.full((2, 2), 0.5), ["a", "b"], ["a", "b"], vmin=0.0, vmax=1.0, highlight_row=1)

@@ -1,7 +1,7 @@
 // Live figures of the attention course, drawn in the browser on a <canvas>.
 //
 // One ES module for every figure kind (heatmap, heatmap grid, bars, line plot,
-// matrix product); the Python side (lessons_lib/live_figures/__init__.py) picks
+// matrix product); the Python side (lessons_lib/figures/live/) picks
 // the kind with the `_kind` trait. No dependencies, no build step, nothing from
 // a CDN: anywidget loads this file as it is.
 //
@@ -1052,7 +1052,7 @@ function render({ model, el }) {
 export default { render };
 
 // ---------------- attention heads: thumbnails, a large preview, one token's row or column
-// (Python: lessons_lib/live_figures/heads.py, HeadView; notebook 06). Hover a thumbnail to preview it
+// (Python: lessons_lib/figures/live/heads.py, HeadView; notebook 06). Hover a thumbnail to preview it
 // large, click it to lock it (click again to unlock); click a token in the preview to follow it.
 // `direction` 0 frames the token's row (where it looks), 1 its column (who looks at it), in every
 // head. Hover, preview and frames are drawn here: no kernel round trip (hover is not even sent).

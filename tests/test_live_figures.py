@@ -190,3 +190,43 @@ def test_the_javascript_ships_inside_the_package_and_fetches_nothing():
     sizes = [int(s) for s in re.findall(r"font\((\d+)", js)]
     sizes += [int(s) for s in re.findall(r"font-size: (\d+)px", css)]
     assert min(s for s in sizes if s > 0) >= 12
+
+
+# Synced traits a kind's JavaScript does not redraw from, each with its reason.
+NOT_REDRAWN = {
+    "cmap": "the colour map's name; the JavaScript draws its table, lut",
+    "selectable": "read when a row is clicked, not drawn",
+}
+HEADS_NOT_REDRAWN = {"row_name", "col_name", "annotate_max"}  # a head view writes no values in its cells
+
+
+@pytest.mark.parametrize("cls", ["Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "HeadView"])
+def test_every_kinds_traits_are_the_same_in_python_and_javascript(cls):
+    """Each kind's `traits` in live_figures.js are exactly the widget's synced traits, less NOT_REDRAWN."""
+    import re
+
+    import anywidget
+
+    from lessons_lib.figures.live.heads import HeadView
+
+    widget = HeadView if cls == "HeadView" else getattr(ll, cls)
+    kind = widget.class_traits()["_kind"].default_value
+    js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
+    block = js[js.index(f"KINDS.{kind} = {{"):]
+    listed = set(re.findall(r'"(\w+)"', block[:block.index("]")]))
+    base = set(anywidget.AnyWidget.class_traits(sync=True))
+    synced = {n for n in widget.class_traits(sync=True) if n not in base and not n.startswith("_")}
+    synced -= set(NOT_REDRAWN) | (HEADS_NOT_REDRAWN if kind == "heads" else set())
+    assert listed == synced, (f"{cls} (kind {kind!r}): only in JavaScript {sorted(listed - synced)}, "
+                              f"only in Python {sorted(synced - listed)}")
+
+
+def test_the_javascript_draws_with_the_style_of_style_py():
+    """The mask colours and font sizes reach the JavaScript from style.py, typed nowhere else."""
+    from lessons_lib.figures.live import base
+
+    js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
+    for value in (style.MASK_FACE, style.MASK_EDGE, style.MASK_NOTE):
+        assert value not in js, f"{value!r} is typed in live_figures.js; it comes from style.py"
+    assert base._ESM.startswith("const STYLE = {") and style.MASK_NOTE in base._ESM.splitlines()[0]
+    assert js.count("function drawColorbar(") == 1 and "drawColorbarOnly" not in js

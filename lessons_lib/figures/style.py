@@ -1,4 +1,4 @@
-"""The course's look, shared by the static figures (:mod:`plots`) and the live ones (:mod:`live_figures`).
+"""The course's look, shared by the stills (:mod:`lessons_lib.figures`) and the live figures (``live``).
 
 One place for colours, colour maps, font sizes, the look of masked cells and the
 rule for which token gets a tick label, so that a still picture on nbviewer and
@@ -35,6 +35,9 @@ MASK_FACE = "#d4d4d4"   # masked cells: light grey ...
 MASK_HATCH = "///"      # ... with hatching ...
 MASK_EDGE = "#4d4d4d"   # ... in dark grey
 MASK_NOTE = "▨ grey hatched = masked (may not attend); not a zero"
+# The live figures' text, in CSS pixels (their titles one step larger than a still's 14 pt).
+LIVE_TICK_PX, LIVE_LABEL_PX, LIVE_TITLE_PX = FONT_TICK, FONT_LABEL, 15
+
 XLABEL = "key (attended to)"
 YLABEL = "query (attending)"
 CMAP_WEIGHTS = "viridis"  # probabilities in [0, 1]
@@ -107,3 +110,13 @@ def colormap_table(name: str) -> bytes:
 
     cmap = matplotlib.colormaps[check_colormap(name)].resampled(256)
     return cmap(np.arange(256), bytes=True)[:, :3].astype(np.uint8).tobytes()
+
+
+def live_style() -> dict:
+    """The constants the live figures' JavaScript draws with, injected as ``STYLE`` when it loads.
+
+    >>> live_style()["mask_face"] == MASK_FACE
+    True
+    """
+    return {"tick_px": LIVE_TICK_PX, "label_px": LIVE_LABEL_PX, "title_px": LIVE_TITLE_PX,
+            "mask_face": MASK_FACE, "mask_edge": MASK_EDGE, "mask_note": MASK_NOTE}

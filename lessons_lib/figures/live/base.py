@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import numbers
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from ..._checks import as_bool_mask, check_label
 from .. import style
 
 _HERE = Path(__file__).resolve().parent
-_ESM = (_HERE / "live_figures.js").read_text(encoding="utf-8")
+# the JavaScript, with the course's look (figures/style.py) put in front of it as `const STYLE`
+_ESM = (f"const STYLE = {json.dumps(style.live_style(), ensure_ascii=False)};\n"
+        + (_HERE / "live_figures.js").read_text(encoding="utf-8"))
 _CSS = (_HERE / "live_figures.css").read_text(encoding="utf-8")
 
 

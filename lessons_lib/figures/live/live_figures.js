@@ -1,9 +1,9 @@
 // Live figures of the attention course, drawn in the browser on a <canvas>.
 //
-// One ES module for every figure kind (heatmap, heatmap grid, bars, line plot,
-// matrix product); the Python side (lessons_lib/figures/live/) picks
-// the kind with the `_kind` trait. No dependencies, no build step, nothing from
-// a CDN: anywidget loads this file as it is.
+// One ES module for every figure kind (heatmap, grid, bars, lines, product, heads: the KINDS
+// below); the Python side (lessons_lib/figures/live/, one module per kind) picks the kind with
+// the `_kind` trait. No dependencies, no build step, nothing from a CDN: anywidget loads this
+// file as it is, after one line of style constants from Python (STYLE, below).
 //
 // How data arrives: matrices as binary traits (float32, or zlib-compressed
 // 8-bit colour indices for large ones), masks as packed bits, labels as lists
@@ -13,12 +13,10 @@
 // Hover and row clicks are answered here, without a kernel round trip.
 
 const FONT = '"DejaVu Sans", "Helvetica Neue", Helvetica, Arial, sans-serif';
-const TICK_PX = 12;   // no text below 12 px
-const LABEL_PX = 13;
-const TITLE_PX = 15;
-const MASK_FACE = "#d4d4d4";
-const MASK_EDGE = "#4d4d4d";
-const MASK_NOTE = "▨ grey hatched = masked (may not attend); not a zero";
+// The look comes from Python (lessons_lib/figures/style.py): the module that loads this file puts
+// `const STYLE = {...}` in front of it (figures/live/base.py), so no colour or size is typed twice.
+const { tick_px: TICK_PX, label_px: LABEL_PX, title_px: TITLE_PX, mask_face: MASK_FACE, mask_edge: MASK_EDGE,
+  mask_note: MASK_NOTE } = STYLE;
 const MAX_LABEL_PX = 110;  // row labels longer than this are cut with "…"
 
 // ------------------------------------------------------------------ data
@@ -315,37 +313,7 @@ function drawHeatmapPanel(ctx, p, box) {
     const yy = ax.y + ax.h + lay.colH + (p.xlabel ? LABEL_PX + 8 : 2);
     ctx.fillText(fit(ctx, MASK_NOTE, box.w - 8), Math.min(Math.max(ax.x + ax.w / 2, box.x + box.w / 2), box.x + box.w / 2), yy);
   }
-  // colorbar
-  if (p.colorbar !== false) {
-    const bx = ax.x + ax.w + 12, bw = 14;
-    const grad = new ImageData(1, 256);
-    for (let i = 0; i < 256; i++) {
-      const k = 255 - i;
-      grad.data.set([lut[3 * k], lut[3 * k + 1], lut[3 * k + 2], 255], 4 * i);
-    }
-    const g = document.createElement("canvas"); g.width = 1; g.height = 256;
-    g.getContext("2d").putImageData(grad, 0, 0);
-    ctx.imageSmoothingEnabled = false;
-    ctx.drawImage(g, bx, ax.y, bw, ax.h);
-    ctx.strokeStyle = "#000"; ctx.strokeRect(bx - 0.5, ax.y - 0.5, bw + 1, ax.h + 1);
-    const { ticks, decimals } = niceTicks(vmin, vmax);
-    ctx.font = font(TICK_PX, false); ctx.fillStyle = "#000";
-    ctx.textAlign = "left"; ctx.textBaseline = "middle";
-    let tw = 0;
-    for (const t of ticks) {
-      const y = ax.y + (vmax - t) / (vmax - vmin) * ax.h;
-      ctx.beginPath(); ctx.moveTo(bx + bw, y); ctx.lineTo(bx + bw + 4, y); ctx.stroke();
-      const s = fmtNumber(t, decimals);
-      tw = Math.max(tw, ctx.measureText(s).width);
-      ctx.fillText(s, bx + bw + 6, y);
-    }
-    if (p.cbarLabel) {
-      ctx.save(); ctx.translate(bx + bw + 6 + tw + 6, ax.y + ax.h / 2); ctx.rotate(Math.PI / 2);
-      ctx.font = font(LABEL_PX, false); ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-      ctx.fillText(fit(ctx, p.cbarLabel, ax.h + 30), 0, 0);
-      ctx.restore();
-    }
-  }
+  if (p.colorbar !== false) drawColorbar(ctx, lut, vmin, vmax, p.cbarLabel, ax.x + ax.w + 12, ax.y, ax.h);
   if (p.showTitle !== false) drawTitle(ctx, p.title, ax.x + ax.w / 2, box.y + 2, box.w - 8);
   return lay;
 }
@@ -418,8 +386,11 @@ function makeShell(el, model) {
   return { root, canvas, overlay, readout, stage };
 }
 
-// Each kind: traits it draws from, an async `prepare(model)` that decodes them into a plain state,
-// `draw(ctx, state, w, h)` returning hit-test info, and `hover(state, info, x, y)`.
+// Each kind: `traits` (the Python traits it reads; tests/test_live_figures.py holds them equal to
+// the widget's synced traits), an async `prepare(model)` that decodes them into a plain state,
+// `draw(ctx, state, w, h)` returning hit-test info, `hit(state, info, x, y)` for the cell under the
+// pointer, `readout(state, hit)` and `cellRect(state, info, hit)` for the hover read-out; optional
+// `hoverModel(model, hit)` and `keepHover(state, hover)`.
 const KINDS = {};
 
 function common(model) {
@@ -516,8 +487,7 @@ KINDS.grid = {
     }
     // one shared colorbar on the right
     const last = panels[0].lay.ax;
-    const cb = { ...s, m: { kind: "f32", data: new Float32Array(1) }, rows: 1, cols: 1 };
-    drawColorbarOnly(ctx, cb, w - cbarW + 4, last.y, Math.max(40, h - top - 40));
+    drawColorbar(ctx, s.lut, s.vmin, s.vmax, s.cbarLabel, w - cbarW + 4, last.y, Math.max(40, h - top - 40), 1);
     return { panels };
   },
   hit(s, info, x, y) {
@@ -551,32 +521,37 @@ KINDS.grid = {
   },
 };
 
-function drawColorbarOnly(ctx, s, bx, y, h) {
+// The one colorbar of every live figure: the colour table as a 14 px bar at (bx, y), h tall, with
+// matplotlib's "nice" ticks on its right and the label turned along it. `lineWidth` (the grid's
+// shared bar) sets the frame's width; the heatmap's bar keeps the width its panel drew with.
+function drawColorbar(ctx, lut, vmin, vmax, label, bx, y, h, lineWidth) {
   const bw = 14;
   const grad = new ImageData(1, 256);
   for (let i = 0; i < 256; i++) {
     const k = 255 - i;
-    grad.data.set([s.lut[3 * k], s.lut[3 * k + 1], s.lut[3 * k + 2], 255], 4 * i);
+    grad.data.set([lut[3 * k], lut[3 * k + 1], lut[3 * k + 2], 255], 4 * i);
   }
   const g = document.createElement("canvas"); g.width = 1; g.height = 256;
   g.getContext("2d").putImageData(grad, 0, 0);
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(g, bx, y, bw, h);
-  ctx.strokeStyle = "#000"; ctx.lineWidth = 1; ctx.strokeRect(bx - 0.5, y - 0.5, bw + 1, h + 1);
-  const { ticks, decimals } = niceTicks(s.vmin, s.vmax);
+  ctx.strokeStyle = "#000";
+  if (lineWidth !== undefined) ctx.lineWidth = lineWidth;
+  ctx.strokeRect(bx - 0.5, y - 0.5, bw + 1, h + 1);
+  const { ticks, decimals } = niceTicks(vmin, vmax);
   ctx.font = font(TICK_PX, false); ctx.fillStyle = "#000"; ctx.textAlign = "left"; ctx.textBaseline = "middle";
   let tw = 0;
   for (const t of ticks) {
-    const yy = y + (s.vmax - t) / (s.vmax - s.vmin) * h;
+    const yy = y + (vmax - t) / (vmax - vmin) * h;
     ctx.beginPath(); ctx.moveTo(bx + bw, yy); ctx.lineTo(bx + bw + 4, yy); ctx.stroke();
     const str = fmtNumber(t, decimals);
     tw = Math.max(tw, ctx.measureText(str).width);
     ctx.fillText(str, bx + bw + 6, yy);
   }
-  if (s.cbarLabel) {
+  if (label) {
     ctx.save(); ctx.translate(bx + bw + 6 + tw + 6, y + h / 2); ctx.rotate(Math.PI / 2);
     ctx.font = font(LABEL_PX, false); ctx.textAlign = "center"; ctx.textBaseline = "bottom";
-    ctx.fillText(fit(ctx, s.cbarLabel, h + 30), 0, 0);
+    ctx.fillText(fit(ctx, label, h + 30), 0, 0);
     ctx.restore();
   }
 }

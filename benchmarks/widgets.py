@@ -24,8 +24,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import lessons_lib as ll  # noqa: E402
-from lessons_lib.explorers.base import SEQ_LEN_MAX, SEQ_LEN_MIN  # noqa: E402
+import lessons_lib as ll
+from lessons_lib.explorers.base import SEQ_LEN_MAX, SEQ_LEN_MIN
 
 D_KS = list(ll.D_K_OPTIONS)
 

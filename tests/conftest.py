@@ -213,7 +213,7 @@ def running_lab(
         f"--IdentityProvider.token={token}",
     ]
     log_path = home / "server.log"
-    log = open(log_path, "wb")  # noqa: SIM115 (closed in finally)
+    log = open(log_path, "wb")  # closed in finally
     process = subprocess.Popen(
         cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL, start_new_session=True,

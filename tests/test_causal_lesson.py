@@ -6,16 +6,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-import lessons_lib as ll  # noqa: E402  # noqa: E402
-from lessons_lib import exercises  # noqa: E402
-from lessons_lib.core import masks  # noqa: E402
-from lessons_lib.lab import data  # noqa: E402
+import lessons_lib as ll
+from lessons_lib import exercises
+from lessons_lib.core import masks
+from lessons_lib.lab import data
 
 F = torch.nn.functional
 

@@ -6,16 +6,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-import lessons_lib as ll  # noqa: E402  # noqa: E402
-from lessons_lib import exercises  # noqa: E402
-from lessons_lib.core import multihead  # noqa: E402
-from lessons_lib.lab import data  # noqa: E402
+import lessons_lib as ll
+from lessons_lib import exercises
+from lessons_lib.core import multihead
+from lessons_lib.lab import data
 
 # (n_heads, d_model) pairs where the heads divide d_model
 HEADS_AND_WIDTH = st.sampled_from([(1, 4), (2, 4), (4, 8), (3, 6), (8, 16), (2, 10)])

@@ -10,22 +10,22 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.collections import PatchCollection  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import numpy as np
+import pytest
+from matplotlib.collections import PatchCollection
+from matplotlib.figure import Figure
 
-import lessons_lib as ll  # noqa: E402
-from lessons_lib._checks import SizeLimitError  # noqa: E402
+import lessons_lib as ll
+from lessons_lib._checks import SizeLimitError
 from lessons_lib.core import (
-    attention,  # noqa: E402
-    masks,  # noqa: E402
+    attention,
+    masks,
 )
-from lessons_lib.figures import style  # noqa: E402
+from lessons_lib.figures import style
 from lessons_lib.figures.base import new_figure
 from lessons_lib.lab import (
-    data,  # noqa: E402
-    measurements,  # noqa: E402
+    data,
+    measurements,
 )
 
 TOKENS = data.tokenize(data.SENTENCES["cat"])  # 7 tokens

@@ -229,7 +229,7 @@ def _kernel_choice(torch, q, k, v, mask, causal, scale) -> str:
     try:
         choice = torch._fused_sdp_choice(q, k, v, mask, 0.0, causal, scale=scale)
         name = torch.nn.attention.SDPBackend(choice).name
-    except Exception:  # noqa: BLE001 - only a report: never let it break the attention
+    except Exception:  # only a report: never let it break the attention
         return CHOSEN_BY_TORCH
     return KERNEL_NAMES.get(name, name.lower())
 

@@ -252,7 +252,7 @@ def environment_report() -> EnvironmentReport:
             device = "cuda" if info.get("cuda") else "cpu"
             gpu = info.get("gpu")
 
-    if sys.version_info < (3, 10):
+    if sys.version_info < (3, 10):  # noqa: UP036 - a learner may run the check on an older Python
         notes.append(f"Python {platform.python_version()} is older than the 3.10 the course needs.")
 
     return EnvironmentReport(

@@ -171,8 +171,8 @@ class CustomMaskExplorer(ExplorerBase):
                                                     f"key “{self.tokens[j]}” ({j})",
                                             layout=widgets.Layout(width="40px", height="32px"))
                        for j in range(self.n)] for i in range(self.n)]
-        for i, row in enumerate(self.cells):
-            for j, cell in enumerate(row):
+        for row in self.cells:
+            for cell in row:
                 cell.add_class("lessons-toggle-cell")
                 cell.observe(self._toggled, names="value")
         buttons = []

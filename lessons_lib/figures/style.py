@@ -19,7 +19,7 @@ Importing this module does not import matplotlib (only :func:`colormap_table` do
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -96,7 +96,7 @@ def check_colormap(name) -> str:
     return name
 
 
-@lru_cache(maxsize=None)
+@cache
 def colormap_table(name: str) -> bytes:
     """matplotlib's colour map ``name`` as 256 RGB triples (768 bytes, uint8), for the live figures.
 

@@ -1,1 +1,1 @@
-"""explorers"""
+"""Explorers: sliders beside live figures; base.py holds the contract, lessonNN_topic.py one lesson's explorers."""

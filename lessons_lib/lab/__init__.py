@@ -1,1 +1,1 @@
-"""lab"""
+"""What the lessons compute with and measure: data, coref, models (torch), cost, measurements."""

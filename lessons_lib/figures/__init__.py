@@ -1,1 +1,1 @@
-"""Figures: style (the one look), base (heatmap, helpers), the stills of each lesson, live/ (drawn in the browser)."""
+"""Stills: style (the one look), base (heatmap, helpers), each lesson's stills; live/ draws in the browser."""

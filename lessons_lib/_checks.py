@@ -15,7 +15,7 @@ import numpy as np
 __all__ = [
     "DEFAULT_MEMORY_LIMIT_MB", "SizeLimitError", "as_float_array", "as_bool_mask", "check_qkv", "batch_shape",
     "check_mask", "check_flag", "check_axis", "check_seed", "check_float_dtype", "check_real",
-    "check_positive_int", "check_scale", "check_scores_finite", "check_output_finite",
+    "check_positive_int", "check_int_in_range", "check_scale", "check_scores_finite", "check_output_finite",
     "memory_limit_bytes", "format_bytes", "check_memory", "check_text", "check_label", "check_labels",
     "color_range",
 ]
@@ -244,13 +244,26 @@ def check_real(value, name: str, *, positive: bool = False) -> float:
     return float(value)
 
 
-def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
-    """Check an integer count such as ``n_heads`` or ``seq_len``."""
+def _whole_number(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a whole number; got {value!r} ({type(value).__name__}).")
+    return int(value)
+
+
+def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
+    """Check an integer count such as ``n_heads`` or ``seq_len``."""
+    value = _whole_number(value, name)
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}; got {value}.")
-    return int(value)
+    return value
+
+
+def check_int_in_range(value, name: str, lo: int, hi: int) -> int:
+    """Check a whole number from ``lo`` to ``hi`` (a slider's value, a row index)."""
+    value = _whole_number(value, name)
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be from {lo} to {hi}; got {value}.")
+    return value
 
 
 def check_scale(scale, d_k: int) -> float:

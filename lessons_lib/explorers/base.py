@@ -52,6 +52,7 @@ from functools import lru_cache
 import ipywidgets as ipw
 import numpy as np
 
+from .._checks import check_int_in_range
 from ..core import attention
 from ..lab import data
 from ..lab.measurements import measure_score_variance
@@ -86,14 +87,6 @@ def check_sentence(sentence) -> str:
     if not isinstance(sentence, str) or sentence not in data.SENTENCES:
         raise ValueError(f"sentence must be one of {sorted(data.SENTENCES)}; got {sentence!r}.")
     return sentence
-
-
-def check_whole(value, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a whole number; got {value!r} ({type(value).__name__}).")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be from {lo} to {hi}; got {value}.")
-    return int(value)
 
 
 def _check_d_k(d_k) -> int:
@@ -226,13 +219,13 @@ class ExplorerBase:
         return control
 
     def _slider_seq_len(self, value, *, hi: int = SEQ_LEN_MAX) -> ipw.IntSlider:
-        value = check_whole(value, "seq_len", SEQ_LEN_MIN, hi)
+        value = check_int_in_range(value, "seq_len", SEQ_LEN_MIN, hi)
         return self._control("seq_len", ipw.IntSlider(value=value, min=SEQ_LEN_MIN, max=hi, step=1,
                                                       description="seq_len", continuous_update=True))
 
     def _slider_query(self, value, n: int) -> ipw.IntSlider:
         """The query slider (0 … n − 1); it follows seq_len (see :meth:`_sync`)."""
-        value = check_whole(value, "query", 0, n - 1)
+        value = check_int_in_range(value, "query", 0, n - 1)
         return self._control("query", ipw.IntSlider(value=value, min=0, max=n - 1, description="query",
                                                     continuous_update=True))
 
@@ -354,8 +347,8 @@ class Explorer(ExplorerBase):
 
     def __init__(self, *, d_model: int, seed: int):
         super().__init__()
-        self.d_model = check_whole(d_model, "d_model", 1, 512)
-        self.seed = check_whole(seed, "seed", 0, 2**32 - 1)
+        self.d_model = check_int_in_range(d_model, "d_model", 1, 512)
+        self.seed = check_int_in_range(seed, "seed", 0, 2**32 - 1)
 
     def _slider_d_k(self, value) -> ipw.SelectionSlider:
         return self._control("d_k", ipw.SelectionSlider(options=list(D_K_OPTIONS), value=_check_d_k(value),

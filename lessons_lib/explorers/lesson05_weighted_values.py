@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipywidgets as ipw
 import numpy as np
 
+from .._checks import check_int_in_range
 from ..core import attention, masks
 from ..figures import style
 from ..figures.live import Bars, Heatmap
@@ -19,7 +20,6 @@ from .base import (
     SEQ_LEN_MIN,
     Explorer,
     check_sentence,
-    check_whole,
     nice_bound,
     tokens_for,
 )
@@ -46,7 +46,7 @@ class PipelineExplorer(Explorer):
                  d_k: int = LESSON_D_K, query: int = 2, causal: bool = False, d_model: int = LESSON_D_MODEL,
                  d_v: int = LESSON_D_V, seed: int = LESSON_SEED):
         super().__init__(d_model=d_model, seed=seed)
-        self.d_v = check_whole(d_v, "d_v", 1, 64)
+        self.d_v = check_int_in_range(d_v, "d_v", 1, 64)
         self.sentence = check_sentence(sentence)
         if seq_len is None:
             seq_len = max(len(data.tokenize(data.SENTENCES[sentence])), SEQ_LEN_MIN)

@@ -182,13 +182,16 @@ def test_grid_bars_lines_product_hold_what_they_show():
 def test_the_javascript_ships_inside_the_package_and_fetches_nothing():
     js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
     css = (PACKAGE / "live_figures.css").read_text(encoding="utf-8")
-    assert ll.LiveFigure._esm == js and "export default" in js
+    # the JavaScript as it ships, after one line with the course's look from style.py
+    style_line = f"const STYLE = {json.dumps(style.live_style(), ensure_ascii=False)};\n"
+    assert ll.LiveFigure._esm == style_line + js and "export default" in js
     for text in (js, css):
         assert not re.search(r"https?://|import\s.*from\s+['\"]", text), "no CDN, no imports: nothing fetched"
     assert "devicePixelRatio" in js and "requestAnimationFrame" in js
     # no text below 12 px
     sizes = [int(s) for s in re.findall(r"font\((\d+)", js)]
     sizes += [int(s) for s in re.findall(r"font-size: (\d+)px", css)]
+    sizes += [v for k, v in style.live_style().items() if k.endswith("_px")]
     assert min(s for s in sizes if s > 0) >= 12
 
 

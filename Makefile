@@ -118,7 +118,7 @@ test-binder: $(STAMP_DEV)
 notebooks: $(STAMP_RUN)
 	$(PY) tools/stamp_notebooks.py
 	$(PY) tools/teaching_times.py --stamp
-	$(PY) .ci/run_notebooks.py notebooks/*.ipynb
+	$(PY) tools/run_notebooks.py notebooks/*.ipynb
 
 learner: $(STAMP_RUN)
 	$(PY) tools/learner_release.py --out build/learner

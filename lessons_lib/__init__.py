@@ -39,6 +39,7 @@ module              what it holds
 ``models``          the tiny attention model of notebook 09 (torch, loaded on first use)
 ``model_views``     its figures and explorers
 ``paper_guide``     Vaswani et al. §3.2, equation by equation beside our code
+``adapters``        real models' attention weights (torch, GPT-2, BERT, nanoGPT) in our layout
 ==================  ==================================================================
 """
 
@@ -57,7 +58,8 @@ __version__ = "0.2.0"
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "attention": ("softmax", "project_qkv", "attention_scores", "scale_scores", "attention_weights",
                   "weighted_values", "scaled_dot_product_attention", "softmax_off"),
-    "masks": ("causal_mask", "padding_mask", "sliding_window_mask", "combine_masks",
+    "masks": ("causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask", "sliding_window_mask",
+              "combine_masks",
               "causal_average_weights", "additive_mask", "bottom_right_causal_mask", "mask_gallery",
               "causal_mask_mistake", "future_leak"),
     "multihead": ("split_heads", "merge_heads", "multi_head_attention", "shape_stages", "split_projection",
@@ -105,6 +107,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "cost_explorers": ("ScalingExplorer", "TileExplorer"),
     "quiz": ("Option", "Question", "Quiz", "QUIZZES", "show"),
     "environment": ("EnvironmentReport", "Component", "environment_report", "widget_check"),
+    "adapters": ("weights_from_torch_multihead", "weights_from_gpt2_attention", "weights_from_bert_attention",
+                 "weights_from_nanogpt_attention", "attention_weights_of"),
 }
 
 # name -> module, the first module that exports it

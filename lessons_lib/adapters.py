@@ -157,4 +157,5 @@ def attention_weights_of(module) -> dict:
     if hasattr(getattr(module, "self", module), "num_attention_heads"):
         return weights_from_bert_attention(module)
     raise TypeError(f"attention_weights_of does not know {type(module).__name__}: give an "
-                    f"nn.MultiheadAttention, a GPT-2 or BERT attention layer, or a nanoGPT CausalSelfAttention.")
+                    f"nn.MultiheadAttention, a GPT-2 or BERT attention layer, or a nanoGPT "
+                    f"CausalSelfAttention.")

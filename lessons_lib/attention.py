@@ -192,7 +192,8 @@ def attention_weights(scores, d_k: int | None = None, mask=None, causal: bool = 
     """Step 3: weights = softmax(scores / √d_k), masked positions excluded.
 
     ``scores (..., L, S)``; ``mask`` is boolean, True where query i may attend to
-    key j (broadcastable to ``(..., L, S)``); ``causal=True`` adds the causal
+    key j (broadcastable to ``(..., L, S)``, as in torch: see
+    :func:`scaled_dot_product_attention` for masks per sequence); ``causal=True`` adds the causal
     mask. Masked positions get weight exactly 0; each row sums to 1 (or is all
     0 when nothing is allowed). Notebook 04.
     """
@@ -258,8 +259,12 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False, scale
 
     ``q (..., L, d_k)``, ``k (..., S, d_k)``, ``v (..., S, d_v)``; ``mask`` bool,
     True = may attend, broadcastable to ``(..., L, S)``; ``causal`` keeps key j
-    from query i when j > i (top-left aligned, as torch). ``scale`` defaults to
-    1/√d_k. Returns ``output (..., L, d_v)`` and ``weights (..., L, S)``. A query
+    from query i when j > i (top-left aligned, as torch). A raw array (or tensor)
+    ``mask`` broadcasts as in torch, aligned from the right: a ``(B, L, S)`` array
+    against ``(B, H, L, S)`` scores meets the head axis H, so give ``mask[:, None]``
+    for one mask per sequence; a mask from :func:`~lessons_lib.masks.padding_mask` (a
+    ``SequenceMask``) knows its axes and reaches every head of its sequence. ``scale``
+    defaults to 1/√d_k. Returns ``output (..., L, d_v)`` and ``weights (..., L, S)``. A query
     with nothing to attend to gets weights 0 and output 0, never NaN.
 
     Memory: one ``(..., L, S)`` buffer holds the scores, then (in place) the

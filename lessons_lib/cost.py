@@ -497,8 +497,8 @@ def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequ
     times less (None: numpy's and torch's own defaults, faster on an idle multi-core machine).
     """
     sizes = sorted(check_positive_int(n, "each size") for n in _as_list(sizes, "sizes", "(256, 512, 1024)"))
-    methods = [_check_method(m) for m in (default_methods() if methods is None
-                                          else _as_list(methods, "methods", "['naive numpy', 'tiled numpy']"))]
+    methods = default_methods() if methods is None else _as_list(methods, "methods", "['naive numpy']")
+    methods = [_check_method(m) for m in methods]
     if not sizes or not methods:
         raise ValueError("Give at least one size and one method.")
     if too_big not in ("raise", "skip"):

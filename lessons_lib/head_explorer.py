@@ -62,7 +62,8 @@ class HeadGridExplorer(ExplorerBase):
         check_choice(d_model, "d_model", D_MODEL_OPTIONS)
         seq_len = check_int_range(seq_len, "seq_len", 2, SEQ_LEN_MAX)
         token = check_int_range(token, "token", 0, seq_len - 1)
-        self.seed, self.sharpness = check_seed(seed, allow_generator=False), check_real(sharpness, "sharpness", positive=True)
+        self.seed = check_seed(seed, allow_generator=False)
+        self.sharpness = check_real(sharpness, "sharpness", positive=True)
         self.readout.layout = widgets.Layout(height="24px", overflow="hidden")   # one line: no page jumps
         self._control("n_heads", widgets.SelectionSlider(options=list(N_HEADS_OPTIONS), value=n_heads,
                                                          description="n_heads", continuous_update=True))

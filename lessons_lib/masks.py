@@ -11,7 +11,8 @@ import numpy as np
 
 from ._checks import check_flag, check_mask, check_memory, check_positive_int
 
-__all__ = ["causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask", "sliding_window_mask", "combine_masks", "causal_average_weights",
+__all__ = ["causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask", "sliding_window_mask",
+           "combine_masks", "causal_average_weights",
            "additive_mask", "bottom_right_causal_mask", "mask_gallery", "causal_mask_mistake", "future_leak"]
 
 _INSTEAD = ("Use a shorter sequence. Attention that needs no mask matrix at all: "
@@ -113,7 +114,8 @@ def _as_numbers(value, name: str, example: str) -> np.ndarray:
         raise ValueError(f"{name} must be a rectangular list or array, e.g. {example}; its rows have "
                          f"different lengths ({value!r}).") from None
     if arr.size == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape}): padding_mask got no keys; give at least one, e.g. {example}.")
+        raise ValueError(f"{name} is empty (shape {arr.shape}): padding_mask got no keys; give at least "
+                         f"one, e.g. {example}.")
     if arr.dtype == object:
         raise TypeError(f"{name} must hold numbers, e.g. {example}; got {value!r}.")
     return arr
@@ -138,7 +140,8 @@ def _keys_from_lengths(lengths, n_keys) -> np.ndarray:
     """Lengths, one per sequence, as bool ``(n_sequences, n_keys)`` (``(n_keys,)`` for one number)."""
     arr = _as_numbers(lengths, "lengths", "[3, 2]")
     if arr.dtype.kind not in "iu":
-        raise TypeError(f"lengths must be whole numbers, one per sequence, e.g. [3, 2]; got dtype {arr.dtype}.")
+        raise TypeError(f"lengths must be whole numbers, one per sequence, e.g. [3, 2]; got dtype "
+                        f"{arr.dtype}.")
     lengths = np.atleast_1d(arr)
     if lengths.ndim != 1:
         raise ValueError(f"lengths must be a list of whole numbers, one per sequence; got shape {arr.shape}.")
@@ -218,7 +221,8 @@ def additive_mask(mask, dtype=np.float64) -> np.ndarray:
     try:
         dtype = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"dtype must be a float type such as np.float64 (−∞ is a float); got {dtype!r}.") from None
+        raise TypeError(f"dtype must be a float type such as np.float64 (−∞ is a float); "
+                        f"got {dtype!r}.") from None
     if dtype.kind != "f":
         raise TypeError(f"dtype must be a float type (−∞ is a float); got {dtype}.")
     check_memory(float(allowed.size) * dtype.itemsize, f"additive_mask of a mask of shape {allowed.shape}",
@@ -323,7 +327,8 @@ def _outputs_of(attend, x) -> np.ndarray:
     """``attend(x)`` as one float array of outputs, or a clear error naming ``attend``."""
     result = attend(x)
     if isinstance(result, tuple):
-        raise TypeError(f"attend returned a tuple of {len(result)} things (perhaps (output, weights)); it must "
+        raise TypeError(f"attend returned a tuple of {len(result)} things (perhaps (output, weights)); "
+                        f"it must "
                         f"return the outputs only, e.g. lambda x: multi_head_attention(x, ...)[0].")
     from ._checks import as_float_array
 

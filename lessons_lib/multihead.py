@@ -74,7 +74,9 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal:
             mask = mask[..., None, :, :]  # the same mask for every head
     heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, causal=causal)
     output = merge_heads(heads) @ named["W_O"]
-    return (output if biases["b_O"] is None else output + biases["b_O"].astype(output.dtype, copy=False)), weights
+    if biases["b_O"] is not None:
+        output = output + biases["b_O"].astype(output.dtype, copy=False)
+    return output, weights
 
 
 def _check_bias(b, name: str, d_model: int):

@@ -76,7 +76,8 @@ def test_a_value_outside_the_range_is_refused_naming_the_argument(name, arg, val
 
 @pytest.mark.parametrize("name, arg, value", [
     ("HeadGridExplorer", "seed", "0"), ("HeadGridExplorer", "sharpness", "3"),
-    ("CausalMaskExplorer", "seed", 1.5), ("CustomMaskExplorer", "n", "6"), ("CustomMaskExplorer", "seed", None),
+    ("CausalMaskExplorer", "seed", 1.5), ("CustomMaskExplorer", "n", "6"),
+    ("CustomMaskExplorer", "seed", None),
 ])
 def test_a_wrong_kind_of_value_is_refused_naming_the_argument(name, arg, value):
     with pytest.raises((TypeError, ValueError)) as info:
@@ -102,7 +103,8 @@ def test_the_scaling_explorer_builds_at_both_ends(table, n):
     assert cost_explorers.ScalingExplorer(table, n=n).widget is not None
 
 
-@pytest.mark.parametrize("n", [cost_explorers.N_MIN - cost_explorers.N_STEP, cost_explorers.N_MAX + cost_explorers.N_STEP])
+@pytest.mark.parametrize("n", [cost_explorers.N_MIN - cost_explorers.N_STEP,
+                               cost_explorers.N_MAX + cost_explorers.N_STEP])
 def test_the_scaling_explorer_refuses_n_outside(table, n):
     with pytest.raises(ValueError, match="n must be"):
         cost_explorers.ScalingExplorer(table, n=n)

@@ -47,7 +47,7 @@ def test_flash_takes_every_shape_the_plain_function_takes(batches, L, S, d, d_v,
 def test_flash_with_unbatched_queries_against_batched_keys():
     """The case of the report: Q (L, d) against K, V (B, H, S, d): numpy's broadcast error before."""
     rng = np.random.default_rng(0)
-    q, k, v = rng.standard_normal((5, 4)), rng.standard_normal((2, 3, 7, 4)), rng.standard_normal((2, 1, 7, 4))
+    q, k, v = (rng.standard_normal(shape) for shape in ((5, 4), (2, 3, 7, 4), (2, 1, 7, 4)))
     np.testing.assert_allclose(ll.flash_attention(q, k, v, block_size=2),
                                ll.scaled_dot_product_attention(q, k, v)[0], atol=1e-12)
 
@@ -65,14 +65,16 @@ def test_flash_float16_sums_in_float32_like_the_plain_path(S, value, seed):
     tiled = ll.flash_attention(q, k, v, block_size=1024)
     assert tiled.dtype == np.float16
     assert np.isfinite(tiled).all() and np.isfinite(plain).all()
-    np.testing.assert_allclose(tiled.astype(np.float64), plain.astype(np.float64), rtol=2e-2, atol=value * 2e-2)
+    np.testing.assert_allclose(tiled.astype(np.float64), plain.astype(np.float64), rtol=2e-2,
+                               atol=value * 2e-2)
 
 
 def test_flash_float16_long_sequence_equals_float64_reference():
     rng = np.random.default_rng(1)
-    q, k, v = (rng.standard_normal((4, 16, 8)).astype(np.float16), rng.standard_normal((4, 20_000, 8)).astype(np.float16),
-               (rng.standard_normal((4, 20_000, 8)) * 1e3).astype(np.float16))
-    reference = ll.scaled_dot_product_attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))[0]
+    q = rng.standard_normal((4, 16, 8)).astype(np.float16)
+    k = rng.standard_normal((4, 20_000, 8)).astype(np.float16)
+    v = (rng.standard_normal((4, 20_000, 8)) * 1e3).astype(np.float16)
+    reference = ll.scaled_dot_product_attention(*(t.astype(np.float64) for t in (q, k, v)))[0]
     tiled = ll.flash_attention(q, k, v)
     assert np.isfinite(tiled).all()
     np.testing.assert_allclose(tiled, reference, rtol=0, atol=np.abs(reference).max() * 5e-3 + 0.5)

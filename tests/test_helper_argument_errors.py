@@ -67,7 +67,8 @@ def data():
     (lambda d: ll.train_coref_model(d, steps=2, n_heads=0, progress=False), ValueError, ["n_heads"]),
     (lambda d: ll.train_coref_model(d, steps=2, n_layers=0, progress=False), ValueError, ["n_layers"]),
     (lambda d: ll.train_coref_model(d, steps=2, lr="0.01", progress=False), TypeError, ["lr"]),
-    (lambda d: ll.train_coref_model(d.train, steps=2, progress=False), TypeError, ["data", "make_coref_data"]),
+    (lambda d: ll.train_coref_model(d.train, steps=2, progress=False), TypeError,
+     ["data", "make_coref_data"]),
     (lambda d: ll.train_coref_model(d, steps=2, probes=["the cat"], progress=False), TypeError, ["probes"]),
     (lambda d: ll.CorefModel(n_layers=0), ValueError, ["n_layers"]),
     (lambda d: ll.CorefModel(n_heads=0), ValueError, ["n_heads"]),
@@ -84,7 +85,8 @@ def test_the_whole_data_set_where_one_split_is_expected(data):
     raises_naming(TypeError, ["split", "data.train or data.test", "whole data set"],
                   lambda: ll.accuracy(run, data))
     sink = ll.train_sink_head(steps=2)
-    raises_naming(TypeError, ["split", "data.train or data.test"], lambda: ll.sink_summary(sink.model, sink.data))
+    raises_naming(TypeError, ["split", "data.train or data.test"],
+                  lambda: ll.sink_summary(sink.model, sink.data))
 
 
 def test_a_diverging_training_run_stops_with_a_clear_message(data):

@@ -40,6 +40,7 @@ module              what it holds
 ``model_views``     its figures and explorers
 ``paper_guide``     Vaswani et al. §3.2, equation by equation beside our code
 ``adapters``        real models' attention weights (torch, GPT-2, BERT, nanoGPT) in our layout
+``real_model``      lesson 10's look inside GPT-2 small (the course's own model offline)
 ==================  ==================================================================
 """
 
@@ -109,6 +110,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "environment": ("EnvironmentReport", "Component", "environment_report", "widget_check"),
     "adapters": ("weights_from_torch_multihead", "weights_from_gpt2_attention", "weights_from_bert_attention",
                  "weights_from_nanogpt_attention", "attention_weights_of"),
+    "real_model": ("ModelAttention", "look_inside", "gpt2_attention", "gpt2_layer_weights",
+                   "course_model_attention", "RealModelExplorer", "GPT2_NAME"),
 }
 
 # name -> module, the first module that exports it

@@ -65,9 +65,9 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal:
         named[name] = w
     biases = {name: _check_bias(b, name, d_model)
               for name, b in (("b_Q", b_q), ("b_K", b_k), ("b_V", b_v), ("b_O", b_o))}
-    projected = project_qkv(x, named["W_Q"], named["W_K"], named["W_V"])
-    q, k, v = (split_heads(t if b is None else t + b.astype(t.dtype, copy=False), n_heads)
-               for t, b in zip(projected, (biases["b_Q"], biases["b_K"], biases["b_V"])))
+    q, k, v = (split_heads(t, n_heads) for t in project_qkv(x, named["W_Q"], named["W_K"], named["W_V"]))
+    q, k, v = (t if b is None else t + _head_slices(b, n_heads).astype(t.dtype, copy=False)
+               for t, b in zip((q, k, v), (biases["b_Q"], biases["b_K"], biases["b_V"])))
     if mask is not None:  # checked against the shape the learner thinks in: (..., L, L)
         mask = check_mask(mask, (*x.shape[:-2], x.shape[-2], x.shape[-2]))
         if mask.ndim >= 2:
@@ -77,6 +77,11 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal:
     if biases["b_O"] is not None:
         output = output + biases["b_O"].astype(output.dtype, copy=False)
     return output, weights
+
+
+def _head_slices(b: np.ndarray, n_heads: int) -> np.ndarray:
+    """A ``(d_model,)`` bias as ``(n_heads, 1, d_head)``: head i adds its own slice to each of its rows."""
+    return b.reshape(n_heads, 1, -1)
 
 
 def _check_bias(b, name: str, d_model: int):

@@ -211,6 +211,10 @@ class RealModelExplorer(ExplorerBase):
     def settings(self) -> str:
         return f"layer = {self.controls['layer'].value} of {self.attention.n_layers}"
 
+    def _source(self) -> str:
+        source = self.attention.source
+        return source[:1].upper() + source[1:]
+
     def _layer(self) -> tuple[int, np.ndarray]:
         layer = self.controls["layer"].value
         return layer, self.attention.weights[layer - 1]
@@ -220,7 +224,7 @@ class RealModelExplorer(ExplorerBase):
         h, L = w.shape[0], w.shape[1]
         self.view.draw(w, self.attention.tokens, panel_titles=[f"head {k}" for k in range(h)],
                        token=self.controls["token"].value,
-                       title=f"{self.attention.source}: layer {layer}, {h} heads, {L} tokens",
+                       title=f"{self._source()}: layer {layer}, {h} heads, {L} tokens",
                        alt=f"{self.settings()}: the attention weights of {h} heads, {L} × {L} each")
         self.readout.value = f"<span>{self.attention.note or self.attention.source}</span>"
 
@@ -229,4 +233,4 @@ class RealModelExplorer(ExplorerBase):
 
         layer, w = self._layer()
         return plot_head_grid(w, self.attention.tokens,
-                              title=f"{self.attention.source}: every head of layer {layer}")
+                              title=f"{self._source()}: every head of layer {layer}")

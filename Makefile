@@ -34,6 +34,11 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Same hash order in every run, so regenerated notebooks do not churn.
 export PYTHONHASHSEED := 0
 
+# The tests never reach the internet: lesson 10 shows its offline path (the course's own model, not
+# GPT-2 downloaded), in every stage of make test and in CI.
+TEST_TARGETS := test lint test-lib test-notebooks test-other-cpu test-browser test-binder
+$(TEST_TARGETS): export LESSONS_OFFLINE := 1
+
 STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 

@@ -330,7 +330,7 @@ def _outputs_of(attend, x) -> np.ndarray:
         raise TypeError(f"attend returned a tuple of {len(result)} things (perhaps (output, weights)); "
                         f"it must "
                         f"return the outputs only, e.g. lambda x: multi_head_attention(x, ...)[0].")
-    from ._checks import as_float_array
+    from .._checks import as_float_array
 
     return as_float_array(result, "the outputs of attend", min_ndim=1)
 

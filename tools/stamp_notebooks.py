@@ -11,6 +11,10 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
 * slide metadata (``slideshow.slide_type``, read by jupyterlab-slideshow, nbconvert and RISE): a
   ``#``/``##`` heading starts a slide, a ``###`` heading a sub-slide, the Colab cell is skipped, and every
   other cell carries none, so it continues its slide;
+* nbgrader's metadata for every exercise (see :func:`stamp_grading`): the solution cell, the
+  interactive check cell locked, and after it a graded test cell worth the points in
+  :data:`POINTS` that raises exactly when the check fails (the visible cases, then hidden ones
+  between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``); graded cells are skipped in slides;
 * the README's launch block (between ``<!-- launch:begin -->`` and ``<!-- launch:end -->``): the
   Binder badge (JupyterLab on lesson 00) and the course map with a Colab link per lesson.
 
@@ -34,6 +38,25 @@ ROOT = Path(__file__).resolve().parents[1]
 COLAB_TAG = "colab-setup"
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 README_BEGIN, README_END = "<!-- launch:begin -->", "<!-- launch:end -->"
+GRADED_TAG = "graded-test"
+
+#: Points of each graded exercise, lesson by lesson: the one place a teacher changes them.
+#: Keys are the names the learner defines in the exercise cell (``my_query``, ``my_softmax``...).
+POINTS: dict[str, dict[str, int]] = {
+    "01_why_attention": {"my_query": 2},
+    "02_step1_qkv": {"my_projection": 3},
+    "03_step2_scores": {"my_scores": 3},
+    "04_step3_scale_softmax": {"my_softmax": 3, "my_scale": 2},
+    "05_step4_weighted_values": {"my_weighted_sum": 3},
+    "06_multi_head": {"my_split_heads": 2, "my_merge_heads": 2, "my_next_token_head": 3},
+    "07_causal_masking": {"my_causal_weights": 3},
+    "08_cost_and_flashattention": {"my_online_update": 4},
+    "09_attention_in_action": {"my_softmax_off": 3},
+}
+#: Exercises whose answer is a value, not a function: their check has no cases to hide.
+NO_HIDDEN_CASES = {"my_query"}
+_CHECK_CALL = re.compile(r"^(?:exercises\.)?(check_\w+)\((my_\w+)\)\s*$")
+_DEFINED = re.compile(r"^\s*(?:def\s+(my_\w+)\s*\(|(my_\w+)\s*=)", re.M)
 
 
 # ------------------------------------------------------------------------------------ addresses
@@ -103,7 +126,7 @@ def slide_type(cell) -> str | None:
     A continuing cell carries no slide type at all (nbconvert and RISE read a missing one as "-";
     jupyterlab-slideshow reads only a missing one so, and hides cells marked "-").
     """
-    if COLAB_TAG in cell.metadata.get("tags", []):
+    if {COLAB_TAG, GRADED_TAG} & set(cell.metadata.get("tags", [])):
         return "skip"
     if cell.cell_type == "markdown":
         first = cell.source.lstrip().split("\n", 1)[0]
@@ -139,6 +162,76 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
         else:
             cell.metadata["slideshow"] = {"slide_type": kind}
     nb.metadata.pop("rise", None)  # no RISE settings: the course presents with jupyterlab-slideshow
+    return stamp_grading(nb, Path(notebook).stem)
+
+
+# ------------------------------------------------------------------------------------ nbgrader
+def _nbgrader(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+            "solution": solution, "task": False}
+    if points is not None:
+        meta["points"] = points
+    return meta
+
+
+def graded_cell_source(check: str, name: str, points: int) -> str:
+    """The graded test cell after ``check(name)``: the same check, raising when it does not pass."""
+    lines = [
+        f"# Graded test (nbgrader, {points} point{'s' if points != 1 else ''}): passes exactly when "
+        f"{check}({name}) says PASSED;",
+        "# otherwise it raises, naming the mistake. Run the check above for the full feedback.",
+        f"from lessons_lib.exercises import {check}, grading",
+        "",
+        f"grading.assert_passes({check}({name}))",
+    ]
+    if name not in NO_HIDDEN_CASES:
+        lines += ["### BEGIN HIDDEN TESTS",
+                  "# the same check, on cases the learner is not shown",
+                  f'grading.assert_passes(grading.check_hidden("{name}", {name}))',
+                  "### END HIDDEN TESTS"]
+    return "\n".join(lines)
+
+
+def stamp_grading(nb: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNode:
+    """Give the lesson's exercises their nbgrader cells; every other cell carries no nbgrader metadata.
+
+    The cell holding ``### BEGIN SOLUTION`` is the solution cell (its ``my_…`` names are the
+    exercise); a cell that is only ``check_…(my_…)`` is the interactive check, locked; right after
+    it comes the graded test cell (tag ``graded-test``), rewritten on every run.
+    """
+    points = POINTS.get(lesson, {})
+    old = {c.metadata.get("nbgrader", {}).get("grade_id"): c
+           for c in nb.cells if GRADED_TAG in c.metadata.get("tags", [])}
+    cells = [c for c in nb.cells if GRADED_TAG not in c.metadata.get("tags", [])]
+    out, graded = [], set()
+    for cell in cells:
+        cell.metadata.pop("nbgrader", None)
+        out.append(cell)
+        if cell.cell_type != "code":
+            continue
+        if "### BEGIN SOLUTION" in cell.source:
+            names = [a or b for a, b in _DEFINED.findall(cell.source)]
+            cell.metadata["nbgrader"] = _nbgrader("answer_" + "_".join(dict.fromkeys(names)), solution=True)
+            continue
+        call = _CHECK_CALL.match(cell.source.strip())
+        if call is None:
+            continue
+        check, name = call.groups()
+        if name not in points:
+            raise ValueError(f"{lesson}: {check}({name}) has no points in POINTS (stamp_notebooks.py)")
+        cell.metadata["nbgrader"] = _nbgrader(f"check_{name}", locked=True)
+        test = old.get(f"test_{name}") or nbformat.v4.new_code_cell()
+        if test.source != graded_cell_source(check, name, points[name]):
+            test.source = graded_cell_source(check, name, points[name])
+            test.outputs, test.execution_count = [], None
+        test.metadata["tags"] = [GRADED_TAG]
+        test.metadata["nbgrader"] = _nbgrader(f"test_{name}", grade=True, locked=True, points=points[name])
+        test.metadata["slideshow"] = {"slide_type": "skip"}
+        out.append(test)
+        graded.add(name)
+    if graded != set(points):
+        raise ValueError(f"{lesson}: POINTS lists {sorted(set(points) - graded)}, which no check call grades")
+    nb.cells = out
     return nb
 
 

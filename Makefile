@@ -94,7 +94,7 @@ test-notebooks: $(STAMP_DEV)
 test-browser: $(STAMP_DEV)
 	@mkdir -p $(SCREENSHOTS)
 	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py \
-	  tests/test_offline_pages.py
+	  tests/test_offline_pages.py tests/test_slides_fit.py
 
 # Binder's environment (binder/requirements.txt: the same pins, torch's CPU build) in a fresh venv,
 # then every notebook under nbval in it (slow: a few minutes).

@@ -26,7 +26,9 @@ Usage: python tools/stamp_notebooks.py [--check] [notebooks/*.ipynb]
 from __future__ import annotations
 
 import argparse
+import base64
 import re
+import struct
 import sys
 import tomllib
 from pathlib import Path
@@ -155,13 +157,13 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
             lines.pop()
         title.source = "\n".join(lines + ["", colab_badge_line(notebook, root)])
     nb.cells = [cells[0], setup, *cells[1:]]
-    for cell in nb.cells:
-        kind = slide_type(cell)
+    for cell, kind in zip(nb.cells, slide_types(nb.cells)):
         if kind is None:
             cell.metadata.pop("slideshow", None)
         else:
             cell.metadata["slideshow"] = {"slide_type": kind}
     nb.metadata.pop("rise", None)  # no RISE settings: the course presents with jupyterlab-slideshow
+    nb.metadata[FONTS_KEY] = projector_fonts()
     return stamp_grading(nb, Path(notebook).stem)
 
 
@@ -233,6 +235,90 @@ def stamp_grading(nb: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNo
         raise ValueError(f"{lesson}: POINTS lists {sorted(set(points) - graded)}, which no check call grades")
     nb.cells = out
     return nb
+
+
+# ------------------------------------------------------------------------------------ slides
+#: Presenting, every cell's text is this large (jupyterlab-fonts' per-notebook styles, applied
+#: only while jupyterlab-slideshow presents): readable from the back of a classroom.
+PROJECTOR_FONT_PX = {"--jp-content-font-size1": 22, "--jp-code-font-size": 19, "--jp-ui-font-size1": 18}
+FIGURE_MAX_PX = 440  # presenting, a figure is scaled down to this height (width follows)
+FONTS_KEY = "@deathbeds/jupyterlab-fonts"
+#: A prose cell longer than this (not a heading) is the teacher's to say: speaker notes.
+NOTES_WORDS = 45
+SLIDE_SIZE = (1280, 720)  # the projector every slide must fit, at PROJECTOR_FONT_PX
+_CHARS_PER_LINE, _PROSE_LINE_PX, _CODE_LINE_PX, _CELL_PX = 95, 34, 27, 24
+_FILL = 0.85  # pack a slide to this share of its height: the estimate is rough
+
+
+def projector_css() -> dict:
+    """The projector preset as CSS: selector -> declarations (also what tests/test_slides_fit.py applies)."""
+    return {":root": {k: f"{v}px" for k, v in PROJECTOR_FONT_PX.items()},
+            ".jp-OutputArea-output img": {"max-height": f"{FIGURE_MAX_PX}px", "width": "auto"}}
+
+
+def projector_fonts() -> dict:
+    """jupyterlab-fonts' notebook metadata: the preset, applied only while presenting."""
+    presenting = "body[data-jp-deck-mode='presenting'] &"
+    css = projector_css()
+    return {"styles": {presenting: {**css[":root"],
+                                    "& .jp-OutputArea-output img": css[".jp-OutputArea-output img"]}}}
+
+
+def shows_figure(cell) -> bool:
+    """A code cell whose stored output is a figure or a live explorer/quiz (a widget)."""
+    return cell.cell_type == "code" and any(
+        "image/png" in o.get("data", {}) or "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+        for o in cell.get("outputs", []))
+
+
+def _png_height(data: str, width_px: int) -> float:
+    raw = base64.b64decode(data[:64])
+    w, h = struct.unpack(">II", raw[16:24])
+    return min(h * min(1.0, width_px / w), FIGURE_MAX_PX)
+
+
+def _prose_height(text: str) -> float:
+    return sum(1 + len(line) // _CHARS_PER_LINE for line in text.split("\n")) * _PROSE_LINE_PX
+
+
+def estimated_height(cell) -> float:
+    """About how tall the cell stands on a projector slide (px): its text lines and figures."""
+    width = SLIDE_SIZE[0] - 32
+    if cell.cell_type == "markdown":
+        return _CELL_PX + _prose_height(cell.source)
+    height = _CELL_PX + (cell.source.count("\n") + 1) * _CODE_LINE_PX
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if "image/png" in data:
+            height += _png_height(data["image/png"], width)
+        elif "text/markdown" in data:
+            height += _prose_height(data["text/markdown"])
+        else:
+            text = output.get("text", "") or data.get("text/plain", "")
+            height += (text.count("\n") + 1) * _CODE_LINE_PX
+    return height
+
+
+def slide_types(cells) -> list[str | None]:
+    """Every cell's slide type: headings start slides (``slide_type``); long prose that is not a
+    heading goes to the speaker notes; each figure or explorer starts a sub-slide unless it directly
+    follows its heading, and so does any cell that would push its slide past the projector's height."""
+    kinds, used, previous_markdown_heading = [], 0.0, False
+    for cell in cells:
+        kind = slide_type(cell)
+        height = estimated_height(cell)
+        if kind is None and cell.cell_type == "markdown" and len(cell.source.split()) > NOTES_WORDS:
+            kind = "notes"
+        elif kind is None and (shows_figure(cell) and not previous_markdown_heading
+                               or used + height > _FILL * SLIDE_SIZE[1]) and kinds:
+            kind = "subslide"
+        if kind in ("slide", "subslide"):
+            used = 0.0
+        if kind not in ("notes", "skip"):
+            used += height
+            previous_markdown_heading = kind in ("slide", "subslide") and cell.cell_type == "markdown"
+        kinds.append(kind)
+    return kinds
 
 
 # ------------------------------------------------------------------------------------ README

@@ -41,6 +41,7 @@ from nbconvert.filters import markdown2html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from learner_release import learner_notebook  # noqa: E402
+from stamp_notebooks import lesson_title  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "tools" / "html_template"
@@ -74,11 +75,6 @@ def alt_words(text: str) -> str:
         return re.sub(r"\s+", " ", s).strip()
 
     return re.sub(r"\$([^$]+)\$", plain, text)
-
-
-def lesson_title(nb: nbformat.NotebookNode) -> str:
-    first = nb.cells[0].source.lstrip().split("\n", 1)[0]
-    return re.sub(r"^#+\s*", "", first).strip()
 
 
 # ------------------------------------------------------------------------------------ notebooks

@@ -260,8 +260,9 @@ def projector_fonts() -> dict:
     """jupyterlab-fonts' notebook metadata: the preset, applied only while presenting."""
     presenting = "body[data-jp-deck-mode='presenting'] &"
     css = projector_css()
-    return {"styles": {presenting: {**css[":root"],
-                                    "& .jp-OutputArea-output img": css[".jp-OutputArea-output img"]}}}
+    # as jupyterlab-slideshow writes its own presenting styles: "" is the notebook itself
+    return {"styles": {"": {presenting: {**css[":root"],
+                                         "& .jp-OutputArea-output img": css[".jp-OutputArea-output img"]}}}}
 
 
 def shows_figure(cell) -> bool:

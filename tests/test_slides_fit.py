@@ -76,6 +76,9 @@ def test_every_slide_fits_the_projector(browser_page, notebook, tmp_path):
     groups = slides(source)
     assert len(groups) >= 3, f"{notebook.name}: {len(groups)} slides (run `make notebooks` to stamp them)"
     notes = [c for c in source.cells if c.metadata.get("slideshow", {}).get("slide_type") == "notes"]
+    long_prose = [c for c in source.cells if c.cell_type == "markdown" and len(c.source.split()) > NOTES_WORDS
+                  and not c.metadata.get("slideshow")]
+    assert notes or not long_prose, f"{notebook.name}: long prose on the slides but no speaker notes"
     assert all(len(c.source.split()) > NOTES_WORDS for c in notes)
     body, _ = exporter().from_notebook_node(static_notebook(source, teacher=True),
                                             resources={"metadata": {"name": notebook.stem}})

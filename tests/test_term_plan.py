@@ -33,7 +33,7 @@ def test_minutes_are_read_from_the_times_tables_not_typed():
     assert term_plan.lesson_tables(text) == {"03": {"8 · Quick quiz": 9, "total": 40}}
 
 
-def test_eight_sessions_cover_every_lesson_in_order_within_the_hour():
+def test_eight_sessions_cover_every_lesson_in_order_within_a_session():
     lessons = [lesson for session in term_plan.SESSIONS for lesson in session]
     assert len(term_plan.SESSIONS) == 8 and lessons == sorted(lessons)
     block = term_plan.plan(term_plan.GUIDE.read_text(encoding="utf-8"))

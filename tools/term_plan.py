@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "teaching.md"
 BEGIN, END = "<!-- plan:begin -->", "<!-- plan:end -->"
-SESSION_MINUTES = 60  # one class hour
+SESSION_MINUTES = 75  # one class period (a 90-minute slot leaves room for questions and grading review)
 
 #: lesson -> sections to cut when short on time, first cut first: (a piece of the heading, what to do instead)
 CUTS: dict[str, list[tuple[str, str]]] = {

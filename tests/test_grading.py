@@ -250,3 +250,12 @@ def test_points_are_stamped_as_the_table_says():
                   if c["metadata"].get("nbgrader", {}).get("grade")]
         stamped = {g["grade_id"].removeprefix("test_"): g["points"] for g in graded}
         assert stamped == points, lesson
+
+
+def test_the_classroom_guide_lists_the_points_of_the_table():
+    guide = (ROOT / "docs" / "classroom.md").read_text(encoding="utf-8")
+    for lesson, points in POINTS.items():
+        items = ", ".join(f"`{name}` ({p})" for name, p in points.items())
+        assert f"| {lesson[:2]} | {items} | {sum(points.values())} |" in guide, lesson
+    total = sum(sum(p.values()) for p in POINTS.values())
+    assert f"| **course** | {sum(len(p) for p in POINTS.values())} exercises | **{total}** |" in guide

@@ -124,6 +124,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises": ("Feedback", "EXERCISES", "check_street_query", "check_projection", "check_scores",
         "check_softmax", "check_scaling", "check_weighted_sum", "check_split_heads", "check_merge_heads",
         "check_next_token_head", "check_causal_weights", "check_online_update", "check_softmax_off"),
+    "exercises.grading": ("assert_passes", "hidden_cases", "check_hidden"),
     "exercises.lesson01_why_attention": ("check_street_query",),
     "exercises.lesson02_qkv": ("check_projection",),
     "exercises.lesson03_scores": ("check_scores",),

@@ -78,7 +78,8 @@ def test_learner_notebook_clears_answers_and_feedback_only():
 def test_source_notebooks_hold_a_solution_for_every_exercise():
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
-        code = [c.source for c in nb.cells if c.cell_type == "code"]
+        code = [c.source for c in nb.cells
+                if c.cell_type == "code" and lr.GRADED_TAG not in c.metadata.get("tags", [])]
         checks = sum(bool(lr._CHECK_CALL.search(s)) for s in code)
         regions = sum(s.count(lr.BEGIN) for s in code)
         assert regions >= checks, f"{path.name}: {checks} checks but only {regions} solution regions"
@@ -108,3 +109,11 @@ def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path):
                            for c in nb.cells if lr._CHECK_CALL.search(c.source) for o in c.outputs)
         assert feedback and "Traceback" not in feedback, path.name
         assert "not attempted" in feedback.lower(), f"{path.name}: {feedback[:300]}"
+
+
+def test_learner_copy_drops_the_graded_test_cells():
+    """nbgrader's graded cells raise until an exercise is solved; the self-study copy has the checks."""
+    for path in NOTEBOOKS:
+        learner, _ = lr.learner_notebook(nbformat.read(path, as_version=4), path.name)
+        assert not [c for c in learner.cells if lr.GRADED_TAG in c.metadata.get("tags", [])], path.name
+        assert not any("HIDDEN TESTS" in c.source for c in learner.cells), path.name

@@ -207,13 +207,14 @@ def test_graded_cell_raises_exactly_when_the_check_fails_naming_the_mistake(name
     and on the planted mistake (raises AssertionError naming it): fast, and for every lesson."""
     import numpy as np
 
+    import lessons_lib as ll
     from lessons_lib.exercises import EXERCISES
 
     source = solution_source(name)
     old, new, mistake = PLANTED[name]
     mistake = mistake or named_mistake(name, EXERCISES)
     for answer, fails in ((source, False), (source.replace(old, new), True)):
-        namespace = {"np": np}
+        namespace = {"np": np, "ll": ll}   # what a lesson's first cells import
         exec(answer, namespace)
         if not fails:
             exec(graded_cell(name), namespace)

@@ -50,8 +50,9 @@ def test_each_lesson_has_a_colab_link_and_slide_metadata(path):
     assert len(setup) == 1 and nb.cells[1] is setup[0]
     types_ = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
     assert types_[0] == "slide" and types_[1] == "skip"
-    assert set(types_) <= {"slide", "subslide", "skip", None}, (
-        "a continuing cell carries no slide type (jupyterlab-slideshow hides cells marked '-')")
+    assert set(types_) <= {"slide", "subslide", "skip", "notes", None}, (
+        "a continuing cell carries no slide type (jupyterlab-slideshow hides cells marked '-'); "
+        "long prose goes to speaker notes")
     assert types_.count("slide") >= 3, "a lesson presents as several slides (its ## sections)"
 
 

@@ -23,7 +23,7 @@ PACKAGE = ROOT / "lessons_lib"
 LAYER = {"_checks": 0, "core": 1, "lab": 2, "figures": 3, "explorers": 4, "course": 5, "exercises": 5,
          "quizzes": 5}
 #: folders whose modules, besides their shared pieces, are one per lesson
-PER_LESSON = {"figures": {"base", "style"}, "explorers": {"base"}, "exercises": {"engine"},
+PER_LESSON = {"figures": {"base", "style"}, "explorers": {"base"}, "exercises": {"engine", "grading"},
               "quizzes": {"model", "widget"}}
 LESSON = re.compile(r"^lesson(\d\d)_[a-z0-9_]+$")
 

@@ -41,6 +41,7 @@ from ._checks import SizeLimitError, check_memory, check_positive_int, format_by
 from .flash import default_block_size
 
 METHODS = ("naive numpy", "tiled numpy", "torch SDPA", "torch SDPA math")
+MB = 1_000_000         # a megabyte: decimal, as the course counts (format_bytes: 1 GB = 10⁹ bytes)
 MIN_TIMING_S = 0.1     # at one N, keep timing fast methods until this long was spent in them ...
 MAX_ROUNDS = 30        # ... but at most this many rounds
 TORCH_METHODS = ("torch SDPA", "torch SDPA math")
@@ -526,6 +527,6 @@ def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequ
     return table
 
 
-__all__ = ["METHODS", "default_methods", "score_count", "attention_flops", "score_memory", "estimate_memory",
+__all__ = ["MB", "METHODS", "default_methods", "score_count", "attention_flops", "score_memory", "estimate_memory",
            "check_fits", "Measurement", "measure", "measure_scaling", "measure_block_sizes", "BlockSizes",
            "loglog_slope", "CostTable"]

@@ -51,6 +51,12 @@ def _shift_without_off(scores):
     return e / (1.0 + e.sum(axis=-1, keepdims=True))
 
 
+def _shift_by_hint_max_without_off(scores):
+    m = np.maximum(scores.max(axis=-1, keepdims=True), 0.0)    # the hint's m, but the off slot kept at 1
+    e = np.exp(scores - m)
+    return e / (1.0 + e.sum(axis=-1, keepdims=True))
+
+
 def _one_per_key(scores):
     m = scores.max(axis=-1, keepdims=True)
     e = np.exp(scores - m)
@@ -90,7 +96,7 @@ SOFTMAX_OFF = Exercise(
             "gives the off slot a score of +m instead of 0.",
             "With m = np.maximum(scores.max(axis=-1, keepdims=True), 0): "
             "e = np.exp(scores - m); return e / (np.exp(-m) + e.sum(axis=-1, keepdims=True)).",
-            like(_shift_without_off),
+            like(_shift_without_off, _shift_by_hint_max_without_off),
         ),
         Mistake(
             "no_max_subtraction", "no max-subtraction, so exp overflows at large scores",

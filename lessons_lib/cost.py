@@ -527,6 +527,7 @@ def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequ
     return table
 
 
-__all__ = ["MB", "METHODS", "default_methods", "score_count", "attention_flops", "score_memory", "estimate_memory",
+__all__ = ["MB", "METHODS", "default_methods",
+           "score_count", "attention_flops", "score_memory", "estimate_memory",
            "check_fits", "Measurement", "measure", "measure_scaling", "measure_block_sizes", "BlockSizes",
            "loglog_slope", "CostTable"]

@@ -120,7 +120,8 @@ class ScalingExplorer(ExplorerBase):
                 color = cost_plots.METHOD_LOOK.get(method, ("#333333",))[0]
                 marker, dash = look.get(method, ("o", False))
                 n = self.table.sizes(method).astype(float)
-                y = self.table.seconds(method) * 1e3 if what == "time" else self.table.memory(method) / cost.MB
+                y = (self.table.seconds(method) * 1e3 if what == "time"
+                     else self.table.memory(method) / cost.MB)
                 keep = np.isfinite(y) & (y > 0)
                 if not keep.any():
                     continue

@@ -93,7 +93,8 @@ test-notebooks: $(STAMP_DEV)
 	$(PY) tools/offline_kernel.py report build/kernel-peaks notebooks/*.ipynb --limit-mb 1500
 
 # The notebooks and the doctests again, on another numeric path of this CPU (tools/other_cpu.py: numpy's
-# optional SIMD features off, OpenBLAS on its generic core): what they print must not depend on the machine
+# optional SIMD features off, OpenBLAS on its generic core, torch on its baseline kernels): what they print
+# must not depend on the machine
 # (an AVX-512 laptop, an Apple-silicon Mac or an ARM hub prints the same).
 test-other-cpu: $(STAMP_DEV)
 	$(PY) tools/offline_kernel.py install $(KERNEL_DIR) --name course-offline
@@ -117,7 +118,7 @@ test-binder: $(STAMP_DEV)
 notebooks: $(STAMP_RUN)
 	$(PY) tools/stamp_notebooks.py
 	$(PY) tools/teaching_times.py --stamp
-	$(PY) .ci/run_notebooks.py notebooks/*.ipynb
+	$(PY) tools/run_notebooks.py notebooks/*.ipynb
 
 learner: $(STAMP_RUN)
 	$(PY) tools/learner_release.py --out build/learner

@@ -218,7 +218,7 @@ def running_lab(
         f"--IdentityProvider.token={token}",
     ]
     log_path = home / "server.log"
-    log = open(log_path, "wb")  # noqa: SIM115 (closed in finally)
+    log = open(log_path, "wb")  # closed in finally
     process = subprocess.Popen(
         cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL, start_new_session=True,
@@ -260,3 +260,15 @@ def running_lab(
 def notebook_paths() -> list[Path]:
     """The course notebooks, in lesson order (whatever is in notebooks/ right now)."""
     return sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+# ------------------------------------------------------------------ warnings
+
+@pytest.fixture
+def warnings_are_errors():
+    """The test fails on any warning (a RuntimeWarning from numpy included): the library must not leak one."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield

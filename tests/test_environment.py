@@ -1,4 +1,4 @@
-"""The environment check (lessons_lib.environment) and the project's setup files (Makefile, binder/)."""
+"""The environment check (lessons_lib.course.environment) and the setup files (Makefile, binder/)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import pytest
 from conftest import REPO, require
 
 import lessons_lib
-from lessons_lib import backends, environment
-from lessons_lib.environment import environment_report, widget_check
+from lessons_lib.core import backends
+from lessons_lib.course import environment
+from lessons_lib.course.environment import environment_report, widget_check
 
 
 def _run_python(code: str) -> str:

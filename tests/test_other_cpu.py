@@ -62,7 +62,14 @@ def test_other_path_switches_off_every_simd_feature_numpy_found():
     env = other_cpu.other_path_environment({})
     found = other_cpu.found_simd_features()
     assert env.get("NPY_DISABLE_CPU_FEATURES", "").split() == found
+    assert env["ATEN_CPU_CAPABILITY"] == "default", "torch's lessons must leave AVX2/AVX-512 kernels too"
     assert "numpy SIMD features off" in other_cpu.describe(env)
+
+
+def test_other_path_moves_torch_to_its_baseline_kernels():
+    other_cpu = load_tool("other_cpu")
+    probe = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    assert _python(probe, other_cpu.other_path_environment()).strip() == "DEFAULT"
 
 
 def test_other_path_changes_the_last_bits_of_floats():

@@ -50,8 +50,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 # How JupyterLab is started (tests/test_lab_serves.py starts it with exactly these, plus port and token).
 def lab_args(folder: str) -> list:
     """JupyterLab's arguments to open ``folder``/00_start_here.ipynb, served from the repository root."""
-    return ["--ServerApp.root_dir=.", "--LabApp.default_url=/lab/tree/{}/{}".format(folder, START),
-            "{}/{}".format(folder, START)]
+    return ["--ServerApp.root_dir=.", f"--LabApp.default_url=/lab/tree/{folder}/{START}",
+            f"{folder}/{START}"]
 
 
 class SetupError(Exception):
@@ -74,9 +74,9 @@ def check_python(version=None) -> None:
     have = tuple(version or sys.version_info[:2])
     if have < need:
         raise SetupError(
-            "This course needs Python {0[0]}.{0[1]} or newer; {1} is Python {2[0]}.{2[1]}. Install a newer "
-            "Python (python.org, or e.g. 'sudo apt install python3.{0[1]}') and run again with it: "
-            "make lab PYTHON=python3.{0[1]}".format(need, sys.executable, have))
+            f"This course needs Python {need[0]}.{need[1]} or newer; {sys.executable} is Python "
+            f"{have[0]}.{have[1]}. Install a newer Python (python.org, or e.g. "
+            f"'sudo apt install python3.{need[1]}') and run again with it: make lab PYTHON=python3.{need[1]}")
 
 
 # ------------------------------------------------------------------ 2. .venv
@@ -89,9 +89,9 @@ def venv_module_missing() -> str:
     """'' when this Python can create a venv with pip; else the one line that says what to install."""
     if importlib.util.find_spec("venv") is None or importlib.util.find_spec("ensurepip") is None:
         package = "python{}.{}-venv".format(*sys.version_info[:2])
-        return ("{} cannot create a virtual environment: its 'venv'/'ensurepip' modules are missing. On "
-                "Debian or Ubuntu install them with: sudo apt install {} (or python3-venv)"
-                .format(sys.executable, package))
+        return (f"{sys.executable} cannot create a virtual environment: its 'venv'/'ensurepip' modules are "
+                f"missing. On Debian or Ubuntu install them with: sudo apt install {package} "
+                "(or python3-venv)")
     return ""
 
 
@@ -102,11 +102,11 @@ def ensure_venv(venv: Path = VENV) -> Path:
     missing = venv_module_missing()
     if missing:
         raise SetupError(missing)
-    print("creating {} with {}".format(venv.name, sys.executable), flush=True)
+    print(f"creating {venv.name} with {sys.executable}", flush=True)
     done = subprocess.run([sys.executable, "-m", "venv", str(venv)])
     if done.returncode != 0 or not python.exists():
         shutil.rmtree(str(venv), ignore_errors=True)   # never leave a half-made .venv behind
-        raise SetupError("'{} -m venv {}' failed (see above)".format(sys.executable, venv))
+        raise SetupError(f"'{sys.executable} -m venv {venv}' failed (see above)")
     return python
 
 
@@ -115,10 +115,10 @@ def ensure_venv(venv: Path = VENV) -> Path:
 def pinned(name: str, requirements: Path = ROOT / "requirements.txt") -> str:
     """The version ``requirements.txt`` pins for ``name`` (``torch==2.13.0`` -> ``2.13.0``)."""
     for line in requirements.read_text(encoding="utf-8").splitlines():
-        match = re.match(r"\s*{}\s*==\s*([\w.]+)".format(re.escape(name)), line)
+        match = re.match(rf"\s*{re.escape(name)}\s*==\s*([\w.]+)", line)
         if match:
             return match.group(1)
-    raise SetupError("{} pins no version of {}".format(requirements.name, name))
+    raise SetupError(f"{requirements.name} pins no version of {name}")
 
 
 def nvidia_gpu() -> bool:
@@ -139,7 +139,7 @@ def torch_build(choice: str = "auto", system: str = "", machine: str = "", gpu=N
     ('default', 'default')
     """
     if choice not in ("auto", "cpu", "cuda"):
-        raise SetupError("TORCH must be auto, cpu or cuda; got {!r}".format(choice))
+        raise SetupError(f"TORCH must be auto, cpu or cuda; got {choice!r}")
     system, machine = system or platform.system(), (machine or platform.machine()).lower()
     if system != "Linux" or machine not in ("x86_64", "amd64"):
         return "default"                      # macOS, Windows, ARM Linux: PyPI's wheel is the right one
@@ -154,10 +154,10 @@ def install_torch(python: Path, build: str) -> None:
     reason = {"cpu": "the CPU build (no NVIDIA GPU found, or TORCH=cpu); TORCH=cuda selects the CUDA build",
               "cuda": "PyPI's CUDA build (an NVIDIA GPU, or TORCH=cuda); TORCH=cpu selects the CPU build",
               "default": "PyPI's wheel for this platform"}[build]
-    print("torch {}: {}".format(version, reason), flush=True)
+    print(f"torch {version}: {reason}", flush=True)
     if build != "cpu":
         return
-    wheel = "torch=={}+cpu".format(version)
+    wheel = f"torch=={version}+cpu"
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     # a local wheel (a wheelhouse in pip's config) first, without asking any index (its dependencies come
     # with the requirements next); then PyTorch's CPU index
@@ -191,7 +191,7 @@ def ensure_env(dev: bool = False, torch: str = "auto") -> Path:
     if dev:
         layers.append(("dev", ["requirements-dev.txt", "requirements.txt", "pyproject.toml"]))
     for layer, files in layers:
-        stamp = VENV / ".installed-{}".format(layer)
+        stamp = VENV / f".installed-{layer}"
         wanted = inputs_hash(files, build)
         if stamp.exists() and stamp.read_text().strip() == wanted:
             stamp.touch()       # up to date: make compares the stamp's time with the files'
@@ -229,8 +229,8 @@ def browser_line() -> str:
     """'' when the browser test can run; else one line on what to install."""
     if CHROMIUM.exists():
         return ""
-    return ("The browser test needs Debian's Chromium at {0}: sudo apt-get install chromium "
-            "(without it, make test skips the browser tests; in CI they fail)".format(CHROMIUM))
+    return (f"The browser test needs Debian's Chromium at {CHROMIUM}: sudo apt-get install chromium "
+            "(without it, make test skips the browser tests; in CI they fail)")
 
 
 def main(argv=None) -> int:
@@ -254,7 +254,7 @@ def main(argv=None) -> int:
         if args.command in ("lab", "teach") and not args.no_open:
             open_lab(python, "workspace" if args.command == "lab" else "notebooks")
     except SetupError as exc:
-        print("\nset-up stopped: {}".format(exc), file=sys.stderr)
+        print(f"\nset-up stopped: {exc}", file=sys.stderr)
         return 2
     return 0
 

@@ -41,10 +41,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
 import nbformat
+import tomllib
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 PLACEHOLDER = 'raise NotImplementedError("your code here")'

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention
+from ..core import attention
 from .engine import Case, Exercise, Mistake, like, rng_cases
 
 __all__ = ["check_causal_weights"]
@@ -136,7 +136,7 @@ CAUSAL_WEIGHTS = Exercise(
 def check_causal_weights(fn):
     """Check the learner's ``my_causal_weights(scores)`` for square ``(L, L)`` scores; notebook 07.
 
-    The answer is compared with ``lessons_lib.attention.attention_weights(scores, scale=1.0,
-    causal=True)``. Returns a :class:`~lessons_lib.feedback.Feedback`; never raises.
+    The answer is compared with ``lessons_lib.core.attention.attention_weights(scores, scale=1.0,
+    causal=True)``. Returns a :class:`~lessons_lib.course.feedback.Feedback`; never raises.
     """
     return CAUSAL_WEIGHTS.check(fn)

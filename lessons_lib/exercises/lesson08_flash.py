@@ -6,7 +6,7 @@ at once: ``m, ell (rows,)`` are each row's running maximum and running sum
 
     m_new = max(m, max_j chunk_j),   ell_new = ell · exp(m − m_new) + Σ_j exp(chunk_j − m_new)
 
-compared with :func:`lessons_lib.flash.online_softmax_update`. Content only (cases and
+compared with :func:`lessons_lib.core.flash.online_softmax_update`. Content only (cases and
 candidate mistakes); the checking is :mod:`.engine`'s.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import flash
+from ..core import flash
 from .engine import Case, Exercise, Mistake, like
 
 __all__ = ["check_online_update"]
@@ -217,7 +217,7 @@ def check_online_update(fn):
     """Check the learner's ``my_online_update(m, ell, chunk) -> (m_new, ell_new)``. Notebook 08.
 
     ``m, ell (rows,)``, ``chunk (rows, c)``; compared with
-    :func:`lessons_lib.flash.online_softmax_update` on a first chunk, a growing and a
+    :func:`lessons_lib.core.flash.online_softmax_update` on a first chunk, a growing and a
     staying maximum, large scores and a masked row. Returns a Feedback; never raises.
     """
     return ONLINE_UPDATE.check(fn)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attention import softmax, softmax_off
+from ..core.attention import softmax, softmax_off
 from .engine import Case, Exercise, Mistake, Outcome, either, like, rng_cases
 
 __all__ = ["check_softmax_off"]

@@ -119,3 +119,12 @@ def test_sentence_explorer_still_shows_the_bars_and_every_head(tiny_run):
     assert len(_heatmaps(still)) == n_layers * n_heads
     bars = [ax for ax in still.axes if not ax.images and not hasattr(ax, "_colorbar")]
     assert len(bars) == 1 and bars[0].get_title().startswith("Referent head")
+
+
+def test_scaling_explorer_still_writes_both_tables_under_the_plots():
+    table = ll.measure_scaling([128, 256], methods=["naive numpy", "tiled numpy"], repeats=1, progress=False)
+    explorer = ll.ScalingExplorer(table, n=256)
+    still = _check_static_view(explorer)
+    text = " ".join(_texts(still).split())
+    assert "scores per head: 65,536" in text, "the count table (lesson 08's caption: scores, MB, FLOPs)"
+    assert "naive numpy:" in text and "tiled numpy:" in text, "each method's time and memory"

@@ -25,6 +25,7 @@ import numpy as np
 from .._checks import SizeLimitError, check_positive_int, format_bytes
 from ..core.flash import flash_attention_steps
 from ..figures import lesson08_flash as cost_plots
+from ..figures.base import plain_text
 from ..figures.live import LinePlot
 from ..lab import cost
 from .base import ExplorerBase, error_html
@@ -91,6 +92,10 @@ class ScalingExplorer(ExplorerBase):
     # -- what the slider shows
     def settings(self) -> str:
         return f"seq_len = {self.slider.value}"
+
+    def readout_line(self) -> str:
+        """Both tables under the plots: what N costs, then each method's time and memory."""
+        return f"{plain_text(self.readout.value)}; {plain_text(self.methods_box.value)}"
 
     def _fit(self, method: str, what: str):
         """(slope, intercept) of log y = slope · log N + intercept, or None with < 2 points."""

@@ -34,11 +34,16 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Same hash order in every run, so regenerated notebooks do not churn.
 export PYTHONHASHSEED := 0
 
+# The tests never reach the internet: lesson 10 shows its offline path (the course's own model, not
+# GPT-2 downloaded), in every stage of make test and in CI.
+TEST_TARGETS := test lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading
+$(TEST_TARGETS): export LESSONS_OFFLINE := 1
+
 STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help lab teach test lint test-lib test-notebooks test-other-cpu test-browser test-binder notebooks learner html bench clean distclean
+.PHONY: help lab teach test lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading notebooks learner html html-teacher bench clean distclean
 
 help:
 	@echo "make lab        open the course in JupyterLab, in your own workspace/ (sets up $(VENV) the first time)"
@@ -47,7 +52,9 @@ help:
 	@echo "                + browser test + Binder's environment"
 	@echo "make notebooks  stamp (Colab cell, slides, README map), then re-run every notebook from a clean kernel"
 	@echo "make learner    the learner copy in build/learner (solutions removed, answers cleared)"
-	@echo "make html       static HTML pages of every lesson in build/html"
+	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
+	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
+	@echo "make test-grading  nbgrader's real pipeline over every lesson with exercises"
 	@echo "make bench      run benchmarks/*.py"
 	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
@@ -72,14 +79,14 @@ teach:
 
 # --------------------------------------------------------------------- tests
 
-test: lint test-lib test-notebooks test-other-cpu test-browser test-binder
+test: lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check lessons_lib tests notebooks benchmarks tools .ci
 
 # the library tests, then every example in the library's docstrings (doctests)
 test-lib: $(STAMP_DEV)
-	$(BIN)/pytest -m "not browser and not binder" tests
+	$(BIN)/pytest -m "not browser and not binder and not grading" tests
 	$(BIN)/pytest --doctest-modules lessons_lib tools/course.py
 
 # Every notebook under nbval, in a kernel with the network cut off that records its peak memory
@@ -106,12 +113,20 @@ test-other-cpu: $(STAMP_DEV)
 test-browser: $(STAMP_DEV)
 	@if ! $(PY) tools/course.py check-browser && [ -z "$$CI" ]; then exit 0; fi; \
 	mkdir -p $(SCREENSHOTS) && \
-	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py
+	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py \
+	  tests/test_offline_pages.py tests/test_slides_fit.py
 
 # Binder's environment (binder/requirements.txt: the same pins, torch's CPU build) in a fresh venv,
 # then every notebook under nbval in it (slow: a few minutes).
 test-binder: $(STAMP_DEV)
 	$(BIN)/pytest -m binder -s tests/test_binder.py
+
+# nbgrader's real pipeline in a temporary course directory: generate_assignment for every lesson
+# with exercises, autograde and generate_feedback for three students: all right (every lesson), one
+# planted mistake per exercise (lessons 01-07; GRADING_ALL_LESSONS=1 adds 08 and 09), some
+# exercises untouched (04, 06). A few minutes.
+test-grading: $(STAMP_DEV)
+	$(BIN)/pytest -m grading tests/test_grading.py
 
 # ----------------------------------------------------------------- notebooks
 
@@ -123,8 +138,13 @@ notebooks: $(STAMP_RUN)
 learner: $(STAMP_RUN)
 	$(PY) tools/learner_release.py --out build/learner
 
-html: $(STAMP_RUN)
+# Static pages that work offline (MathJax copied into the build folder from jupyter-server-mathjax,
+# a test-tools requirement): the learner's copy by default, the teacher's (solutions) by name.
+html: $(STAMP_DEV)
 	$(PY) tools/export_html.py --out build/html
+
+html-teacher: $(STAMP_DEV)
+	$(PY) tools/export_html.py --teacher --out build/html-teacher
 
 # Each benchmark prints ratios measured side by side in one run (not part of make test).
 bench: $(STAMP_RUN)

@@ -17,7 +17,7 @@ __all__ = [
     "check_mask", "check_flag", "check_axis", "check_seed", "check_float_dtype", "check_real",
     "check_positive_int", "check_int_in_range", "check_scale", "check_scores_finite", "check_output_finite",
     "memory_limit_bytes", "format_bytes", "check_memory", "check_text", "check_label", "check_labels",
-    "color_range",
+    "color_range", "check_choice",
 ]
 
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
@@ -148,7 +148,7 @@ def as_bool_mask(mask, name: str = "mask") -> np.ndarray:
     """``mask`` (numpy, list or torch tensor) as a numpy bool array, True = may attend."""
     if hasattr(mask, "detach") and hasattr(mask, "cpu"):
         mask = mask.detach().cpu().numpy()
-    mask = np.asarray(mask)
+    mask = np.asanyarray(mask)        # keeps a SequenceMask (masks.py) a SequenceMask
     if mask.dtype != np.bool_:
         raise TypeError(
             f"{name} must be boolean, True where a query may attend to a key and False where "
@@ -245,7 +245,7 @@ def check_real(value, name: str, *, positive: bool = False) -> float:
 
 
 def _whole_number(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a whole number; got {value!r} ({type(value).__name__}).")
     return int(value)
 
@@ -264,6 +264,28 @@ def check_int_in_range(value, name: str, lo: int, hi: int) -> int:
     if not lo <= value <= hi:
         raise ValueError(f"{name} must be from {lo} to {hi}; got {value}.")
     return value
+
+
+def check_choice(value, name: str, options):
+    """One of ``options`` (a slider's or a button row's values), or a ``ValueError`` naming ``name``.
+
+    ``8.0`` is not the option ``8``, nor ``True`` the option ``1``: a slider would show something else.
+    """
+    options = list(options)
+    whole = numbers.Integral
+    ok = not isinstance(value, (bool, np.bool_)) and any(
+        type(value) is type(o) or isinstance(value, whole) and isinstance(o, whole) for o in options
+        if _equal(value, o))
+    if not ok:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, options))}; got {value!r}.")
+    return value
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def check_scale(scale, d_k: int) -> float:

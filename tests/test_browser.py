@@ -37,12 +37,16 @@ import os
 import re
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import stamp_notebooks
 from conftest import NOTEBOOKS, QUIET_LAB_SETTINGS, REPO, in_ci, lab_args, require, running_lab
 
 pytestmark = pytest.mark.browser
@@ -787,6 +791,12 @@ def test_lesson_presents_as_slides(lab_for_browser, browser_context):
         start = _deck(page)
         assert start["active"] == 0 and 0 in start["shown"], f"the presentation starts elsewhere: {start}"
         assert start["othersShown"] == 0, f"cells of other slides are still shown: {start}"
+        # the notebook's projector preset (jupyterlab-fonts metadata, tools/stamp_notebooks.py) is on
+        size = page.evaluate("() => getComputedStyle(document.querySelector("
+                             "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')).getPropertyValue("
+                             "'--jp-content-font-size1').trim()")
+        want = f"{stamp_notebooks.PROJECTOR_FONT_PX['--jp-content-font-size1']}px"
+        assert size == want, f"the projector preset is not applied while presenting: {size!r}"
 
         # Space (the presenter's "next": fragment, subslide or slide) until the explorer is on screen
         slides_seen = 1

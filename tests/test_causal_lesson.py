@@ -183,7 +183,7 @@ def test_is_causal_together_with_a_mask_depends_on_the_sdpa_kernel():
 
     # (batch, heads, L, d): 4-D inputs, which the CPU flash kernel takes
     q, k, v = (torch.as_tensor(a).view(1, 1, 4, 8) for a in ll.random_qkv(4, 8, seed=4))
-    pad = torch.as_tensor(ll.padding_mask([3], n_keys=4)[0])
+    pad = torch.as_tensor(ll.padding_mask(lengths=[3], n_keys=4)[0])
     both = F.scaled_dot_product_attention(q, k, v, attn_mask=pad, is_causal=True)
     anded = F.scaled_dot_product_attention(q, k, v, attn_mask=pad & torch.as_tensor(ll.causal_mask(4)))
     torch.testing.assert_close(both, anded, rtol=0, atol=1e-14)

@@ -29,7 +29,7 @@ QKV = random_qkv(6, 8, seed=4)
 BIG = [
     ("causal_mask(50000)", lambda: ll.causal_mask(50_000)),
     ("sliding_window_mask(50000, 3)", lambda: sliding_window_mask(50_000, 3)),
-    ("padding_mask", lambda: padding_mask([50_000], n_queries=50_000)),
+    ("padding_mask", lambda: padding_mask(lengths=[50_000], n_queries=50_000)),
     ("Attention over 20000 queries", lambda: ll.scaled_dot_product_attention(*random_qkv(20_000, 2))),
     ("Attention over 20000 queries", lambda: attention.attention_scores(*random_qkv(20_000, 2)[:2])),
     ("random_qkv", lambda: random_qkv(10**9, 64)),

@@ -170,7 +170,8 @@ def test_make_test_runs_every_layer():
     require(shutil.which("make") is not None, "GNU make is not installed")
     text = (REPO / "Makefile").read_text(encoding="utf-8")
     recipe = re.search(r"^test:(.*)$", text, re.M).group(1).split()
-    assert recipe == ["lint", "test-lib", "test-notebooks", "test-other-cpu", "test-browser", "test-binder"]
+    assert recipe == ["lint", "test-lib", "test-notebooks", "test-other-cpu", "test-browser", "test-binder",
+                      "test-grading"]
     assert "pytest --nbval --nbval-kernel-name course-offline notebooks/" in text  # offline, memory recorded
     assert "--doctest-modules lessons_lib" in text
     assert "LESSONS_SCREENSHOTS=" in text

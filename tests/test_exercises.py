@@ -193,17 +193,25 @@ def _off_shifted_plus_one(scores):  # notebook 09: the row maximum subtracted, t
     return e / (1 + np.sum(e, axis=1, keepdims=True))
 
 
-def _off_hint_max_plus_one(scores):  # the hint's m = max(0, row maximum), the off slot still left at 1
-    m = np.maximum(scores.max(axis=1, keepdims=True), 0)
-    e = np.exp(scores - m)
-    return e / (1 + e.sum(axis=1, keepdims=True))
+def _off_shifted(scores, m, plus_one=False):  # the stable formula shifted by m; + 1 instead of exp(−m)
+    with np.errstate(all="ignore"):
+        e = np.exp(scores - m)
+        return e / ((1 if plus_one else np.exp(-m)) + e.sum(axis=1, keepdims=True))
 
 
 MISTAKES += [
     ("softmax_off", lambda scores: solutions.my_softmax(scores), "plain_softmax",
      ["no off slot", "sum to exactly 1"]),
     ("softmax_off", _off_shifted_plus_one, "off_slot_not_shifted", ["exp(−m)", "off slot"]),
-    ("softmax_off", _off_hint_max_plus_one, "off_slot_not_shifted", ["exp(−m)", "off slot"]),
+    # the hint's own warning: m = max(0, row maximum), then + 1 instead of + exp(−m)
+    ("softmax_off",
+     lambda scores: _off_shifted(scores, np.maximum(scores.max(axis=1, keepdims=True), 0), plus_one=True),
+     "off_slot_not_shifted", ["exp(−m)", "off slot"]),
+    # a stable-looking formula shifted by the wrong constant: NaN on rows far apart or spanning > exp's range
+    ("softmax_off", lambda scores: _off_shifted(scores, max(scores.max(), 0.0)), "shift_not_per_row",
+     ["each row", "NaN"]),
+    ("softmax_off", lambda scores: _off_shifted(scores, scores.min(axis=1, keepdims=True)),
+     "shift_not_per_row", ["each row", "NaN"]),
     ("softmax_off", lambda scores: np.exp(scores) / (1 + np.exp(scores).sum(axis=-1, keepdims=True)),
      "no_max_subtraction", ["overflow", "NaN"]),
     ("softmax_off", lambda scores: np.exp(scores) / (np.exp(scores) + 1).sum(axis=1, keepdims=True),

@@ -1,7 +1,11 @@
-"""``make html``: every lesson exports to a static page with all its figures, each with alt text."""
+"""``make html``: every lesson exports to a static page with all its figures, each with alt text in
+words; the default export is the learner's copy (no solutions, no PASSED feedback), the teacher's
+copy is ``make html-teacher``; progress bars show their final state; each lesson has a handout."""
 
 from __future__ import annotations
 
+import html
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -11,6 +15,9 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from export_html import alt_words, static_notebook  # noqa: E402
+
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 FALLBACK = "figure without a description"
 
@@ -32,8 +39,16 @@ def pages(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def teacher_pages(tmp_path_factory):
+    out = tmp_path_factory.mktemp("html-teacher")
+    subprocess.run([sys.executable, str(ROOT / "tools/export_html.py"), "--teacher", "--out", str(out),
+                    str(ROOT / "notebooks/04_step3_scale_softmax.ipynb")], check=True)
+    return out
+
+
 def png_outputs(path: Path) -> int:
-    nb = nbformat.read(path, as_version=4)
+    nb = static_notebook(nbformat.read(path, as_version=4))  # the learner's copy, as exported
     return sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
 
@@ -47,6 +62,7 @@ def test_each_lesson_page_has_its_figures_with_alt_text(pages, notebook):
     assert len(figures) == png_outputs(notebook), f"{notebook.name}: figures missing from its page"
     for img in parser.images:
         alt = (img.get("alt") or "").strip()
+        assert "$" not in alt and "\\" not in alt, f"{notebook.name}: raw LaTeX in alt text {alt!r}"
         assert alt and alt != FALLBACK and len(alt) >= 15, (
             f"{notebook.name}: an image has no real alt text ({alt!r}); figures from lessons_lib carry "
             f"their title and caption as image/png alt metadata")
@@ -56,3 +72,47 @@ def test_index_links_every_lesson(pages):
     index = (pages / "index.html").read_text(encoding="utf-8")
     for notebook in NOTEBOOKS:
         assert f'href="{notebook.stem}.html"' in index
+
+
+def test_index_links_every_handout(pages):
+    index = (pages / "index.html").read_text(encoding="utf-8")
+    for notebook in NOTEBOOKS:
+        assert f'href="{notebook.stem}.handout.html"' in index
+        handout = (pages / f"{notebook.stem}.handout.html").read_text(encoding="utf-8")
+        assert "<h2>Takeaways</h2>" in handout and "<li>" in handout, notebook.name
+
+
+def text_of(page: Path) -> str:
+    """The page's text, tags removed (code is split into highlighted spans)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+
+
+def test_learner_pages_hold_no_solution_and_no_passed_feedback(pages, teacher_pages):
+    solution = "exps / exps.sum(axis=-1, keepdims=True)"  # a line of lesson 04's worked solution
+    learner = text_of(pages / "04_step3_scale_softmax.html")
+    teacher = text_of(teacher_pages / "04_step3_scale_softmax.html")
+    assert solution not in learner and "PASSED" not in learner and "BEGIN SOLUTION" not in learner
+    assert "your code here" in learner
+    assert solution in teacher and "PASSED" in teacher
+    for notebook in NOTEBOOKS:
+        text = (pages / f"{notebook.stem}.html").read_text(encoding="utf-8")
+        for secret in ("BEGIN SOLUTION", "PASSED", "HIDDEN TESTS"):
+            assert secret not in text, (notebook.name, secret)
+
+
+def test_page_titles_are_lesson_titles(pages):
+    for notebook in NOTEBOOKS:
+        first = nbformat.read(notebook, as_version=4).cells[0].source.split("\n", 1)[0].lstrip("# ").strip()
+        assert f"<title>{first}</title>" in (pages / f"{notebook.stem}.html").read_text(encoding="utf-8")
+
+
+def test_progress_bars_show_their_final_state(pages):
+    page = text_of(pages / "08_cost_and_flashattention.html")
+    assert "measuring: 100%" in page and "measuring 6 block sizes at N = 2,048: 100%" in page
+    for notebook in NOTEBOOKS:
+        assert not re.search(r"(?<!\d)0%\|", text_of(pages / f"{notebook.stem}.html")), notebook.name
+
+
+def test_alt_text_reads_latex_as_words():
+    assert alt_words(r"score $q_i \cdot k_j$ (dot product)") == "score q_i · k_j (dot product)"
+    assert alt_words(r"$\sqrt{d_k}$ and $Q K^\top$ and $W_Q^i$") == "√d_k and Q Kᵀ and W_Q^i"

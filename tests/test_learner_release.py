@@ -78,7 +78,8 @@ def test_learner_notebook_clears_answers_and_feedback_only():
 def test_source_notebooks_hold_a_solution_for_every_exercise():
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
-        code = [c.source for c in nb.cells if c.cell_type == "code"]
+        code = [c.source for c in nb.cells
+                if c.cell_type == "code" and lr.GRADED_TAG not in c.metadata.get("tags", [])]
         checks = sum(bool(lr._CHECK_CALL.search(s)) for s in code)
         regions = sum(s.count(lr.BEGIN) for s in code)
         assert regions >= checks, f"{path.name}: {checks} checks but only {regions} solution regions"
@@ -136,7 +137,8 @@ def test_in_every_learner_notebook_the_prose_after_a_prediction_cell_is_folded()
     for path in NOTEBOOKS:
         source = nbformat.read(path, as_version=4)
         learner, _ = lr.learner_notebook(source, path.name)
-        for i, (src, cell) in enumerate(zip(source.cells[:-1], learner.cells)):
+        kept = [c for c in source.cells if lr.GRADED_TAG not in c.metadata.get("tags", [])]
+        for i, (src, cell) in enumerate(zip(kept[:-1], learner.cells)):
             answered = (cell.cell_type == "code" and src.outputs and not cell.outputs
                         and not lr._CHECK_CALL.search(src.source) and lr.BEGIN not in src.source)
             following = learner.cells[i + 1]
@@ -144,3 +146,11 @@ def test_in_every_learner_notebook_the_prose_after_a_prediction_cell_is_folded()
                 head = following.source.lstrip()
                 assert head.startswith(("<details>", "#")) or lr._PREDICT.search(head.splitlines()[0]), (
                     f"{path.name}, cell {i + 1}: the answer is visible: {head[:80]!r}")
+
+
+def test_learner_copy_drops_the_graded_test_cells():
+    """nbgrader's graded cells raise until an exercise is solved; the self-study copy has the checks."""
+    for path in NOTEBOOKS:
+        learner, _ = lr.learner_notebook(nbformat.read(path, as_version=4), path.name)
+        assert not [c for c in learner.cells if lr.GRADED_TAG in c.metadata.get("tags", [])], path.name
+        assert not any("HIDDEN TESTS" in c.source for c in learner.cells), path.name

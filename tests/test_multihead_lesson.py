@@ -142,7 +142,7 @@ def test_multi_head_attention_agrees_with_torch_nn_multiheadattention(hd, L, mas
     x = rng.standard_normal((2, L, d))
     ws = _weights(rng, d)
     mask = {"none": None, "causal": ll.causal_mask(L),
-            "padding": ll.padding_mask([L], n_keys=L)[0] & (np.arange(L) < max(1, L - 2))}[masking]
+            "padding": ll.padding_mask(lengths=[L], n_keys=L)[0] & (np.arange(L) < max(1, L - 2))}[masking]
     ours, our_w = ll.multi_head_attention(x, *ws, n_heads=h, mask=mask)
     tx = torch.as_tensor(x)
     # nn.MultiheadAttention's bool attn_mask means True = NOT allowed: the opposite of ours

@@ -1,13 +1,28 @@
-"""Export the course to static HTML pages (``make html``), for reading without a kernel.
+"""Export the course to static HTML pages that work offline (``make html``, ``make html-teacher``).
 
-Each lesson becomes ``build/html/NN_name.html`` with its stored outputs (figures, the explorers'
-still pictures and sentences), in JupyterLab's look, through nbconvert and the template in
-``tools/html_template/course``, which writes every figure's alt text (its title and caption, from
-the output metadata ``lessons_lib`` attaches). Links between lessons point at the HTML pages, and
-``index.html`` lists the lessons. ``tests/test_html.py`` checks every lesson's page has its images,
-each with a real alt text.
+By default the pages are the **learner** copy: every notebook goes through
+``tools/learner_release.py`` first (worked solutions replaced, the exercise feedback that says
+PASSED and the answers to *Predict* prompts cleared, nbgrader's graded cells dropped).
+``--teacher`` exports the source notebooks, solutions and all, for the teacher's eyes only.
 
-Usage: python tools/export_html.py [--out build/html] [notebooks/*.ipynb]
+Each lesson becomes ``NN_name.html`` (JupyterLab's look, through nbconvert and the template in
+``tools/html_template/course``) and a printable handout ``NN_name.handout.html`` (the lesson's
+formula, its figures and its takeaways, laid out for one or two printed pages). ``index.html``
+lists both. The pages need no network:
+
+* MathJax is served from the build folder (``mathjax/``, copied from the package
+  ``jupyter-server-mathjax``), never from a CDN;
+* live widgets cannot run without a kernel, so their outputs show what the notebook stored for
+  that case: the explorers' still picture and sentence, a quiz as text, and a progress bar in its
+  final state (the run that made the outputs finished it), not the "0%" its text was captured at;
+* every figure's alt text (its title and caption, which ``lessons_lib`` stores with it) is read
+  as words: the LaTeX in it becomes plain symbols (``$q_i \\cdot k_j$`` -> ``q_i · k_j``);
+* the page title is the lesson's title.
+
+``tests/test_html.py`` checks the pages' content; ``tests/test_offline_pages.py`` opens them in
+Chromium with the network cut off and finds every formula typeset and every image loaded.
+
+Usage: python tools/export_html.py [--teacher] [--out build/html] [notebooks/*.ipynb]
 """
 
 from __future__ import annotations
@@ -15,37 +30,142 @@ from __future__ import annotations
 import argparse
 import html
 import re
+import shutil
 import sys
 from pathlib import Path
 
+import jupyter_server_mathjax
 import nbformat
 from nbconvert import HTMLExporter
+from nbconvert.filters import markdown2html
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from learner_release import learner_notebook
+from stamp_notebooks import lesson_title
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "tools" / "html_template"
+MATHJAX = Path(jupyter_server_mathjax.__file__).parent / "static"
+MATHJAX_URL = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+# The packaged MathJax holds the STIX-Web fonts only (as Jupyter's classic notebook configured it)
+MATHJAX_FONTS = ('<script type="text/x-mathjax-config">MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], '
+                 'preferredFont: null, webFont: "STIX-Web", imageFont: null}});</script>')
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# tqdm's text as captured when the bar appeared: "training:   0%|          | 0/301 [00:00<?, ?step/s]"
+_TQDM = re.compile(r"^(?P<desc>[^\n]*?):?\s+\d+%\|[^|]*\|\s*\d+/(?P<total>\d+)\b[^\n]*$")
+_LATEX_SYMBOLS = {r"\cdot": "·", r"\times": "×", r"\infty": "∞", r"\le": "≤", r"\ge": "≥",
+                  r"\propto": "∝", r"\sum": "Σ", r"\dots": "…", r"\ldots": "…", r"\to": "→"}
 
 
+# ------------------------------------------------------------------------------------ words
+def alt_words(text: str) -> str:
+    """``text`` with each ``$…$`` LaTeX span read as plain symbols (for alt text and screen readers).
+
+    >>> alt_words(r"colour scale: score $q_i \\cdot k_j$ (dot product), $\\sqrt{d_k}$, $K^\\top$")
+    'colour scale: score q_i · k_j (dot product), √d_k, Kᵀ'
+    """
+    def plain(match: re.Match) -> str:
+        s = match.group(1)
+        s = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", s)
+        s = re.sub(r"\^\{?\\top\}?|\^\{?T\}?(?![A-Za-z])", "ᵀ", s)
+        s = re.sub(r"\\(?:text|mathrm|mathbf|operatorname)\{([^{}]*)\}", r"\1", s)
+        for macro, symbol in _LATEX_SYMBOLS.items():
+            s = re.sub(re.escape(macro) + r"(?![A-Za-z])", symbol, s)
+        s = re.sub(r"\\[,;!]|[{}]", "", s).replace("\\", "")
+        return re.sub(r"\s+", " ", s).strip()
+
+    return re.sub(r"\$([^$]+)\$", plain, text)
+
+
+# ------------------------------------------------------------------------------------ notebooks
+def static_notebook(nb: nbformat.NotebookNode, teacher: bool = False) -> nbformat.NotebookNode:
+    """The notebook as a page without a kernel shows it (the learner copy unless ``teacher``)."""
+    nb = nbformat.from_dict(nb) if teacher else learner_notebook(nb)[0]
+    nb.metadata["title"] = lesson_title(nb)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_VIEW not in data:
+                continue
+            del data[WIDGET_VIEW]  # no kernel, no widget state: show the stored still and text
+            text = data.get("text/plain", "")
+            bar = _TQDM.match(text.strip())
+            if bar:
+                desc, total = bar["desc"], bar["total"]
+                data["text/plain"] = f"{desc}: 100%|██████████| {total}/{total} (finished)"
+        for output in cell.get("outputs", []):
+            meta = output.get("metadata", {}).get("image/png")
+            if isinstance(meta, dict) and meta.get("alt"):
+                meta["alt"] = alt_words(meta["alt"])
+    return nb
+
+
+# ------------------------------------------------------------------------------------ handout
+def handout(nb: nbformat.NotebookNode, title: str) -> str:
+    """A print-ready page: the lesson's formula, its figures (two a row) and its takeaways."""
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    formula = re.search(r"\$\$(.+?)\$\$", markdown, re.S)
+    takeaways = next((c.source for c in nb.cells if c.cell_type == "markdown"
+                      and re.match(r"##\s+.*Takeaways", c.source.lstrip())), "")
+    takeaways = re.sub(r"^##\s+.*\n", "", takeaways.lstrip(), count=1)
+    figures = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            png = output.get("data", {}).get("image/png")
+            if png:
+                alt = output.get("metadata", {}).get("image/png", {}).get("alt", "figure")
+                caption = html.escape(alt.split(";")[0])
+                figures.append(f'<figure><img src="data:image/png;base64,{png.strip()}" '
+                               f'alt="{html.escape(alt)}"><figcaption>{caption}</figcaption></figure>')
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)} (handout)</title>"
+        "<script type='text/x-mathjax-config'>MathJax.Hub.Config({tex2jax: {inlineMath: [['$','$']], "
+        "displayMath: [['$$','$$']], processEscapes: true}});</script>"
+        f"{MATHJAX_FONTS}<script src='{MATHJAX_URL}'></script>"
+        "<style>body{font-family:sans-serif;max-width:19cm;margin:1cm auto;font-size:11pt;line-height:1.4}"
+        "h1{font-size:16pt}.formula{font-size:13pt;margin:0.5em 0 1em}"
+        ".figures{display:grid;grid-template-columns:1fr 1fr;gap:0.4cm}"
+        "figure{margin:0;break-inside:avoid}figure img{width:100%;height:auto}"
+        "figcaption{font-size:8pt;color:#333}@page{size:A4;margin:1cm}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1>"
+        + (f"<div class='formula'>$${formula.group(1).strip()}$$</div>" if formula else "")
+        + f"<div class='figures'>{''.join(figures)}</div>"
+        + f"<h2>Takeaways</h2>{markdown2html(takeaways)}</body></html>\n"
+    )
+
+
+# ------------------------------------------------------------------------------------ export
 def exporter() -> HTMLExporter:
     exp = HTMLExporter(template_name="course", extra_template_basedirs=[str(TEMPLATES)])
     exp.exclude_input_prompt = True
     exp.exclude_output_prompt = True
+    exp.mathjax_url = MATHJAX_URL
     return exp
 
 
-def export(notebooks: list[Path], out: Path) -> list[Path]:
+def export(notebooks: list[Path], out: Path, teacher: bool = False) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    exp, pages = exporter(), []
+    shutil.copytree(MATHJAX, out / "mathjax", dirs_exist_ok=True)
+    exp, pages, items = exporter(), [], []
     for path in sorted(notebooks):
-        nb = nbformat.read(path, as_version=4)
-        body, _ = exp.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+        nb = static_notebook(nbformat.read(path, as_version=4), teacher)
+        title = nb.metadata["title"]
+        body, _ = exp.from_notebook_node(nb, resources={"metadata": {"name": path.stem},
+                                                                   "mathjax_fonts": MATHJAX_FONTS})
         body = re.sub(r'href="(\d\d_[\w-]+)\.ipynb', r'href="\1.html', body)  # lesson links stay inside
         page = out / f"{path.stem}.html"
         page.write_text(body, encoding="utf-8")
+        (out / f"{path.stem}.handout.html").write_text(handout(nb, title), encoding="utf-8")
         pages.append(page)
-    items = "\n".join(f'<li><a href="{p.name}">{html.escape(p.stem)}</a></li>' for p in pages)
+        items.append(f'<li><a href="{path.stem}.html">{html.escape(title)}</a> '
+                     f'(<a href="{path.stem}.handout.html">printable handout</a>)</li>')
+    kind = "teacher's copy, with solutions" if teacher else "learner's copy"
     (out / "index.html").write_text(
-        f"<!doctype html><html><head><meta charset='utf-8'><title>Attention, step by step</title></head>"
-        f"<body><h1>Attention, step by step</h1><ol>{items}</ol></body></html>\n", encoding="utf-8")
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Attention, step by step</title>"
+        f"</head><body><h1>Attention, step by step</h1><p>Static pages ({kind}); run the notebooks in "
+        f"JupyterLab for the live explorers.</p><ol>{''.join(items)}</ol></body></html>\n", encoding="utf-8")
     return pages
 
 
@@ -53,9 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "html")
+    parser.add_argument("--teacher", action="store_true",
+                        help="export the source notebooks, solutions included")
     args = parser.parse_args(argv)
-    pages = export(args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb")), args.out)
-    print(f"{len(pages)} lessons exported to {args.out}/ (open index.html)")
+    pages = export(args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb")), args.out, args.teacher)
+    print(f"{len(pages)} lessons exported to {args.out}/ (open index.html; "
+          f"{'teacher' if args.teacher else 'learner'} copy)")
     return 0
 
 

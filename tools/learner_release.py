@@ -17,8 +17,11 @@ tried: the exercise cell itself, every cell that calls an exercise's check (its 
 the source says "passed"), and the first code cell after a **Predict** prompt (its output is the
 answer to the prediction). The prose right after that cell, which reads its output and so answers
 the prediction too, is folded into a closed ``<details>`` ("open it once you have run the cell
-above"), up to the next heading or the next **Predict** prompt. Everything else (prose, figures,
-explorers, quizzes) is kept, so the learner copy still shows its pictures on a static page.
+above"), up to the next heading or the next **Predict** prompt. It drops nbgrader's graded test cells
+(tag ``graded-test``, written by ``tools/stamp_notebooks.py``): they raise until the exercise is solved,
+and a self-study learner has the interactive check instead; a graded class gets its copy from
+``nbgrader generate_assignment`` (docs/classroom.md). Everything else (prose, figures, explorers,
+quizzes) is kept, so the learner copy still shows its pictures on a static page.
 
 The checks in ``lessons_lib`` compare a learner's function with the library's own reference
 functions, never with a solutions file, so the learner copy needs nothing that it lacks.
@@ -48,6 +51,7 @@ import tomllib
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 PLACEHOLDER = 'raise NotImplementedError("your code here")'
+GRADED_TAG = "graded-test"  # nbgrader's graded test cells (tools/stamp_notebooks.py)
 _STARTS_FROM = "; learner starts from:"
 
 
@@ -118,6 +122,7 @@ def fold_answer(source: str) -> str:
 def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> tuple[nbformat.NotebookNode, int]:
     """The learner version of ``nb`` (a copy) and how many solution regions it removed."""
     nb = nbformat.from_dict(nb)  # deep copy
+    nb.cells = [c for c in nb.cells if GRADED_TAG not in c.metadata.get("tags", [])]
     removed = 0
     after_predict = revealed = False
     for index, cell in enumerate(nb.cells):

@@ -11,6 +11,10 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
 * slide metadata (``slideshow.slide_type``, read by jupyterlab-slideshow, nbconvert and RISE): a
   ``#``/``##`` heading starts a slide, a ``###`` heading a sub-slide, the Colab cell is skipped, and every
   other cell carries none, so it continues its slide;
+* nbgrader's metadata for every exercise (see :func:`stamp_grading`): the solution cell, the
+  interactive check cell locked, and after it a graded test cell worth the points in
+  :data:`POINTS` that raises exactly when the check fails (the visible cases, then hidden ones
+  between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``); graded cells are skipped in slides;
 * the README's launch block (between ``<!-- launch:begin -->`` and ``<!-- launch:end -->``): the
   Binder badge (JupyterLab on lesson 00) and the course map with a Colab link per lesson.
 
@@ -22,7 +26,9 @@ Usage: python tools/stamp_notebooks.py [--check] [notebooks/*.ipynb]
 from __future__ import annotations
 
 import argparse
+import base64
 import re
+import struct
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -34,6 +40,25 @@ ROOT = Path(__file__).resolve().parents[1]
 COLAB_TAG = "colab-setup"
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 README_BEGIN, README_END = "<!-- launch:begin -->", "<!-- launch:end -->"
+GRADED_TAG = "graded-test"
+
+#: Points of each graded exercise, lesson by lesson: the one place a teacher changes them.
+#: Keys are the names the learner defines in the exercise cell (``my_query``, ``my_softmax``...).
+POINTS: dict[str, dict[str, int]] = {
+    "01_why_attention": {"my_query": 2},
+    "02_step1_qkv": {"my_projection": 3},
+    "03_step2_scores": {"my_scores": 3},
+    "04_step3_scale_softmax": {"my_softmax": 3, "my_scale": 2},
+    "05_step4_weighted_values": {"my_weighted_sum": 3},
+    "06_multi_head": {"my_split_heads": 2, "my_merge_heads": 2, "my_next_token_head": 3},
+    "07_causal_masking": {"my_causal_weights": 3},
+    "08_cost_and_flashattention": {"my_online_update": 4},
+    "09_attention_in_action": {"my_softmax_off": 3},
+}
+#: Exercises whose answer is a value, not a function: their check has no cases to hide.
+NO_HIDDEN_CASES = {"my_query"}
+_CHECK_CALL = re.compile(r"^(?:ll\.|exercises\.)?(check_\w+)\((my_\w+)\)\s*$")
+_DEFINED = re.compile(r"^\s*(?:def\s+(my_\w+)\s*\(|(my_\w+)\s*=)", re.M)
 
 
 # ------------------------------------------------------------------------------------ addresses
@@ -103,7 +128,7 @@ def slide_type(cell) -> str | None:
     A continuing cell carries no slide type at all (nbconvert and RISE read a missing one as "-";
     jupyterlab-slideshow reads only a missing one so, and hides cells marked "-").
     """
-    if COLAB_TAG in cell.metadata.get("tags", []):
+    if {COLAB_TAG, GRADED_TAG} & set(cell.metadata.get("tags", [])):
         return "skip"
     if cell.cell_type == "markdown":
         first = cell.source.lstrip().split("\n", 1)[0]
@@ -132,14 +157,167 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
             lines.pop()
         title.source = "\n".join(lines + ["", colab_badge_line(notebook, root)])
     nb.cells = [cells[0], setup, *cells[1:]]
-    for cell in nb.cells:
-        kind = slide_type(cell)
+    for cell, kind in zip(nb.cells, slide_types(nb.cells)):
         if kind is None:
             cell.metadata.pop("slideshow", None)
         else:
             cell.metadata["slideshow"] = {"slide_type": kind}
     nb.metadata.pop("rise", None)  # no RISE settings: the course presents with jupyterlab-slideshow
+    nb.metadata[FONTS_KEY] = projector_fonts()
+    return stamp_grading(nb, Path(notebook).stem)
+
+
+# ------------------------------------------------------------------------------------ nbgrader
+def _nbgrader(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+            "solution": solution, "task": False}
+    if points is not None:
+        meta["points"] = points
+    return meta
+
+
+def graded_cell_source(check: str, name: str, points: int) -> str:
+    """The graded test cell after ``check(name)``: the same check, raising when it does not pass."""
+    lines = [
+        f"# Graded test (nbgrader, {points} point{'s' if points != 1 else ''}): passes exactly when "
+        f"{check}({name}) says PASSED;",
+        "# otherwise it raises, naming the mistake. Run the check above for the full feedback.",
+        f"ll.assert_passes(ll.{check}({name}))",
+    ]
+    if name not in NO_HIDDEN_CASES:
+        lines += ["### BEGIN HIDDEN TESTS",
+                  "# the same check, on cases the learner is not shown",
+                  f'll.assert_passes(ll.check_hidden("{name}", {name}))',
+                  "### END HIDDEN TESTS"]
+    return "\n".join(lines)
+
+
+def stamp_grading(nb: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNode:
+    """Give the lesson's exercises their nbgrader cells; every other cell carries no nbgrader metadata.
+
+    The cell holding ``### BEGIN SOLUTION`` is the solution cell (its ``my_…`` names are the
+    exercise); a cell that is only ``check_…(my_…)`` is the interactive check, locked; right after
+    it comes the graded test cell (tag ``graded-test``), rewritten on every run.
+    """
+    points = POINTS.get(lesson, {})
+    old = {c.metadata.get("nbgrader", {}).get("grade_id"): c
+           for c in nb.cells if GRADED_TAG in c.metadata.get("tags", [])}
+    cells = [c for c in nb.cells if GRADED_TAG not in c.metadata.get("tags", [])]
+    out, graded = [], set()
+    for cell in cells:
+        cell.metadata.pop("nbgrader", None)
+        out.append(cell)
+        if cell.cell_type != "code":
+            continue
+        if "### BEGIN SOLUTION" in cell.source:
+            names = [a or b for a, b in _DEFINED.findall(cell.source)]
+            cell.metadata["nbgrader"] = _nbgrader("answer_" + "_".join(dict.fromkeys(names)), solution=True)
+            continue
+        call = _CHECK_CALL.match(cell.source.strip())
+        if call is None:
+            continue
+        check, name = call.groups()
+        if name not in points:
+            raise ValueError(f"{lesson}: {check}({name}) has no points in POINTS (stamp_notebooks.py)")
+        cell.metadata["nbgrader"] = _nbgrader(f"check_{name}", locked=True)
+        test = old.get(f"test_{name}") or nbformat.v4.new_code_cell()
+        if test.source != graded_cell_source(check, name, points[name]):
+            test.source = graded_cell_source(check, name, points[name])
+            test.outputs, test.execution_count = [], None
+        test.metadata["tags"] = [GRADED_TAG]
+        test.metadata["nbgrader"] = _nbgrader(f"test_{name}", grade=True, locked=True, points=points[name])
+        test.metadata["slideshow"] = {"slide_type": "skip"}
+        out.append(test)
+        graded.add(name)
+    if graded != set(points):
+        raise ValueError(f"{lesson}: POINTS lists {sorted(set(points) - graded)}, which no check call grades")
+    nb.cells = out
     return nb
+
+
+# ------------------------------------------------------------------------------------ slides
+#: Presenting, every cell's text is this large (jupyterlab-fonts' per-notebook styles, applied
+#: only while jupyterlab-slideshow presents): readable from the back of a classroom.
+PROJECTOR_FONT_PX = {"--jp-content-font-size1": 22, "--jp-code-font-size": 19, "--jp-ui-font-size1": 18}
+FIGURE_MAX_PX = 440  # presenting, a figure is scaled down to this height (width follows)
+FONTS_KEY = "@deathbeds/jupyterlab-fonts"
+#: A prose cell longer than this (not a heading) is the teacher's to say: speaker notes.
+NOTES_WORDS = 45
+SLIDE_SIZE = (1280, 720)  # the projector every slide must fit, at PROJECTOR_FONT_PX
+_CHARS_PER_LINE, _PROSE_LINE_PX, _CODE_LINE_PX, _CELL_PX = 95, 34, 27, 24
+_FILL = 0.85  # pack a slide to this share of its height: the estimate is rough
+
+
+def projector_css() -> dict:
+    """The projector preset as CSS: selector -> declarations (also what tests/test_slides_fit.py applies)."""
+    return {":root": {k: f"{v}px" for k, v in PROJECTOR_FONT_PX.items()},
+            ".jp-OutputArea-output img": {"max-height": f"{FIGURE_MAX_PX}px", "width": "auto"}}
+
+
+def projector_fonts() -> dict:
+    """jupyterlab-fonts' notebook metadata: the preset, applied only while presenting."""
+    presenting = "body[data-jp-deck-mode='presenting'] &"
+    css = projector_css()
+    # as jupyterlab-slideshow writes its own presenting styles: "" is the notebook itself
+    return {"styles": {"": {presenting: {**css[":root"],
+                                         "& .jp-OutputArea-output img": css[".jp-OutputArea-output img"]}}}}
+
+
+def shows_figure(cell) -> bool:
+    """A code cell whose stored output is a figure or a live explorer/quiz (a widget)."""
+    return cell.cell_type == "code" and any(
+        "image/png" in o.get("data", {}) or "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+        for o in cell.get("outputs", []))
+
+
+def _png_height(data: str, width_px: int) -> float:
+    raw = base64.b64decode(data[:64])
+    w, h = struct.unpack(">II", raw[16:24])
+    return min(h * min(1.0, width_px / w), FIGURE_MAX_PX)
+
+
+def _prose_height(text: str) -> float:
+    return sum(1 + len(line) // _CHARS_PER_LINE for line in text.split("\n")) * _PROSE_LINE_PX
+
+
+def estimated_height(cell) -> float:
+    """About how tall the cell stands on a projector slide (px): its text lines and figures."""
+    width = SLIDE_SIZE[0] - 32
+    if cell.cell_type == "markdown":
+        return _CELL_PX + _prose_height(cell.source)
+    height = _CELL_PX + (cell.source.count("\n") + 1) * _CODE_LINE_PX
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if "image/png" in data:
+            height += _png_height(data["image/png"], width)
+        elif "text/markdown" in data:
+            height += _prose_height(data["text/markdown"])
+        else:
+            text = output.get("text", "") or data.get("text/plain", "")
+            height += (text.count("\n") + 1) * _CODE_LINE_PX
+    return height
+
+
+def slide_types(cells) -> list[str | None]:
+    """Every cell's slide type: headings start slides (``slide_type``); long prose that is not a
+    heading goes to the speaker notes; each figure or explorer starts a sub-slide unless it directly
+    follows its heading, and so does any cell that would push its slide past the projector's height."""
+    kinds, used, previous_markdown_heading = [], 0.0, False
+    for cell in cells:
+        kind = slide_type(cell)
+        height = estimated_height(cell)
+        if kind is None and cell.cell_type == "markdown" and len(cell.source.split()) > NOTES_WORDS:
+            kind = "notes"
+        elif kind is None and (shows_figure(cell) and not previous_markdown_heading
+                               or used + height > _FILL * SLIDE_SIZE[1]) and kinds:
+            kind = "subslide"
+        if kind in ("slide", "subslide"):
+            used = 0.0
+        if kind not in ("notes", "skip"):
+            used += height
+            previous_markdown_heading = kind in ("slide", "subslide") and cell.cell_type == "markdown"
+        kinds.append(kind)
+    return kinds
 
 
 # ------------------------------------------------------------------------------------ README

@@ -54,6 +54,14 @@ def _check_scores_memory(batch: tuple, n_queries: int, n_keys: int, itemsize: in
                  f"Attention over {n_queries} queries × {n_keys} keys{where}", _USE_FLASH)
 
 
+def _scores_within_memory(scores, name: str, what: str, copies: float = 2.0) -> np.ndarray:
+    """``scores`` as a float array, refused (``SizeLimitError``) before its values are even scanned
+    when ``copies`` of it would not fit: a scan of a huge array takes seconds, a refusal must not."""
+    arr = as_float_array(scores, name, min_ndim=1, allow_neg_inf=True, check_values=False)
+    check_memory(copies * arr.nbytes, f"{what} of an array of shape {arr.shape}", _USE_FLASH)
+    return arr
+
+
 # --------------------------------------------------------------------------- softmax
 def softmax(x, axis: int = -1) -> np.ndarray:
     """Softmax along ``axis``: exp(x_i − max x) / Σ_j exp(x_j − max x).
@@ -64,9 +72,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     that is entirely ``-inf`` (nothing to attend to) gives all zeros, not NaN.
     Taught in notebook 04.
     """
-    x = as_float_array(x, "x", allow_neg_inf=True)
+    x = as_float_array(_scores_within_memory(x, "x", "softmax"), "x", allow_neg_inf=True)
     axis = check_axis(axis, x.ndim)
-    check_memory(2.0 * x.nbytes, f"softmax of an array of shape {x.shape}", "Use a smaller array.")
     out = np.array(x, copy=True)
     softmax_in_place(out, axis)
     return out
@@ -98,7 +105,8 @@ def softmax_off(scores) -> np.ndarray:
     than 1; the rest, 1/(1 + Σ exp(s_i)), is the weight of "nothing". Built on
     ``attention.softmax`` (stable at any size of score). Notebook 09.
     """
-    s = as_float_array(scores, "scores", allow_neg_inf=True)
+    s = _scores_within_memory(scores, "scores", "softmax_off", copies=3.0)  # padded copy, its softmax
+    s = as_float_array(s, "scores", allow_neg_inf=True)
     padded = np.concatenate([s, np.zeros((*s.shape[:-1], 1), dtype=s.dtype)], axis=-1)
     return softmax(padded, axis=-1)[..., :-1]
 
@@ -166,6 +174,7 @@ def scale_scores(scores, d_k: int | None = None, scale: float | None = None) -> 
     Without it, q·k has variance d_k for unit-variance entries, so softmax
     saturates to one-hot as d_k grows. Notebook 04.
     """
+    scores = _scores_within_memory(scores, "scores", "scaling scores")
     scores = as_float_array(scores, "scores", min_ndim=2, allow_neg_inf=True)
     factor = check_scale(scale, _check_d_k(d_k, scale))
     return scale_by(scores, factor)
@@ -186,10 +195,12 @@ def attention_weights(scores, d_k: int | None = None, mask=None, causal: bool = 
     """Step 3: weights = softmax(scores / √d_k), masked positions excluded.
 
     ``scores (..., L, S)``; ``mask`` is boolean, True where query i may attend to
-    key j (broadcastable to ``(..., L, S)``); ``causal=True`` adds the causal
+    key j (broadcastable to ``(..., L, S)``, as in torch: see
+    :func:`scaled_dot_product_attention` for masks per sequence); ``causal=True`` adds the causal
     mask. Masked positions get weight exactly 0; each row sums to 1 (or is all
     0 when nothing is allowed). Notebook 04.
     """
+    scores = _scores_within_memory(scores, "scores", "attention weights")
     scores = as_float_array(scores, "scores", min_ndim=2, allow_neg_inf=True)
     factor = check_scale(scale, _check_d_k(d_k, scale))
     allowed = combine_masks(mask, causal, scores.shape[-2], scores.shape[-1], scores.shape)
@@ -251,8 +262,12 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False, scale
 
     ``q (..., L, d_k)``, ``k (..., S, d_k)``, ``v (..., S, d_v)``; ``mask`` bool,
     True = may attend, broadcastable to ``(..., L, S)``; ``causal`` keeps key j
-    from query i when j > i (top-left aligned, as torch). ``scale`` defaults to
-    1/√d_k. Returns ``output (..., L, d_v)`` and ``weights (..., L, S)``. A query
+    from query i when j > i (top-left aligned, as torch). A raw array (or tensor)
+    ``mask`` broadcasts as in torch, aligned from the right: a ``(B, L, S)`` array
+    against ``(B, H, L, S)`` scores meets the head axis H, so give ``mask[:, None]``
+    for one mask per sequence; a mask from :func:`~lessons_lib.masks.padding_mask` (a
+    ``SequenceMask``) knows its axes and reaches every head of its sequence. ``scale``
+    defaults to 1/√d_k. Returns ``output (..., L, d_v)`` and ``weights (..., L, S)``. A query
     with nothing to attend to gets weights 0 and output 0, never NaN.
 
     This is the reference: each line is a step of notebooks 03-05. It holds the

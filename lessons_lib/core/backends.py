@@ -266,7 +266,10 @@ def sdpa_attention(q, k, v, mask=None, causal: bool = False, scale: float | None
 
     Same inputs as ``lessons_lib.scaled_dot_product_attention`` (numpy arrays, lists or
     tensors; ``mask`` bool, True = may attend, any shape that broadcasts to
-    ``(..., L, S)``). ``device`` defaults to CUDA when available, else CPU. ``kernel``
+    ``(..., L, S)`` as in torch, aligned from the right: a raw ``(B, L, S)`` mask against
+    ``(B, H, L, S)`` inputs meets the head axis, give ``mask[:, None]``; a mask from
+    ``padding_mask`` reaches every head of its sequence). ``device`` defaults to CUDA when
+    available, else CPU. ``kernel``
     forces one of "flash", "memory-efficient", "cuDNN", "math" through
     ``torch.nn.attention.sdpa_kernel``; by default torch chooses, and the result says
     which kernel it chose (or "chosen by torch" when torch does not tell). ``dtype``

@@ -39,7 +39,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import as_float_array, check_positive_int, check_qkv, check_scale, check_scores_finite
+from .._checks import (
+    as_float_array,
+    check_memory,
+    check_positive_int,
+    check_qkv,
+    check_scale,
+    check_scores_finite,
+    format_bytes,
+)
 
 # The default tile holds at most TILE_SCORES scores, all batch entries (heads) together: 2**20 scores,
 # 4 MB in float32. Measured with benchmarks/attention.py --blocks (float32, d = 64, 2 CPU cores): for one
@@ -82,11 +90,11 @@ def _absorb(m, ell, scores, acc=None, values=None):
         scores -= shift
         rescale = np.exp(m - shift)               # exp(m − m') ≤ 1: the old terms, re-based on m'
     p = np.exp(scores, out=scores)                # exp(s − m'), each ≤ 1
-    ell_new = ell * rescale + p.sum(axis=-1, keepdims=True)
+    ell_new = ell * rescale + p.sum(axis=-1, keepdims=True, dtype=ell.dtype)
     if acc is None:
         return m_new, ell_new, None
     acc *= rescale
-    acc += p @ values
+    acc += p.astype(acc.dtype, copy=False) @ values
     return m_new, ell_new, acc
 
 
@@ -208,10 +216,10 @@ def _attend_block(q_blk, first_row: int, k, v, block_size: int, causal: bool,
     """
     batch, n_rows = q_blk.shape[:-2], q_blk.shape[-2]
     last_row = first_row + n_rows - 1
-    dtype = q_blk.dtype
-    m = np.full((*batch, n_rows, 1), -np.inf, dtype=dtype)
-    ell = np.zeros((*batch, n_rows, 1), dtype=dtype)
-    acc = np.zeros((*batch, n_rows, v.shape[-1]), dtype=dtype)
+    total = _accumulation_dtype(q_blk.dtype)            # float16 sums in float32, as softmax does
+    m = np.full((*batch, n_rows, 1), -np.inf, dtype=q_blk.dtype)
+    ell = np.zeros((*batch, n_rows, 1), dtype=total)
+    acc = np.zeros((*batch, n_rows, v.shape[-1]), dtype=total)
     S = k.shape[-2]
     k_end = min(S, last_row + 1) if causal else S      # keys after the last row's position: all masked
     for k0 in range(0, k_end, block_size):
@@ -222,12 +230,32 @@ def _attend_block(q_blk, first_row: int, k, v, block_size: int, causal: bool,
         if causal and k1 - 1 > first_row:               # the tile crosses the diagonal
             above = np.arange(k0, k1)[None, :] > np.arange(first_row, last_row + 1)[:, None]
             np.putmask(tile, np.broadcast_to(above, tile.shape), -np.inf)
-        m, ell, acc = _absorb(m, ell, tile, acc, v[..., k0:k1, :])
+        m, ell, acc = _absorb(m, ell, tile, acc, v[..., k0:k1, :].astype(total, copy=False))
         del tile                                        # so that two tiles never coexist
         if on_tile is not None:
             on_tile(k0, k1, m, ell, acc)
     ell[ell == 0] = 1                                   # nothing to attend to: output 0, not NaN
-    return acc / ell
+    return (acc / ell).astype(q_blk.dtype, copy=False)
+
+
+def _accumulation_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype ℓ and the output accumulator are summed in: float32 for float16 (as the plain path's
+    softmax sums), the input's own dtype otherwise. A float16 sum over many keys would overflow."""
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def _check_tile_memory(batch: tuple, n_queries: int, n_keys: int, d_v: int, block_size: int,
+                       dtype: np.dtype) -> None:
+    """Refuse at once (``SizeLimitError``) a tile, with its running state and output, too big to hold."""
+    n_batch = float(np.prod(batch, dtype=np.float64))
+    rows, cols = min(block_size, n_queries), min(block_size, n_keys)
+    total = _accumulation_dtype(dtype).itemsize
+    need = n_batch * (rows * cols * (dtype.itemsize + total + 1)     # the tile, its sum's copy, a mask
+                      + rows * d_v * 2 * total + n_queries * d_v * dtype.itemsize)
+    check_memory(need, f"flash_attention with block_size={block_size} ({rows} × {cols} scores per tile"
+                       f"{f' for each of {int(n_batch)} batch items' if batch else ''}, "
+                       f"{format_bytes(n_batch * rows * cols * dtype.itemsize)} a tile)",
+                 "Use a smaller block_size (the default, default_block_size(), keeps a tile near 4 MB).")
 
 
 def _prepare(q, k, v, causal, scale, block_size):
@@ -238,9 +266,13 @@ def _prepare(q, k, v, causal, scale, block_size):
     block_size = check_positive_int(block_size, "block_size")
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be True or False; got {causal!r}.")
+    _check_tile_memory(batch, q.shape[-2], k.shape[-2], v.shape[-1], block_size, q.dtype)
     factor = q.dtype.type(check_scale(scale, q.shape[-1]))
     with np.errstate(over="ignore"):
         q = q * factor                                   # scale the L × d queries once, not every tile
+    # Q with fewer (or size-1) batch dimensions than K and V: the running state and the output
+    # take the broadcast batch shape, as the scores of the plain function do (a view, no copy).
+    q = np.broadcast_to(q, (*batch, *q.shape[-2:]))
     return q, k, v, bool(causal), block_size, batch
 
 

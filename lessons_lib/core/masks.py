@@ -11,7 +11,8 @@ import numpy as np
 
 from .._checks import check_flag, check_mask, check_memory, check_positive_int
 
-__all__ = ["causal_mask", "padding_mask", "sliding_window_mask", "combine_masks", "causal_average_weights",
+__all__ = ["causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask", "sliding_window_mask",
+           "combine_masks", "causal_average_weights",
            "additive_mask", "bottom_right_causal_mask", "mask_gallery", "causal_mask_mistake", "future_leak"]
 
 _INSTEAD = ("Use a shorter sequence. Attention that needs no mask matrix at all: "
@@ -40,51 +41,117 @@ def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     return np.tri(n_queries, n_keys, dtype=bool)  # one (n_queries, n_keys) bool buffer, nothing else
 
 
-def padding_mask(valid, n_queries: int | None = None, n_keys: int | None = None) -> np.ndarray:
-    """Mask that hides padding keys: ``(..., n_queries, n_keys)`` bool.
+class SequenceMask(np.ndarray):
+    """A bool mask whose leading axes are *sequences* (the batch), never heads: ``(..., L, S)``.
 
-    ``valid`` is either a bool array ``(..., n_keys)`` (True = a real token) or
-    whole-number lengths, one per batch item: the first ``length`` of the
-    ``n_keys`` keys (default: the longest length) are real, the rest padding.
-    Every query row gets the same mask; ``n_queries`` defaults to n_keys.
+    What :func:`padding_mask` returns. Given to the attention functions with inputs
+    that have more batch axes (heads: ``(B, H, L, S)``), the missing axes are inserted
+    just before ``(L, S)``, so sequence b's mask reaches every head of sequence b (as
+    ``mask[:, None]`` would). A raw numpy array or tensor keeps torch's rule instead: it
+    is aligned from the right, so a ``(B, L, S)`` array meets ``(B, H, L, S)`` scores
+    with its B against the H axis. Indexing keeps the type; ``np.asarray(mask)`` drops it.
     """
-    if hasattr(valid, "detach") and hasattr(valid, "cpu"):  # a torch tensor
-        valid = valid.detach().cpu().numpy()
-    arr = np.asarray(valid)
-    if arr.size == 0:
-        raise ValueError(
-            f"padding_mask got no keys (shape {arr.shape}): give one True/False per key, "
-            f"e.g. [True, True, False], or the lengths of the sequences, e.g. [3, 2]."
-        )
-    if arr.dtype == np.bool_:
-        if arr.ndim == 0:
-            raise ValueError("padding_mask needs one True/False per key, e.g. [True, True, False].")
-        keep = arr
+
+
+def align_sequence_mask(mask, n_dims: int):
+    """``mask`` ready to broadcast against scores with ``n_dims`` dimensions ``(..., L, S)``.
+
+    A :class:`SequenceMask` with fewer dimensions gets size-1 head axes before its last
+    two: ``(B, L, S)`` against ``(B, H, L, S)`` becomes ``(B, 1, L, S)``. Anything else
+    (None, raw arrays, tensors) is returned as it is: torch's broadcasting, aligned from
+    the right.
+    """
+    if not isinstance(mask, SequenceMask) or mask.ndim >= n_dims or mask.ndim < 3:
+        return mask
+    return mask.reshape(*mask.shape[:-2], *(1,) * (n_dims - mask.ndim), *mask.shape[-2:])
+
+
+def padding_mask(valid=None, n_queries: int | None = None, n_keys: int | None = None, *,
+                 lengths=None) -> SequenceMask:
+    """Mask that hides padding keys: ``(..., n_queries, n_keys)`` bool, True = may attend.
+
+    Give one of:
+
+    * ``valid``: a key-padding array ``(..., n_keys)``, bool or 0/1 integers, 1 (True)
+      for a real token and 0 (False) for padding: Hugging Face's ``attention_mask``
+      (``(batch, n_keys)`` ints) is such an array;
+    * ``lengths``: whole-number lengths, one per sequence: the first ``length`` of the
+      ``n_keys`` keys (default: the longest length) are real, the rest padding.
+
+    Every query row gets the same mask; ``n_queries`` defaults to n_keys. The result is a
+    :class:`SequenceMask`: its leading axes are sequences, so against inputs with heads,
+    ``(B, H, L, S)``, each sequence's mask reaches all of its heads (a raw ``(B, L, S)``
+    array would be aligned with the heads instead, torch's rule). Notebook 07.
+    """
+    if (valid is None) == (lengths is None):
+        raise TypeError("padding_mask takes either a key-padding array valid (1/True = real token, "
+                        "0/False = padding), e.g. padding_mask([1, 1, 0]), or lengths, e.g. "
+                        "padding_mask(lengths=[3, 2]); give exactly one of them.")
+    if lengths is not None:
+        keep = _keys_from_lengths(lengths, n_keys)
     else:
-        if arr.dtype.kind not in "iu":
-            raise TypeError(
-                f"padding_mask takes a boolean array (True = real token) or whole-number lengths; "
-                f"got dtype {arr.dtype}."
-            )
-        lengths = np.atleast_1d(arr)
-        if lengths.ndim != 1:
-            raise ValueError(
-                f"lengths must be a list of whole numbers, one per sequence; got shape {arr.shape}."
-            )
-        if (lengths < 1).any():
-            raise ValueError(f"every sequence needs at least one real token; got lengths {lengths.tolist()}.")
-        n_keys = int(lengths.max()) if n_keys is None else check_positive_int(n_keys, "n_keys")
-        if lengths.max() > n_keys:
-            raise ValueError(f"a length of {int(lengths.max())} does not fit in n_keys={n_keys} keys.")
-        keep = np.arange(n_keys) < lengths[:, None]
-        if arr.ndim == 0:
-            keep = keep[0]
+        keep = _keys_from_valid(valid)
+        if n_keys is not None and check_positive_int(n_keys, "n_keys") != keep.shape[-1]:
+            raise ValueError(f"valid has {keep.shape[-1]} keys (its last axis) but n_keys={n_keys}.")
     n_keys = keep.shape[-1]
     n_queries = n_keys if n_queries is None else check_positive_int(n_queries, "n_queries")
     _check_mask_memory(float(keep.size) * n_queries,
                        f"padding_mask with {n_queries} queries × {n_keys} keys"
                        + (f" for {keep.size // n_keys} sequences" if keep.ndim > 1 else ""))
-    return np.broadcast_to(keep[..., None, :], (*keep.shape[:-1], n_queries, n_keys)).copy()
+    full = np.broadcast_to(keep[..., None, :], (*keep.shape[:-1], n_queries, n_keys)).copy()
+    return full.view(SequenceMask)
+
+
+def _as_numbers(value, name: str, example: str) -> np.ndarray:
+    """``value`` (list, array or tensor) as a numpy array, or a clear error (ragged lists too)."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    if isinstance(value, str):
+        raise TypeError(f"{name} must be a list or array, e.g. {example}; got the string {value!r}.")
+    try:
+        arr = np.asarray(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a rectangular list or array, e.g. {example}; its rows have "
+                         f"different lengths ({value!r}).") from None
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}): padding_mask got no keys; give at least "
+                         f"one, e.g. {example}.")
+    if arr.dtype == object:
+        raise TypeError(f"{name} must hold numbers, e.g. {example}; got {value!r}.")
+    return arr
+
+
+def _keys_from_valid(valid) -> np.ndarray:
+    """A key-padding array (bool, or 0/1 integers) as bool ``(..., n_keys)``, True = real token."""
+    arr = _as_numbers(valid, "valid", "[1, 1, 0] or [True, True, False]")
+    if arr.ndim == 0:
+        raise ValueError("valid needs one entry per key, e.g. [1, 1, 0] (1 = real token, 0 = padding).")
+    if arr.dtype == np.bool_:
+        return arr
+    if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
+        raise ValueError(
+            f"valid must hold 1 (or True) for a real token and 0 (or False) for padding, like Hugging "
+            f"Face's attention_mask; got {arr.tolist() if arr.size <= 12 else arr.dtype}. To give the "
+            f"sequences' lengths instead, use padding_mask(lengths=...), e.g. lengths=[3, 2].")
+    return arr.astype(bool)
+
+
+def _keys_from_lengths(lengths, n_keys) -> np.ndarray:
+    """Lengths, one per sequence, as bool ``(n_sequences, n_keys)`` (``(n_keys,)`` for one number)."""
+    arr = _as_numbers(lengths, "lengths", "[3, 2]")
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"lengths must be whole numbers, one per sequence, e.g. [3, 2]; got dtype "
+                        f"{arr.dtype}.")
+    lengths = np.atleast_1d(arr)
+    if lengths.ndim != 1:
+        raise ValueError(f"lengths must be a list of whole numbers, one per sequence; got shape {arr.shape}.")
+    if (lengths < 1).any():
+        raise ValueError(f"every sequence needs at least one real token; got lengths {lengths.tolist()}.")
+    n_keys = int(lengths.max()) if n_keys is None else check_positive_int(n_keys, "n_keys")
+    if lengths.max() > n_keys:
+        raise ValueError(f"a length of {int(lengths.max())} does not fit in n_keys={n_keys} keys.")
+    keep = np.arange(n_keys) < lengths[:, None]
+    return keep[0] if arr.ndim == 0 else keep
 
 
 def sliding_window_mask(n: int, window: int, causal: bool = True) -> np.ndarray:
@@ -111,7 +178,7 @@ def combine_masks(mask, causal: bool, n_queries: int, n_keys: int, target_shape:
     mask must broadcast to.
     """
     target_shape = (n_queries, n_keys) if target_shape is None else tuple(target_shape)
-    mask = check_mask(mask, target_shape)
+    mask = check_mask(align_sequence_mask(mask, len(target_shape)), target_shape)
     if check_flag(causal, "causal"):
         tri = causal_mask(n_queries, n_keys)
         return tri if mask is None else mask & tri
@@ -134,6 +201,8 @@ def causal_average_weights(n: int) -> np.ndarray:
            [0.5       , 0.5       , 0.        ],
            [0.33333333, 0.33333333, 0.33333333]])
     """
+    n = check_positive_int(n, "n")
+    check_memory(9.0 * n * n, f"causal_average_weights({n})", _INSTEAD)   # the bool mask, then float64
     allowed = causal_mask(n)
     return allowed / allowed.sum(axis=1, keepdims=True)
 
@@ -149,9 +218,15 @@ def additive_mask(mask, dtype=np.float64) -> np.ndarray:
     allowed = check_mask(mask, np.shape(mask))
     if allowed is None:
         raise TypeError("additive_mask needs a boolean mask (True = may attend); got None.")
-    dtype = np.dtype(dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a float type such as np.float64 (−∞ is a float); "
+                        f"got {dtype!r}.") from None
     if dtype.kind != "f":
         raise TypeError(f"dtype must be a float type (−∞ is a float); got {dtype}.")
+    check_memory(float(allowed.size) * dtype.itemsize, f"additive_mask of a mask of shape {allowed.shape}",
+                 _INSTEAD)
     return np.where(allowed, dtype.type(0.0), dtype.type(-np.inf))
 
 
@@ -170,6 +245,8 @@ def bottom_right_causal_mask(n_queries: int, n_keys: int | None = None) -> np.nd
     """
     n_queries = check_positive_int(n_queries, "n_queries")
     n_keys = n_queries if n_keys is None else check_positive_int(n_keys, "n_keys")
+    _check_mask_memory(2.0 * n_queries * n_keys,       # np.ones, then np.tril's copy
+                       f"bottom_right_causal_mask({n_queries}{'' if n_keys == n_queries else f', {n_keys}'})")
     return np.tril(np.ones((n_queries, n_keys), dtype=bool), k=n_keys - n_queries)
 
 
@@ -185,10 +262,10 @@ def mask_gallery(n: int = 8, *, lengths=(8, 5, 3), window: int = 3) -> dict:
     Every mask is built by the functions above, nothing by hand.
     """
     n = check_positive_int(n, "n")
-    lengths = np.asarray(lengths)
-    if lengths.ndim != 1 or lengths.size == 0:
+    lengths = _as_numbers(lengths, "lengths", "(8, 5, 3)")
+    if lengths.ndim != 1:
         raise ValueError(f"lengths must be a list of sequence lengths, one per batch item; got {lengths!r}.")
-    padding = padding_mask(lengths, n_keys=n)
+    padding = padding_mask(lengths=lengths, n_keys=n)
     causal = causal_mask(n)
     return {
         "causal": causal,
@@ -246,6 +323,18 @@ def causal_mask_mistake(mask) -> str | None:
             f"query {i} {should} to key {j} (key j ≤ query i is allowed, key j > query i is not).")
 
 
+def _outputs_of(attend, x) -> np.ndarray:
+    """``attend(x)`` as one float array of outputs, or a clear error naming ``attend``."""
+    result = attend(x)
+    if isinstance(result, tuple):
+        raise TypeError(f"attend returned a tuple of {len(result)} things (perhaps (output, weights)); "
+                        f"it must "
+                        f"return the outputs only, e.g. lambda x: multi_head_attention(x, ...)[0].")
+    from .._checks import as_float_array
+
+    return as_float_array(result, "the outputs of attend", min_ndim=1)
+
+
 def future_leak(attend, x, position: int, *, seed: int = 0) -> np.ndarray:
     """The leak experiment: how much each output row moves when token ``position`` is replaced.
 
@@ -268,7 +357,7 @@ def future_leak(attend, x, position: int, *, seed: int = 0) -> np.ndarray:
         raise ValueError(f"position must be a token index 0..{len(x) - 1}; got {position!r}.")
     changed = x.copy()
     changed[position] = np.random.default_rng(seed).standard_normal(x.shape[1]).astype(x.dtype)
-    before, after = np.asarray(attend(x)), np.asarray(attend(changed))
+    before, after = _outputs_of(attend, x), _outputs_of(attend, changed)
     if before.shape != after.shape or before.ndim != 2 or before.shape[0] != len(x):
         raise ValueError(f"attend must return one output row per token, (seq_len, d_out); "
                          f"got shape {before.shape} for seq_len={len(x)}.")

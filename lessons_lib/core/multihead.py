@@ -36,13 +36,20 @@ def merge_heads(x) -> np.ndarray:
     return np.swapaxes(x, -2, -3).reshape(*x.shape[:-3], seq_len, n_heads * d_head)
 
 
-def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal: bool = False):
+def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal: bool = False, *,
+                         b_q=None, b_k=None, b_v=None, b_o=None):
     """Self-attention with ``n_heads`` heads. Returns ``(output, weights)``.
 
-    ``x (..., L, d_model)``; ``w_q, w_k, w_v, w_o`` each ``(d_model, d_model)``;
-    ``mask`` bool (True = may attend) broadcastable to ``(..., L, L)``.
-    ``output (..., L, d_model)``; ``weights (..., n_heads, L, L)``, one
-    attention pattern per head.
+        Q = X·W_Q + b_Q,  K = X·W_K + b_K,  V = X·W_V + b_V,   output = Concat(heads)·W_O + b_O
+
+    ``x (..., L, d_model)``; ``w_q, w_k, w_v, w_o`` each ``(d_model, d_model)`` in the
+    ``x @ W`` layout, (in, out): torch's ``nn.Linear`` stores the transpose, (out, in)
+    (see :mod:`lessons_lib.adapters`, which reads real models' weights). Biases ``b_q,
+    b_k, b_v, b_o`` ``(d_model,)`` are optional (None: no bias, as in the lessons;
+    GPT-2, BERT and ``nn.MultiheadAttention`` have them). ``mask`` bool (True = may
+    attend), one mask per sequence: ``(L, L)`` or ``(..., L, L)`` with the batch
+    dimensions of ``x``; it is applied to every head. ``output (..., L, d_model)``;
+    ``weights (..., n_heads, L, L)``, one attention pattern per head. Notebook 06.
     """
     x = as_float_array(x, "x", min_ndim=2)
     d_model = x.shape[-1]
@@ -56,13 +63,36 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal:
                 f"({d_model}, {d_model}): all heads' projections side by side."
             )
         named[name] = w
+    biases = {name: _check_bias(b, name, d_model)
+              for name, b in (("b_Q", b_q), ("b_K", b_k), ("b_V", b_v), ("b_O", b_o))}
     q, k, v = (split_heads(t, n_heads) for t in project_qkv(x, named["W_Q"], named["W_K"], named["W_V"]))
+    q, k, v = (t if b is None else t + _head_slices(b, n_heads).astype(t.dtype, copy=False)
+               for t, b in zip((q, k, v), (biases["b_Q"], biases["b_K"], biases["b_V"])))
     if mask is not None:  # checked against the shape the learner thinks in: (..., L, L)
         mask = check_mask(mask, (*x.shape[:-2], x.shape[-2], x.shape[-2]))
         if mask.ndim >= 2:
             mask = mask[..., None, :, :]  # the same mask for every head
     heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, causal=causal)
-    return merge_heads(heads) @ named["W_O"], weights
+    output = merge_heads(heads) @ named["W_O"]
+    if biases["b_O"] is not None:
+        output = output + biases["b_O"].astype(output.dtype, copy=False)
+    return output, weights
+
+
+def _head_slices(b: np.ndarray, n_heads: int) -> np.ndarray:
+    """A ``(d_model,)`` bias as ``(n_heads, 1, d_head)``: head i adds its own slice to each of its rows."""
+    return b.reshape(n_heads, 1, -1)
+
+
+def _check_bias(b, name: str, d_model: int):
+    """An optional bias: None, or a ``(d_model,)`` float vector."""
+    if b is None:
+        return None
+    b = as_float_array(b, name, shape="(d_model,)")
+    if b.shape != (d_model,):
+        raise ValueError(f"{name} has shape {b.shape}, but it must be ({d_model},): one number per "
+                         f"feature, added to every token's row.")
+    return b
 
 
 def check_heads(n_heads, d_model: int) -> int:

@@ -49,6 +49,11 @@ def _cases() -> list[Case]:
              {"m": np.array([0.5, 1.0, _NO]), "ell": np.array([1.0, 2.0, 0.0]),
               "chunk": np.array([[0.0, 1.5, -0.5, 0.5, 1.0], [2.0, 0.5, 1.0, -1.0, 0.0],
                                  [_NO, _NO, _NO, _NO, _NO]])}, "masked"),
+        Case("rows far apart (near +1000, −1000 and 0) and a chunk spanning more than exp's range",
+             {"m": np.array([1000.0, -1000.0, 0.0]), "ell": np.array([1.2, 1.0, 2.0]),
+              "chunk": np.array([[1001.0, 999.0, -900.0, 1000.0, 990.0],
+                                 [-998.0, -1001.0, -999.5, -1003.0, -997.0],
+                                 [3.0, -800.0, 0.5, 1.0, -1.0]])}, "large"),
     ]
 
 

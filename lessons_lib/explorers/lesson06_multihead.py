@@ -20,6 +20,7 @@ from functools import lru_cache
 import ipywidgets as widgets
 import numpy as np
 
+from .._checks import check_choice, check_int_in_range, check_real, check_seed
 from ..core.multihead import multi_head_attention
 from ..figures.live.heads import COLUMN, ROW, HeadView
 from ..lab import data
@@ -57,14 +58,19 @@ class HeadGridExplorer(ExplorerBase):
     def __init__(self, *, n_heads: int = 8, d_model: int = 64, seq_len: int = 12, token: int = 2,
                  seed: int = 0, sharpness: float = 3.0):
         super().__init__()
-        self.seed, self.sharpness = int(seed), float(sharpness)
+        check_choice(n_heads, "n_heads", N_HEADS_OPTIONS)
+        check_choice(d_model, "d_model", D_MODEL_OPTIONS)
+        seq_len = check_int_in_range(seq_len, "seq_len", 2, SEQ_LEN_MAX)
+        token = check_int_in_range(token, "token", 0, seq_len - 1)
+        self.seed = check_seed(seed, allow_generator=False)
+        self.sharpness = check_real(sharpness, "sharpness", positive=True)
         self.readout.layout = widgets.Layout(height="24px", overflow="hidden")   # one line: no page jumps
         self._control("n_heads", widgets.SelectionSlider(options=list(N_HEADS_OPTIONS), value=n_heads,
                                                          description="n_heads", continuous_update=True))
         self._control("d_model", widgets.SelectionSlider(options=list(D_MODEL_OPTIONS), value=d_model,
                                                          description="d_model", continuous_update=True))
         self._slider_seq_len(seq_len, hi=SEQ_LEN_MAX)
-        self._control("token", widgets.IntSlider(value=min(token, seq_len - 1), min=0, max=seq_len - 1,
+        self._control("token", widgets.IntSlider(value=token, min=0, max=seq_len - 1,
                                                  description="token", continuous_update=True), redraw=False)
         self._control("direction", widgets.ToggleButtons(
             options=[("where does this token look? (its row)", ROW),

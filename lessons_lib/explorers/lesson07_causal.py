@@ -18,6 +18,7 @@ import html
 import ipywidgets as widgets
 import numpy as np
 
+from .._checks import check_int_in_range, check_seed
 from ..core import masks
 from ..core.attention import attention_scores, attention_weights, project_qkv, scale_scores, softmax
 from ..figures.base import plain_text
@@ -63,9 +64,9 @@ class CausalMaskExplorer(ExplorerBase):
 
     def __init__(self, *, seq_len: int = 4, query: int = 2, seed: int = 0):
         super().__init__()
-        self.seed = int(seed)
+        self.seed = check_seed(seed, allow_generator=False)
         self._slider_seq_len(seq_len, hi=SEQ_LEN_MAX)
-        self._slider_query(min(query, seq_len - 1), seq_len)
+        self._slider_query(query, seq_len)          # a query past the last token: ValueError, not clamped
         size = dict(width=350, height=330, selectable=True)
         self.figures = {
             "scores": Heatmap(title="1 · scaled scores Q·Kᵀ/√d_k", colorbar_label="score",
@@ -137,12 +138,17 @@ class CausalMaskExplorer(ExplorerBase):
 
 
 # ---------------------------------------------------------------------- the mask the learner draws
+def _padding_label(n: int) -> str:
+    real = max(1, n - 2)                       # at n = 2, one real token and one pad
+    return f"padding ({real} real token{'s' if real != 1 else ''})"
+
+
 def _presets(n: int) -> dict:
     return {
         "causal": masks.causal_mask(n),
         "all allowed": np.ones((n, n), dtype=bool),
         "sliding window (3)": masks.sliding_window_mask(n, 3),
-        f"padding ({n - 2} real tokens)": masks.padding_mask([n - 2], n_keys=n)[0],
+        _padding_label(n): masks.padding_mask(lengths=[max(1, n - 2)], n_keys=n)[0],
         "inverted causal (True = blocked)": ~masks.causal_mask(n),
         "none allowed": np.zeros((n, n), dtype=bool),
     }
@@ -161,10 +167,8 @@ class CustomMaskExplorer(ExplorerBase):
 
     def __init__(self, n: int = 6, *, preset: str = "causal", seed: int = 0):
         super().__init__()
-        self.n = int(n)
-        if not 2 <= self.n <= 10:
-            raise ValueError(f"n must be from 2 to 10 tokens (one button per cell); got {n!r}.")
-        self.seed = int(seed)
+        self.n = check_int_in_range(n, "n (tokens, one button per cell)", 2, 10)
+        self.seed = check_seed(seed, allow_generator=False)
         self.tokens = data.tokens_of_length(self.n)
         self.scores = _scaled_scores(self.tokens, self.seed)
         self.presets = _presets(self.n)

@@ -11,6 +11,7 @@ import numbers
 import ipywidgets as ipw
 import numpy as np
 
+from .._checks import check_choice
 from ..figures.base import new_figure
 from ..figures.lesson09_attention_in_action import check_run, head_names, plot_it_rows, plot_reading
 from ..lab import coref
@@ -62,6 +63,8 @@ class SentenceExplorer(ExplorerBase):
         self.model = models.check_model(model)
         self.reading = None
         self.error: str | None = None  # why the current sentence cannot be read, in words
+        if not isinstance(sentence, str):
+            raise TypeError(f"sentence must be text, e.g. {coref.SENTENCE_A!r}; got {sentence!r}.")
         self._control("sentence", ipw.Text(value=sentence, description="sentence", continuous_update=False,
                                            layout=ipw.Layout(width="640px")))
         self._examples = ipw.Dropdown(options=[("examples…", "")] + [(e, e) for e in EXAMPLES], value="",
@@ -137,6 +140,7 @@ class TrainingExplorer(ExplorerBase):
                              f"{steps[-1]}; got {step!r}.")
         self._control("step", ipw.SelectionSlider(options=steps, value=int(step), description="training step",
                                                   continuous_update=True, layout=ipw.Layout(width="520px")))
+        check_choice(sentence, "sentence", sorted(self.run.snapshots))
         self._control("sentence", ipw.ToggleButtons(options=sorted(self.run.snapshots), value=sentence,
                                                     description="sentence"))
         n_layers, n_heads = self.run.snapshots[sentence]["layers"].shape[1:3]

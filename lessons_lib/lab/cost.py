@@ -32,7 +32,7 @@ import contextlib
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -99,6 +99,14 @@ def score_memory(n_queries: int, n_keys: int | None = None, *, n_heads: int = 1,
 
 
 # --------------------------------------------------------------------------- estimating
+def _as_list(values, name: str, example: str) -> list:
+    """``values`` as a list, refusing one number or one string where a list of them is expected."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a list, e.g. {name}={example}; got {values!r}. "
+                        f"For a single one, put it in a list: {name}=[{values!r}].")
+    return list(values)
+
+
 def _check_method(method) -> str:
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}.")
@@ -376,7 +384,8 @@ def measure_block_sizes(n: int = 2048, block_sizes: Sequence[int] = (32, 64, 128
     overhead once per tile, (N / block)² times; large blocks approach the naive method's
     memory. Measured interleaved with naive numpy on the same inputs, on ``threads`` threads.
     """
-    blocks = [check_positive_int(b, "each block size") for b in block_sizes]
+    blocks = [check_positive_int(b, "each block size")
+              for b in _as_list(block_sizes, "block_sizes", "(64, 256, 1024)")]
     if not blocks:
         raise ValueError("Give at least one block size.")
     runs = [("naive numpy", None)] + [("tiled numpy", b) for b in blocks]
@@ -488,8 +497,9 @@ def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequ
     ``threads`` threads: 1 by default, so that other programs on a shared machine disturb the
     times less (None: numpy's and torch's own defaults, faster on an idle multi-core machine).
     """
-    sizes = sorted(check_positive_int(n, "each size") for n in sizes)
-    methods = [_check_method(m) for m in (default_methods() if methods is None else methods)]
+    sizes = sorted(check_positive_int(n, "each size") for n in _as_list(sizes, "sizes", "(256, 512, 1024)"))
+    methods = default_methods() if methods is None else _as_list(methods, "methods", "['naive numpy']")
+    methods = [_check_method(m) for m in methods]
     if not sizes or not methods:
         raise ValueError("Give at least one size and one method.")
     if too_big not in ("raise", "skip"):

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import check_positive_int
+from .._checks import check_positive_int, check_real
 from ..core.backends import import_torch
 from . import coref
 
@@ -71,6 +71,8 @@ class AttentionLayer(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
+        d_model = check_positive_int(d_model, "d_model")
+        n_heads = check_positive_int(n_heads, "n_heads")
         if d_model % n_heads:
             raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}.")
         self.n_heads = n_heads
@@ -108,6 +110,8 @@ class CorefModel(nn.Module):
     def __init__(self, *, d_model: int = 32, n_heads: int = 2, n_layers: int = 2,
                  vocab_size: int = len(coref.VOCAB), max_len: int = coref.MAX_LEN):
         super().__init__()
+        d_model, n_heads, n_layers = (check_positive_int(value, name) for value, name in
+                                      ((d_model, "d_model"), (n_heads, "n_heads"), (n_layers, "n_layers")))
         self.config = {"d_model": d_model, "n_heads": n_heads, "n_layers": n_layers,
                        "vocab_size": vocab_size, "max_len": max_len}
         self.embed = nn.Embedding(vocab_size, d_model)
@@ -165,7 +169,28 @@ def _progress(iterable, enabled: bool, desc: str):
     return tqdm(iterable, desc=desc, unit="step", mininterval=0.25)
 
 
+def _check_split(split, name: str = "split") -> coref.CorefSet:
+    """One split of the data (``data.train`` or ``data.test``), or a clear error."""
+    if isinstance(split, coref.CorefData):
+        raise TypeError(f"{name} must be one split of the data, data.train or data.test; got the whole "
+                        f"data set (CorefData).")
+    if not isinstance(split, coref.CorefSet):
+        raise TypeError(f"{name} must be one split of the data (data.train or data.test); got "
+                        f"{type(split).__name__}.")
+    return split
+
+
+def _check_loss(loss: float, step: int, lr: float) -> None:
+    """Stop a diverging run at once, saying what to change (a NaN loss trains nothing further)."""
+    if np.isfinite(loss):
+        return
+    raise ValueError(
+        f"Training diverged at step {step}: the loss became {loss} (the weights overflowed). The learning "
+        f"rate lr={lr:g} is too large for this model: try a smaller one, e.g. lr=3e-3 (the default).")
+
+
 def _tensors(split: coref.CorefSet):
+    split = _check_split(split)
     return torch.as_tensor(split.ids), torch.as_tensor(split.it_pos), torch.as_tensor(split.referent_pos)
 
 
@@ -213,8 +238,15 @@ def train_coref_model(data: coref.CorefData | None = None, *, steps: int = 300, 
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
     snapshot_every = check_positive_int(snapshot_every, "snapshot_every")
+    lr = check_real(lr, "lr", positive=True)
     data = coref.make_coref_data(seed=seed) if data is None else data
+    if not isinstance(data, coref.CorefData):
+        raise TypeError(f"data must be the whole data set from make_coref_data() (with .train and .test); "
+                        f"got {type(data).__name__}.")
     probes = {"A": coref.SENTENCE_A, "B": coref.SENTENCE_B} if probes is None else probes
+    if not isinstance(probes, dict):
+        raise TypeError(f"probes must be a dict name -> sentence, e.g. {{'A': SENTENCE_A}}; got "
+                        f"{type(probes).__name__}.")
     encoded = {name: coref.encode_sentence(text) for name, text in probes.items()}
     ids, it_pos, target = _tensors(data.train)
     losses = np.zeros(steps)
@@ -239,6 +271,7 @@ def train_coref_model(data: coref.CorefData | None = None, *, steps: int = 300, 
             loss.backward()
             opt.step()
             losses[step] = loss.item()
+            _check_loss(losses[step], step, lr)
         model.eval()
         train_acc, test_acc = accuracy(model, data.train), accuracy(model, data.test)
     return TrainingRun(
@@ -392,6 +425,9 @@ def train_sink_head(off_slot: bool = False, *, steps: int = 600, seed: int = 0, 
     whose ``history`` holds that summary every ``history_every`` steps.
     """
     steps = check_positive_int(steps, "steps")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    history_every = check_positive_int(history_every, "history_every")
+    lr = check_real(lr, "lr", positive=True)
     data = coref.make_coref_data(1000, 400, seed=seed, none_fraction=none_fraction)
     ids, it_pos, ref = _tensors(data.train)
     adj = torch.as_tensor(_adjective_positions(data.train))
@@ -410,6 +446,7 @@ def train_sink_head(off_slot: bool = False, *, steps: int = 600, seed: int = 0, 
             loss.backward()
             opt.step()
             losses[step] = loss.item()
+            _check_loss(losses[step], step, lr)
         summary = sink_summary(model, data.test)
         history.append({"step": steps, **summary})
     return SinkRun(model=model, data=data, losses=losses, summary=summary,
@@ -430,6 +467,7 @@ def sink_summary(model: SinkHead, split: coref.CorefSet) -> dict:
     ``word_value_norm``, the average length of the other values; ``error`` the
     mean squared distance to the target.
     """
+    split = _check_split(split)
     ids, it_pos, ref = _tensors(split)
     adj = torch.as_tensor(_adjective_positions(split))
     with torch.no_grad():

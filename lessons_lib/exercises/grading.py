@@ -1,0 +1,84 @@
+"""Grading with nbgrader: a check's verdict as an assertion, and the same check on hidden cases.
+
+The interactive checks (``check_softmax(my_softmax)``) never raise: they return a
+:class:`~lessons_lib.feedback.Feedback` box. nbgrader grades a test cell by whether it raises,
+so each exercise's graded test cell (written by ``tools/stamp_notebooks.py``) wraps the same
+check::
+
+    from lessons_lib.exercises.grading import assert_passes, check_hidden
+
+    assert_passes(check_softmax(my_softmax))             # visible: the cases the learner sees
+    ### BEGIN HIDDEN TESTS
+    assert_passes(check_hidden("my_softmax", my_softmax))  # removed from the learner's copy
+    ### END HIDDEN TESTS
+
+The cell raises exactly when the check does not pass (not yet, or not attempted), with the
+check's named mistake and message, so nbgrader's feedback names the mistake.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..course.feedback import Feedback
+from .engine import Case
+
+__all__ = ["assert_passes", "hidden_cases", "check_hidden"]
+
+#: Seed of the hidden cases' row shuffles (fixed: the same hidden cases for every learner).
+HIDDEN_SEED = 2026
+
+
+def assert_passes(feedback: Feedback) -> None:
+    """Raise ``AssertionError`` unless ``feedback`` says PASSED; the message names the mistake.
+
+    >>> assert_passes(Feedback("my_f", "passed", "Well done."))
+    >>> assert_passes(Feedback("my_f", "failed", "Rows do not sum to 1.", mistake="wrong_axis"))
+    Traceback (most recent call last):
+    AssertionError: my_f: NOT YET (wrong_axis): Rows do not sum to 1.
+    """
+    if feedback.passed:
+        return
+    mistake = f" ({feedback.mistake})" if feedback.mistake else ""
+    label = "NOT YET" if feedback.passed is False else "NOT ATTEMPTED YET"
+    hint = f" Hint: {feedback.hint}" if feedback.hint else ""
+    raise AssertionError(f"{feedback.exercise}: {label}{mistake}: {feedback.message}{hint}")
+
+
+def hidden_cases(cases: list[Case], seed: int = HIDDEN_SEED) -> list[Case]:
+    """Cases the learner does not see, made from the visible ones without changing what they test.
+
+    Every array argument has its rows (axis 0) shuffled, one seeded permutation per row count,
+    so arrays that share a row count stay paired (a running max with its running sum; weights
+    with values) and rows stay what they were (a row of weights still sums to 1). A case with
+    no array argument (sizes only) has each integer size grown by one instead.
+    """
+    rng = np.random.default_rng(seed)
+    hidden = []
+    for case in cases:
+        arrays = {k: v for k, v in case.args.items() if isinstance(v, np.ndarray) and v.ndim}
+        if arrays:
+            orders: dict[int, np.ndarray] = {}
+            for value in arrays.values():
+                n = value.shape[0]
+                if n not in orders:
+                    order = rng.permutation(n)
+                    orders[n] = order if n < 2 or (order != np.arange(n)).any() else np.roll(order, 1)
+            args = {k: (v[orders[v.shape[0]]] if k in arrays else v) for k, v in case.args.items()}
+            label = f"hidden: {case.label}, rows shuffled"
+        else:
+            args = {k: (v + 1 if isinstance(v, int) and not isinstance(v, bool) else v)
+                    for k, v in case.args.items()}
+            label = "hidden: " + ", ".join(f"{k} = {v}" for k, v in args.items())
+        hidden.append(dataclasses.replace(case, label=label, args=args))
+    return hidden
+
+
+def check_hidden(name: str, fn) -> Feedback:
+    """The check of exercise ``name`` (e.g. ``"my_softmax"``) run on :func:`hidden_cases` only."""
+    from . import EXERCISES
+
+    exercise = EXERCISES[name]
+    return dataclasses.replace(exercise, cases=lambda: hidden_cases(exercise.cases())).check(fn)

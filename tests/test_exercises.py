@@ -102,6 +102,7 @@ MISTAKES = [
     ("scores", lambda Q, K: Q.T @ K, "q_transposed", ["Q is transposed", "(d_k, d_k)"]),
     ("scores", lambda Q, K: K @ Q.T, "swapped", ["swapped"]),
     ("scores", lambda Q, K: Q * K, "elementwise", ["element by element"]),
+    ("scores", lambda Q, K: (Q * K).sum(axis=-1), "elementwise", ["element by element", "return Q @ K.T"]),
     ("scores", lambda Q, K: Q @ K.T / np.sqrt(K.shape[1]), "scaled_too_early", ["√d_k", "next step"]),
     ("scores", lambda Q, K: solutions.my_softmax(Q @ K.T), "softmax_too_early", ["softmax"]),
     ("scaling", lambda scores, d_k: scores, "forgot_scaling", ["scaling is missing"]),
@@ -120,6 +121,10 @@ MISTAKES = [
     ("weighted_sum", lambda weights, V: (weights @ V).T, "transposed_result", ["transposed"]),
     ("weighted_sum", lambda weights, V: weights @ V.T, "v_transposed", ["V is transposed"]),
     ("weighted_sum", lambda weights, V: weights * V, "elementwise", ["element by element"]),
+    ("weighted_sum", lambda weights, V: weights @ V / V.shape[0], "divided_by_s",
+     ["divided by S", "already"]),
+    ("weighted_sum", lambda weights, V: (weights[:, :, None] * V[None]).mean(axis=1), "divided_by_s",
+     ["number of keys"]),
     ("weighted_sum", lambda weights, V: solutions.my_softmax(weights) @ V, "softmax_again", ["again"]),
 ]
 
@@ -140,6 +145,9 @@ MISTAKES += [
     ("projection", lambda x, w_q, w_k, w_v: (x @ w_q, x @ w_q, x @ w_q), "same_matrix",
      ["same weight matrix"]),
     ("projection", lambda x, w_q, w_k, w_v: (x @ w_v,) * 3, "same_matrix", ["own learned matrix"]),
+    ("projection", lambda x, w_q, w_k, w_v: (x @ w_q, x @ w_q, x @ w_v), "shared_q_k",
+     ["shared projection", "W_K"]),
+    ("projection", lambda x, w_q, w_k, w_v: (x @ w_k, x @ w_k, x @ w_v), "shared_q_k", ["one shared matrix"]),
     ("projection", lambda x, w_q, w_k, w_v: (x @ w_k, x @ w_q, x @ w_v), "wrong_order", ["wrong order"]),
     ("projection", lambda x, w_q, w_k, w_v: (x @ w_v, x @ w_k, x @ w_q), "wrong_order", ["q, k, v ="]),
     ("projection", lambda x, w_q, w_k, w_v: (x @ w_q / np.sqrt(w_q.shape[1]), x @ w_k, x @ w_v),
@@ -557,6 +565,27 @@ def test_every_registered_exercise_has_a_worked_solution_in_its_notebook():
     for name, exercise in exercises.EXERCISES.items():
         feedback = exercise.check(getattr(solutions, name))
         assert feedback.passed, f"{name} (from {getattr(solutions, name).__notebook__}): {feedback}"
+
+
+# --------------------------------------------------------------------------- notebook 01: a query to design
+@pytest.mark.parametrize("query, status, key, words", [
+    ([0, 8, 0, 0], "passed", None, ["0.83", "mostly at the street"]),
+    ([0, 0, 0, 0], "not attempted", None, ["all zeros", "1/12"]),
+    ("place", "failed", "not_numbers", ["4 numbers"]),
+    ([0, 8, 0], "failed", "wrong_shape", ["shape (3,)"]),
+    ([0, np.inf, 0, 0], "failed", "not_finite", ["inf or nan"]),
+    ([8, 0, 0, 0], "failed", "wrong_features", ["“animal” gets more", "asks most for “living thing”"]),
+    ([0, -3, 0, 0], "failed", "wrong_features", ["asks for no feature", "away from keys that offer “place”"]),
+    ([3, 3, 0, 0], "failed", "tie", ["“animal” gets just as much", "a tie"]),
+    ([0, 4, 0, 0], "failed", "too_soft", ["0.40", "not most of it"]),
+])
+def test_the_street_query_check_names_each_outcome(query, status, key, words):
+    feedback = exercises.check_street_query(query)
+    assert (feedback.status, feedback.mistake) == (status, key), str(feedback)
+    text = f"{feedback.message} {feedback.hint}"
+    for word in words:
+        assert word in text, f"{word!r} not in: {text}"
+    assert "more (" not in text or "tie" not in text, "a tie is never called 'more'"
 
 
 # ====== a wrong answer never passes

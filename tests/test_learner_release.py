@@ -111,6 +111,43 @@ def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path):
         assert "not attempted" in feedback.lower(), f"{path.name}: {feedback[:300]}"
 
 
+def test_the_prose_that_answers_a_prediction_is_folded_until_opened():
+    nb = nbformat.v4.new_notebook()
+    out = [nbformat.v4.new_output("stream", text="0.28\n")]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("**Predict:** which word gets the most weight?"),
+        nbformat.v4.new_code_cell("print(weights)", outputs=list(out)),
+        nbformat.v4.new_markdown_cell("*Figure: 'animal' gets 0.28, the most.*\n\n**Predict:** and at ×3?\n"),
+        nbformat.v4.new_code_cell("print(louder)", outputs=list(out)),
+        nbformat.v4.new_markdown_cell("It concentrates.\n## 2 · Next section\nText."),
+        nbformat.v4.new_markdown_cell("Not an answer: stays as it is."),
+    ]
+    learner, _ = lr.learner_notebook(nb)
+    first, second, last = learner.cells[2].source, learner.cells[4].source, learner.cells[5].source
+    assert first.startswith("<details><summary>") and "0.28" in first.split("</details>")[0]
+    assert "**Predict:** and at ×3?" in first.split("</details>")[1], "the next prompt stays visible"
+    assert not learner.cells[3].outputs, "the second prompt is found after the fold"
+    assert "It concentrates." in second.split("</details>")[0] and "## 2 · Next section" in second.split(
+        "</details>")[1]
+    assert last == "Not an answer: stays as it is."
+    assert nb.cells[2].source.startswith("*Figure"), "the source notebook itself is not changed"
+
+
+def test_in_every_learner_notebook_the_prose_after_a_prediction_cell_is_folded():
+    for path in NOTEBOOKS:
+        source = nbformat.read(path, as_version=4)
+        learner, _ = lr.learner_notebook(source, path.name)
+        kept = [c for c in source.cells if lr.GRADED_TAG not in c.metadata.get("tags", [])]
+        for i, (src, cell) in enumerate(zip(kept[:-1], learner.cells)):
+            answered = (cell.cell_type == "code" and src.outputs and not cell.outputs
+                        and not lr._CHECK_CALL.search(src.source) and lr.BEGIN not in src.source)
+            following = learner.cells[i + 1]
+            if answered and following.cell_type == "markdown":
+                head = following.source.lstrip()
+                assert head.startswith(("<details>", "#")) or lr._PREDICT.search(head.splitlines()[0]), (
+                    f"{path.name}, cell {i + 1}: the answer is visible: {head[:80]!r}")
+
+
 def test_learner_copy_drops_the_graded_test_cells():
     """nbgrader's graded cells raise until an exercise is solved; the self-study copy has the checks."""
     for path in NOTEBOOKS:

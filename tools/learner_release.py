@@ -15,11 +15,13 @@ rather than writes a function: ``### BEGIN SOLUTION; learner starts from: my_que
 It clears the outputs a learner should not see before they have
 tried: the exercise cell itself, every cell that calls an exercise's check (its feedback in
 the source says "passed"), and the first code cell after a **Predict** prompt (its output is the
-answer to the prediction). It drops nbgrader's graded test cells (tag ``graded-test``, written by
-``tools/stamp_notebooks.py``): they raise until the exercise is solved, and a self-study learner has
-the interactive check instead; a graded class gets its copy from ``nbgrader generate_assignment``
-(docs/classroom.md). Everything else (prose, figures, explorers, quizzes) is kept, so the
-learner copy still shows its pictures on a static page.
+answer to the prediction). The prose right after that cell, which reads its output and so answers
+the prediction too, is folded into a closed ``<details>`` ("open it once you have run the cell
+above"), up to the next heading or the next **Predict** prompt. It drops nbgrader's graded test cells
+(tag ``graded-test``, written by ``tools/stamp_notebooks.py``): they raise until the exercise is solved,
+and a self-study learner has the interactive check instead; a graded class gets its copy from
+``nbgrader generate_assignment`` (docs/classroom.md). Everything else (prose, figures, explorers,
+quizzes) is kept, so the learner copy still shows its pictures on a static page.
 
 The checks in ``lessons_lib`` compare a learner's function with the library's own reference
 functions, never with a solutions file, so the learner copy needs nothing that it lacks.
@@ -100,21 +102,41 @@ def strip_solutions(source: str, where: str = "cell") -> tuple[str, int]:
     return (text.rstrip("\n") if not source.endswith("\n") else text), count
 
 
+REVEAL = "What the cell above shows: open this once you have run it and compared with your prediction"
+
+
+def fold_answer(source: str) -> str:
+    """Fold the text that answers a **Predict** prompt into a closed ``<details>`` (learner copy).
+
+    The fold ends before the first heading or the next **Predict** prompt, which stay visible.
+    """
+    lines = source.splitlines(keepends=True)
+    cut = next((i for i, line in enumerate(lines) if line.startswith("#") or _PREDICT.search(line)),
+               len(lines))
+    answer, rest = "".join(lines[:cut]).strip("\n"), "".join(lines[cut:])
+    if not answer:
+        return source
+    return f"<details><summary>{REVEAL}</summary>\n\n{answer}\n\n</details>\n\n{rest}".rstrip("\n")
+
+
 def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> tuple[nbformat.NotebookNode, int]:
     """The learner version of ``nb`` (a copy) and how many solution regions it removed."""
     nb = nbformat.from_dict(nb)  # deep copy
     nb.cells = [c for c in nb.cells if GRADED_TAG not in c.metadata.get("tags", [])]
     removed = 0
-    after_predict = False
+    after_predict = revealed = False
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
+            if revealed:
+                cell.source = fold_answer(cell.source)
+            revealed = False
             after_predict = after_predict or bool(_PREDICT.search(cell.source))
             continue
         if cell.cell_type != "code":
             continue
         source, count = strip_solutions(cell.source, f"{name}, cell {index}")
         clear = count > 0 or bool(_CHECK_CALL.search(cell.source)) or after_predict
-        after_predict = False
+        revealed, after_predict = after_predict, False
         cell.source = source
         removed += count
         if clear:

@@ -48,18 +48,35 @@ def check_street_query(query) -> Feedback:
     full[it] = q
     _, w = attention.scaled_dot_product_attention(full, ex["k"], ex["v"])
     row = w[it]
-    street, best = tokens.index("street"), int(np.argmax(row))
+    street = tokens.index("street")
+    others = np.delete(np.arange(len(row)), street)
+    rival = int(others[np.argmax(row[others])])
     share = f"“street” gets {row[street]:.2f} of the attention of “it”"
-    if best == street and row[street] >= MOSTLY:
+    if np.isclose(row[rival], row[street]):
+        return Feedback(
+            name, FAILED, f"{share}, and “{tokens[rival]}” gets just as much: a tie, not a winner.",
+            hint=f"{_what_it_asks(q, names)} Ask for a feature that only “street” offers, so that it "
+                 f"stands out from “{tokens[rival]}”.", mistake="tie")
+    if row[rival] > row[street]:
+        return Feedback(
+            name, FAILED, f"{share}, but “{tokens[rival]}” gets more ({row[rival]:.2f}).",
+            hint=f"{_what_it_asks(q, names)} Which features does the key of “street” offer? "
+                 f"Ask for those (and not for what “animal” offers).", mistake="wrong_features")
+    if row[street] >= MOSTLY:
         return Feedback(name, PASSED, f"{share}, the largest share and more than half: “it” now looks mostly "
                                       f"at the street. Only the question changed, not the sentence.")
-    if best != street:
-        strongest = names[int(np.argmax(q))]
-        return Feedback(
-            name, FAILED, f"{share}, but “{tokens[best]}” gets more ({row[best]:.2f}).",
-            hint=f"Your query asks most for “{strongest}”. Which features does the key of “street” offer? "
-                 f"Ask for those (and not for what “animal” offers).", mistake="wrong_features")
     return Feedback(
         name, FAILED, f"{share}: the largest share, but not most of it (at least {MOSTLY:.2f}).",
         hint="The direction is right; make the query longer (multiply it by 2 or 3): bigger score gaps "
              "make softmax concentrate, as with the loud pear.", mistake="too_soft")
+
+
+def _what_it_asks(q: np.ndarray, names) -> str:
+    """Say in words what a query asks for: its positive features, or that it asks for none (lesson 01)."""
+    wanted = [names[i] for i in np.argsort(-q) if q[i] > 0]
+    avoided = [names[i] for i in range(len(q)) if q[i] < 0]
+    avoid = (f" A negative number steers away from keys that offer “{'”, “'.join(avoided)}”; "
+             f"it pushes “it” away, it asks for nothing.") if avoided else ""
+    if not wanted:
+        return f"Your query asks for no feature: none of its numbers is positive.{avoid}"
+    return f"Your query asks most for “{wanted[0]}”.{avoid}"

@@ -89,6 +89,15 @@ PROJECTION = Exercise(
             like(*(lambda x, w_q, w_k, w_v, _i=i: (x @ (w_q, w_k, w_v)[_i],) * 3 for i in range(3))),
         ),
         Mistake(
+            "shared_q_k", "Q and K come from one shared matrix",
+            "That is the shared projection of section 4: with Q = K the scores are symmetric and each "
+            "token is pulled toward itself. Queries and keys have their own matrices, W_Q and W_K, so "
+            "that what a token looks for can differ from what it offers.",
+            "Use w_q for the queries and w_k for the keys: return x @ w_q, x @ w_k, x @ w_v.",
+            like(lambda x, w_q, w_k, w_v: (x @ w_q, x @ w_q, x @ w_v),
+                 lambda x, w_q, w_k, w_v: (x @ w_k, x @ w_k, x @ w_v)),
+        ),
+        Mistake(
             "wrong_order", "Q, K and V come back in the wrong order (or a weight is used for the wrong one)",
             "The three products are right, but not in their places: the caller unpacks "
             "`q, k, v = my_projection(...)`, so the first output must be X·W_Q, the second X·W_K and "

@@ -44,6 +44,11 @@ def _divisor(o: Outcome):
     return c if c > 1 and np.allclose(ratios, c, rtol=1e-9) else None
 
 
+def _multiplied_elementwise(o: Outcome) -> bool:
+    """The failing line multiplies with ``*`` and numpy could not line the arrays up (lesson 03)."""
+    return o.error is not None and "broadcast" in str(o.error) and "*" in o.line.replace("**", "")
+
+
 def _scaled_explain(o: Outcome) -> str:
     c, d_k = _divisor(o), o.case.args["Q"].shape[-1]
     return (f"Your scores are Q·Kᵀ divided by {c:.4g} (here d_k = {d_k}, √d_k = {np.sqrt(d_k):.4g}). "
@@ -85,9 +90,11 @@ SCORES = Exercise(
         ),
         Mistake(
             "elementwise", "* multiplies element by element instead of a matrix product",
-            "Q * K multiplies matching entries and sums nothing, so there are no dot products.",
+            "Q * K multiplies entries in the same place: it pairs query i only with key i, never with the "
+            "other keys, so it cannot give the (L, S) table of all dot products (and where L ≠ S numpy "
+            "cannot even line the two arrays up). Summing afterwards does not help.",
             "Use the matrix product operator @: return Q @ K.T.",
-            like(lambda Q, K: Q * K, lambda Q, K: Q * K.T),
+            either(like(lambda Q, K: Q * K, lambda Q, K: Q * K.T), _multiplied_elementwise),
         ),
         Mistake(
             "scaled_too_early", "the scores are already scaled down",

@@ -42,6 +42,14 @@ WEIGHTED_SUM = Exercise(
                "(S, d_v); the answer is (L, d_v).",
     mistakes=(
         Mistake(
+            "divided_by_s", "the weighted sum is divided by S, the number of keys",
+            "Each row of the weights already sums to 1, so Σ_j weights[i, j] · V[j] is already an "
+            "average of the values: dividing by S as well shrinks every output S times, out of the "
+            "range of the values.",
+            "Drop the division: return weights @ V.",
+            like(lambda weights, V: weights @ V / V.shape[0]),
+        ),
+        Mistake(
             "transposed_weights", "the weights are transposed",
             "weights.T @ V uses column i of the weights for output i, but row i holds query i's weights "
             "(the row that sums to 1).",

@@ -54,6 +54,7 @@ import numpy as np
 
 from .._checks import check_int_in_range
 from ..core import attention
+from ..figures.base import add_footnote, plain_text
 from ..lab import data
 from ..lab.measurements import measure_score_variance
 
@@ -321,13 +322,31 @@ class ExplorerBase:
         """The current view as a matplotlib figure (for GitHub, nbviewer, nbconvert HTML)."""
         raise NotImplementedError
 
+    def _named_settings(self) -> str:
+        """`` (seq_len = 7, d_k = 4)``, or nothing for an explorer without settings: never ``()``."""
+        settings = self.settings()
+        return f" ({settings})" if settings else ""
+
     def text(self) -> str:
         """The sentence a page without a kernel shows beside the still picture."""
-        return (f"{type(self).__name__}: {self.title} ({self.settings()}). The picture is its starting view; "
-                f"run the notebook in JupyterLab, Notebook 7, VS Code or Colab to move the sliders.")
+        return (f"{type(self).__name__}: {self.title}{self._named_settings()}. The picture is its starting "
+                f"view; run the notebook in JupyterLab, Notebook 7, VS Code or Colab to move the sliders.")
 
     def __repr__(self) -> str:
         return self.text()
+
+    def readout_line(self) -> str:
+        """The read-out under the figures, as one line of text (what the still writes under itself)."""
+        return plain_text(self.readout.value)
+
+    def static_view(self):
+        """The still as a page without a kernel shows it, and its alt text: the live view's figures, then
+        the read-out line under them (written into the picture)."""
+        still = self.still()
+        readout = self.readout_line()
+        add_footnote(still, readout)
+        alt = f"Still picture of the {self.title} explorer{self._named_settings()}: {still.alt_text()}"
+        return still, (f"{alt.rstrip('. ')}. Under it: {readout}" if readout else alt)
 
     def _repr_mimebundle_(self, **kwargs):
         """The live widget for front ends that run widgets; a still picture (with alt text) and a sentence."""
@@ -336,9 +355,8 @@ class ExplorerBase:
             bundle = bundle[0]
         bundle = dict(bundle)
         bundle["text/plain"] = self.text()
-        still = self.still()
+        still, alt = self.static_view()
         bundle["image/png"] = base64.b64encode(_png(still)).decode("ascii")
-        alt = f"Still picture of the {self.title} explorer ({self.settings()}): {still.alt_text()}"
         return bundle, {"image/png": {"alt": alt}}
 
 

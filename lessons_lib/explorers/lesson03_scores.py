@@ -78,5 +78,5 @@ class ScoresExplorer(Explorer):
         from ..figures.lesson03_scores import plot_scores
 
         n, d_k, r, bound = self._view()
-        return plot_scores(r["scores"], r["tokens"], d_k=d_k, vmin=-bound, vmax=bound,
-                                 title=f"Raw scores Q·Kᵀ  (seq_len = {n}, d_k = {d_k})")
+        return plot_scores(r["scores"], r["tokens"], d_k=d_k, vmin=-bound, vmax=bound, fmt=".2f",
+                           title=f"Raw scores Q·Kᵀ  (seq_len = {n}, d_k = {d_k})")

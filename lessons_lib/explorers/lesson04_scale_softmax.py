@@ -101,7 +101,8 @@ class ScaleSoftmaxExplorer(Explorer):
         how = "÷√d_k" if scaled else "not scaled"
         temp_txt = "" if abs(temp - 1) < 1e-9 else f", T = {temp:.2g}"
         titles = {
-            "variance": f"Variance of the scores ≈ d_k\nat d_k = {d_k}: {var:.3g} ({how})",
+            "variance": (f"Variance of the scores: ≈ d_k, or ≈ 1 after ÷√d_k\n"
+                         f"at d_k = {d_k} ({how}): {var:.3g}"),
             "weights": (f"Weights softmax(scores{' / √d_k' if scaled else ''}{' / T' if temp_txt else ''})\n"
                         f"d_k = {d_k}{temp_txt}{'' if scaled else ', NOT scaled'}"),
             "row": f"Where “{self.tokens[qi]}” (query {qi}) looks: its weights (sum = 1)",
@@ -128,7 +129,7 @@ class ScaleSoftmaxExplorer(Explorer):
         )
 
     def still(self):
-        from ..figures.base import panel_figure
+        from ..figures.base import frame_row, panel_figure
         from ..figures.lesson04_scale_softmax import plot_row_weights, plot_score_variance, plot_weights
 
         d_k, scaled, temp, qi, r, var, titles = self._view()
@@ -137,5 +138,6 @@ class ScaleSoftmaxExplorer(Explorer):
         plot_score_variance(v["d_ks"], v["raw"], v["scaled"], current_d_k=d_k, ax=ax_var,
                                   title=titles["variance"])
         plot_weights(r["weights"], self.tokens, ax=ax_w, title=titles["weights"])
+        frame_row(ax_w, qi)           # the query followed by the bars, framed as in the live heatmap
         plot_row_weights(r["weights"][qi], self.tokens, qi, ax=ax_row, title=titles["row"])
         return fig

@@ -114,7 +114,7 @@ class PipelineExplorer(Explorer):
         )
 
     def still(self):
-        from ..figures.base import panel_figure
+        from ..figures.base import frame_row, panel_figure
         from ..figures.lesson03_scores import plot_scores
         from ..figures.lesson04_scale_softmax import plot_row_weights, plot_weights
         from ..figures.lesson05_weighted_values import plot_outputs
@@ -128,4 +128,6 @@ class PipelineExplorer(Explorer):
         plot_outputs(r["output"], toks, ax=c, vmin=-ob, vmax=ob, title=titles["output"])
         plot_row_weights(r["weights"][qi], toks, qi, mask=None if mask is None else mask[qi], ax=d,
                                title=titles["row"])
+        for ax in (a, b, c):          # the selected query's row, framed as in the live heatmaps
+            frame_row(ax, qi)
         return fig

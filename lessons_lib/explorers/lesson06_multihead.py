@@ -107,18 +107,20 @@ class HeadGridExplorer(ExplorerBase):
         self.weights = self.compute(h, d, L)
         d_head = d // h
         self.view.draw(self.weights, self.tokens, panel_titles=[f"head {k}" for k in range(h)],
-                       token=self.controls["token"].value,
-                       title=f"{h} head{'s' if h > 1 else ''} of d_head = {d} / {h} = {d_head}, "
-                             f"{L} tokens",
+                       token=self.controls["token"].value, title=self._title(),
                        alt=f"{self.settings()}: the attention weights of {h} heads, {L} × {L} each")
         self.readout.value = (
             f"<span>d_model = {d} = {h} × {d_head}: head i reads columns i·{d_head} … i·{d_head} + "
             f"{d_head - 1} of the same W_Q, W_K, W_V; 4·d_model² = {4 * d * d:,} parameters for any "
             f"number of heads.</span>")
 
-    def still(self):
-        from ..figures.lesson06_multihead import plot_head_grid
+    def _title(self) -> str:
+        h, d, L = (self.controls[n].value for n in ("n_heads", "d_model", "seq_len"))
+        return f"{h} head{'s' if h > 1 else ''} of d_head = {d} / {h} = {d // h}, {L} tokens"
 
-        h = self.controls["n_heads"].value
-        return plot_head_grid(self.weights, self.tokens, title=f"{h} heads, {len(self.tokens)} tokens "
-                              f"(d_model = {self.controls['d_model'].value})")
+    def still(self):
+        """The first view: thumbnails, head 0 large, the followed token's row framed in every head."""
+        from ..figures.lesson06_multihead import plot_head_view
+
+        return plot_head_view(self.weights, self.tokens, token=self.controls["token"].value,
+                              title=self._title())

@@ -21,6 +21,7 @@ import numpy as np
 from .._checks import check_int_in_range, check_seed
 from ..core import masks
 from ..core.attention import attention_scores, attention_weights, project_qkv, scale_scores, softmax
+from ..figures.base import plain_text
 from ..figures.live import Heatmap
 from ..lab import data
 from .base import ExplorerBase, embedding, projections
@@ -103,6 +104,9 @@ class CausalMaskExplorer(ExplorerBase):
         self.figures["weights"].draw(self.weights, t, t, vmin=0.0, vmax=1.0, mask=self.mask, highlight_row=i,
                                      alt=f"{say}: causal attention weights")
         self.table.value = self.row_table(i)
+
+    def readout_line(self) -> str:
+        return plain_text(self.table.value)
 
     def row_table(self, i: int) -> str:
         """HTML table of query ``i``, one column per key: score, + mask, exp(· − max), weight."""
@@ -262,7 +266,21 @@ class CustomMaskExplorer(ExplorerBase):
                          f"gives NaN.")
         return " ".join(parts)
 
-    def still(self):
-        from ..figures.lesson04_scale_softmax import plot_weights
+    def settings(self) -> str:
+        m = self.mask
+        return f"{len(self.tokens)} tokens, {int(m.sum())} of {m.size} cells allowed"
 
-        return plot_weights(self.weights, self.tokens, mask=self.mask, title="Weights with the mask drawn")
+    def readout_line(self) -> str:
+        return self.verdict
+
+    def still(self):
+        """The first view: the ✓/✗ grid of the mask beside the weights it gives."""
+        from ..figures.base import panel_figure
+        from ..figures.lesson04_scale_softmax import plot_weights
+        from ..figures.lesson07_causal import plot_mask
+
+        fig, (ax_mask, ax_weights) = panel_figure(1, 2, width=13, height=5.6)
+        plot_mask(self.mask, self.tokens, ax=ax_mask, title="The mask you drew (click a cell to change it)")
+        plot_weights(self.weights, self.tokens, mask=self.mask, ax=ax_weights,
+                     title="Weights with the mask drawn")
+        return fig

@@ -25,6 +25,7 @@ import numpy as np
 from .._checks import SizeLimitError, check_positive_int, format_bytes
 from ..core.flash import flash_attention_steps
 from ..figures import lesson08_flash as cost_plots
+from ..figures.base import plain_text
 from ..figures.live import LinePlot
 from ..lab import cost
 from .base import ExplorerBase, error_html
@@ -92,10 +93,14 @@ class ScalingExplorer(ExplorerBase):
     def settings(self) -> str:
         return f"seq_len = {self.slider.value}"
 
+    def readout_line(self) -> str:
+        """Both tables under the plots: what N costs, then each method's time and memory."""
+        return f"{plain_text(self.readout.value)}; {plain_text(self.methods_box.value)}"
+
     def _fit(self, method: str, what: str):
         """(slope, intercept) of log y = slope · log N + intercept, or None with < 2 points."""
         n = self.table.sizes(method)
-        y = self.table.seconds(method) * 1e3 if what == "time" else self.table.memory(method) / 2**20
+        y = self.table.seconds(method) * 1e3 if what == "time" else self.table.memory(method) / cost.MB
         keep = np.isfinite(y) & (y > 0)
         if keep.sum() < 2 or len(np.unique(n[keep])) < 2:
             return None
@@ -108,7 +113,7 @@ class ScalingExplorer(ExplorerBase):
                 if what == "time":
                     return m.seconds * 1e3, True
                 if m.peak_bytes is not None:
-                    return m.peak_bytes / 2**20, True
+                    return m.peak_bytes / cost.MB, True
         fit = self._fit(method, what)
         return (float(np.exp(fit[1]) * n ** fit[0]), False) if fit is not None else (None, False)
 
@@ -121,7 +126,8 @@ class ScalingExplorer(ExplorerBase):
                 color = cost_plots.METHOD_LOOK.get(method, ("#333333",))[0]
                 marker, dash = look.get(method, ("o", False))
                 n = self.table.sizes(method).astype(float)
-                y = self.table.seconds(method) * 1e3 if what == "time" else self.table.memory(method) / 2**20
+                y = (self.table.seconds(method) * 1e3 if what == "time"
+                     else self.table.memory(method) / cost.MB)
                 keep = np.isfinite(y) & (y > 0)
                 if not keep.any():
                     continue
@@ -149,7 +155,7 @@ class ScalingExplorer(ExplorerBase):
             mem, m_measured = self._value(method, "memory", n)
             guess = {True: "", False: " (predicted)"}
             time_text = "–" if t is None else f"{t:,.1f} ms" + guess[t_measured]
-            mem_text = "–" if mem is None else format_bytes(mem * 2**20) + guess[m_measured]
+            mem_text = "–" if mem is None else format_bytes(mem * cost.MB) + guess[m_measured]
             rows.append(f"<tr><td>{html.escape(method)}</td><td>{time_text}</td><td>{mem_text}</td></tr>")
         table = ("<table><tr><th>method</th><th>time per call</th><th>peak extra memory</th></tr>"
                  + "".join(rows) + "</table>")

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._checks import check_choice
 from ..figures.base import new_figure
-from ..figures.lesson09_attention_in_action import check_run, head_names, plot_it_rows, plot_referent_rows
+from ..figures.lesson09_attention_in_action import check_run, head_names, plot_it_rows, plot_reading
 from ..lab import coref
 from .base import ExplorerBase
 
@@ -113,7 +113,7 @@ class SentenceExplorer(ExplorerBase):
             fig = new_figure(7, 1.2)
             fig.text(0.02, 0.5, "No sentence shown: " + html.unescape(self.message.value), fontsize=12)
             return fig
-        return plot_referent_rows([self.reading])
+        return plot_reading(self.reading)
 
 
 class TrainingExplorer(ExplorerBase):

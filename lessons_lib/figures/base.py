@@ -36,7 +36,10 @@ general tool.
 from __future__ import annotations
 
 import base64
+import html
 import io
+import re
+import textwrap
 
 import matplotlib
 import numpy as np
@@ -125,6 +128,41 @@ def describe_figure(fig: Figure) -> str:
         parts.append("; ".join(axis + notes[:2]))
     text = ". ".join(p.replace("\n", " ") for p in parts if p)
     return " ".join(text.split()) or "A figure of the lesson (see the text beside it)."
+
+
+def plain_text(markup: str) -> str:
+    """An explorer's HTML read-out as one line of text; a table row reads "name: value, value"."""
+    def row(match) -> str:
+        cells = [c.strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", match.group(0), flags=re.S)]
+        return f" {cells[0]}: {', '.join(cells[1:])}; " if len(cells) > 1 else f" {''.join(cells)}; "
+
+    text = re.sub(r"<tr[^>]*>.*?</tr>", row, markup, flags=re.S)
+    text = html.unescape(re.sub(r"<br\s*/?>|<[^>]+>", " ", text))
+    text = re.sub(r"\s+([:;,.])", r"\1", " ".join(text.split()))
+    return re.sub(r"(;\s*)+", "; ", text).strip(" ;")
+
+
+def frame_row(ax, row: int, *, color: str = "black", linewidth: float = 3.0,
+              inner: bool = False) -> Rectangle:
+    """Outline row ``row`` of the heatmap on ``ax`` (the selected query, as the live figures frame it).
+
+    ``inner``: a thin white line inside the frame too, so that it shows on dark cells as well.
+    """
+    n_cols = ax.images[0].get_array().shape[1]
+    frame = ax.add_patch(Rectangle((-0.5, row - 0.5), n_cols, 1, fill=False, edgecolor=color,
+                                   linewidth=linewidth, zorder=4))
+    if inner:
+        ax.add_patch(Rectangle((-0.42, row - 0.38), n_cols - 0.16, 0.76, fill=False, edgecolor="white",
+                               linewidth=1.0, zorder=4))
+    return frame
+
+
+def add_footnote(fig: Figure, text: str) -> None:
+    """Write ``text`` under the figure, wrapped to its width (an explorer's read-out line in its still)."""
+    if text:
+        width = max(40, int(fig.get_figwidth() * 72 / (0.55 * FONT_LABEL)))
+        fig.text(0.5, 0.0, textwrap.fill(text, width), ha="center", va="top", fontsize=FONT_LABEL,
+                 transform=fig.transFigure)
 
 
 def new_figure(width: float, height: float, layout: str | None = "constrained") -> Figure:

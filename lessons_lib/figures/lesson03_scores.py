@@ -17,12 +17,13 @@ __all__ = ["plot_scores"]
 
 # ------------------------------------------------------------------ the four steps
 def plot_scores(scores, tokens, *, scaled: bool = False, d_k: int | None = None, mask=None, ax=None,
-                title: str | None = None, cmap=CMAP_VALUES, vmin=None, vmax=None) -> Figure:
+                title: str | None = None, cmap=CMAP_VALUES, vmin=None, vmax=None, fmt: str = ".1f") -> Figure:
     """Heatmap of attention scores ``(seq_len, seq_len)``: entry (i, j) = q_i·k_j (notebook 03).
 
     ``scaled=True`` labels them as Q·Kᵀ/√d_k (step 3a, notebook 04); give ``d_k``
     to print it in the title. Masked cells (``mask`` False, or −∞) are hatched.
-    Colour map cividis: scores are unbounded, and the brighter cell is the better match.
+    Colour map cividis: scores are unbounded, and the brighter cell is the better match. ``fmt``
+    writes the numbers in the cells (the explorer's still: ".2f", as its live heatmap).
     """
     s = check_matrix(scores, "scores", allow_neg_inf=True)
     tokens = check_labels(tokens, s.shape[0], "tokens", "row")
@@ -47,4 +48,4 @@ def plot_scores(scores, tokens, *, scaled: bool = False, d_k: int | None = None,
         vmax = float(np.max(np.abs(shown))) if shown.size and np.max(np.abs(shown)) > 0 else 1.0
         vmin = -vmax
     return heatmap(s, tokens, tokens, title=title, colorbar_label=label, ax=ax, cmap=cmap,
-                   vmin=vmin, vmax=vmax, mask=mask, fmt=".1f")
+                   vmin=vmin, vmax=vmax, mask=mask, fmt=fmt)

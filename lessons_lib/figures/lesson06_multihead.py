@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._checks import as_float_array, check_labels
-from .base import check_rows_sum_to_one, draw_heatmap, new_figure
+from .base import check_rows_sum_to_one, draw_heatmap, frame_row, new_figure
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_WEIGHTS,
     FONT_ANNOT,
@@ -24,7 +24,7 @@ from .style import (  # the course's look: one definition, shared with the live 
 
 HEAD_HATCHES = ("", "//", "..", "\\\\", "xx", "oo", "--", "++")  # head identity by texture, not colour only
 
-__all__ = ["plot_head_shapes", "plot_head_grid"]
+__all__ = ["plot_head_shapes", "plot_head_grid", "plot_head_view"]
 
 
 def _head_colour(head: int, n_heads: int):
@@ -228,3 +228,47 @@ def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None
 
 
 # ====================================================================== notebook 07: masks
+
+
+def plot_head_view(weights, tokens, *, token: int, shown: int = 0, title: str | None = None,
+                   width_px: int = 1000, height_px: int = 450) -> Figure:
+    """The head explorer's first view as a still (notebook 06): what ``HeadView`` draws on opening.
+
+    Left, one thumbnail per head in as many columns as give the largest thumbnails in 42% of the
+    width (the live view's rule); right, head ``shown`` large with token labels and the colour
+    scale. The row of ``token`` is framed in every head. ``weights (n_heads, L, L)``.
+    """
+    w = as_float_array(weights, "weights")
+    if w.ndim != 3 or w.shape[1] != w.shape[2]:
+        raise ValueError(f"weights must be (n_heads, seq_len, seq_len), one square matrix per head; "
+                         f"got shape {w.shape}.")
+    h, L, _ = w.shape
+    tokens = check_labels(tokens, L, "tokens", "rows")
+    if not 0 <= int(token) < L or not 0 <= int(shown) < h:
+        raise ValueError(f"token must be from 0 to {L - 1} and shown from 0 to {h - 1}; "
+                         f"got {token}, {shown}.")
+    left_w, area_h, gap, label = 0.42 * width_px - 4, height_px - 40, 8, 16
+    ncol = max(range(1, h + 1), key=lambda c: min(left_w / c - gap, area_h / -(-h // c) - label - gap))
+    nrow = -(-h // ncol)
+    fig = new_figure(13.0, 6.2)
+    outer = fig.add_gridspec(1, 2, width_ratios=[0.42, 0.58])
+    grid = outer[0].subgridspec(nrow, ncol)
+    for k in range(h):
+        ax = fig.add_subplot(grid[k // ncol, k % ncol])
+        ax.imshow(w[k], cmap=CMAP_WEIGHTS, vmin=0.0, vmax=1.0, aspect="equal", interpolation="nearest")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(f"head {k}", fontsize=FONT_TICK, loc="left", fontweight="bold" if k == shown else None)
+        frame_row(ax, token, color="white", linewidth=1.5)
+        if k == shown:
+            for side in ax.spines.values():
+                side.set_linewidth(3)
+    big = fig.add_subplot(outer[1])
+    draw_heatmap(big, w[shown], tokens, tokens,
+                 title=f"head {shown} (hover a thumbnail to preview, click to lock)",
+                 colorbar_label="attention weight (each row sums to 1)", cmap=CMAP_WEIGHTS, vmin=0.0,
+                 vmax=1.0, mask=None, annotate=False, fmt="", xlabel=XLABEL, ylabel=YLABEL)
+    frame_row(big, token, inner=True)
+    fig.suptitle(title or f"{h} heads, {L} tokens: the row of “{tokens[token]}” framed in every head",
+                 fontsize=FONT_TITLE)
+    return fig

@@ -25,7 +25,7 @@ from matplotlib.ticker import FuncFormatter
 
 from .._checks import check_positive_int, format_bytes
 from ..core.flash import TileStep, default_block_size
-from ..lab.cost import BlockSizes, CostTable
+from ..lab.cost import MB, BlockSizes, CostTable
 from . import style
 from .base import new_figure
 
@@ -79,7 +79,7 @@ def plot_scaling(table: CostTable, *, methods=None, mark_n: int | None = None,
     methods = table.methods if methods is None else list(methods)
     fig = new_figure(13.0, 5.2)
     ax_t, ax_m = fig.subplots(1, 2)
-    for ax, what, scale in ((ax_t, "time", 1e3), (ax_m, "memory", 2.0**-20)):
+    for ax, what, scale in ((ax_t, "time", 1e3), (ax_m, "memory", 1 / MB)):
         _log2_axes(ax, "sequence length N (tokens)",
                    "time per call (ms)" if what == "time" else "peak extra memory (MB)")
         all_n, all_y = [], []
@@ -261,10 +261,10 @@ def plot_block_sizes(result: BlockSizes, *, title: str | None = None) -> Figure:
     ax_t.plot(blocks, result.time_ratios, marker=marker, linestyle=line, color=color, markersize=8,
               markeredgecolor="black", label="tiled numpy ÷ naive numpy")
     ax_t.axhline(1.0, color=naive_color, linewidth=1.5, label="naive numpy (= 1)")
-    peaks = np.array([m.peak_bytes for m in result.tiled], dtype=float) / 2**20
+    peaks = np.array([m.peak_bytes for m in result.tiled], dtype=float) / MB
     ax_m.plot(blocks, peaks, marker=marker, linestyle=line, color=color, markersize=8,
               markeredgecolor="black", label="tiled numpy")
-    ax_m.axhline(result.naive.peak_bytes / 2**20, color=naive_color, linewidth=1.5,
+    ax_m.axhline(result.naive.peak_bytes / MB, color=naive_color, linewidth=1.5,
                  label=f"naive numpy ({format_bytes(result.naive.peak_bytes)})")
     for ax in (ax_t, ax_m):
         if default_block_size() in blocks:

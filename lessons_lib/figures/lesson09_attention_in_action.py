@@ -23,10 +23,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import style
-from .base import heatmap, new_figure
+from .base import frame_row, heatmap, new_figure
 from .lesson04_scale_softmax import plot_row_weights, plot_weights
 
-__all__ = ["plot_loss_curve", "plot_referent_rows", "plot_it_rows", "plot_layer_grid", "plot_training_rows",
+__all__ = ["plot_loss_curve", "plot_referent_rows", "plot_reading", "plot_it_rows", "plot_layer_grid",
+           "plot_training_rows",
            "plot_sink_experiment", "head_names"]
 
 REFERENT_HEAD = "referent"  # the row label of the referent head
@@ -99,6 +100,26 @@ def plot_referent_rows(readings, titles=None):
     return fig
 
 
+def plot_reading(reading, *, grid_title: str = "Every head (rows: query, columns: key)"):
+    """The sentence explorer's first view (notebook 09): the referent head's row of "it" as bars, and
+    beside it every head of every layer (layers down, heads across), as the live explorer shows them."""
+    r = _check_reading(reading)
+    n_layers, n_heads = r.layers.shape[:2]
+    bars_w, side = max(5.2, 0.42 * len(r.tokens) + 1.6), max(3.4, 0.22 * len(r.tokens) + 1.4)
+    fig = new_figure(bars_w + side * n_heads + 1.0, max(4.6, side * n_layers + 1.0))
+    left, right = fig.add_gridspec(1, 2, width_ratios=[bars_w, side * n_heads + 1.0])
+    plot_row_weights(r.referent, r.tokens, r.it_pos, ax=fig.add_subplot(left),
+                     title=f"Referent head: “it” → {r.answer} ({r.confidence:.0%})")
+    grid = right.subgridspec(n_layers, n_heads)
+    for k, name in enumerate(head_names(n_layers, n_heads)):
+        layer, head = divmod(k, n_heads)
+        plot_weights(r.layers[layer, head], r.tokens, ax=fig.add_subplot(grid[layer, head]), annotate=False,
+                     title=name)
+    fig.suptitle(grid_title, x=0.5 + 0.5 * bars_w / (bars_w + side * n_heads + 1.0),
+                 fontsize=style.FONT_TITLE)
+    return fig
+
+
 def plot_it_rows(reading, *, title: str | None = None, ax=None):
     """Where "it" looks in each head: one row per head of each layer, then the referent head."""
     r = _check_reading(reading)
@@ -126,15 +147,9 @@ def plot_layer_grid(reading, *, title: str | None = None):
             ax = axes[layer, head]
             plot_weights(r.layers[layer, head], r.tokens, ax=ax, annotate=False,
                                title=f"layer {layer + 1}, head {head + 1}")
-            ax.add_patch(_row_outline(r.it_pos, len(r.tokens)))
+            frame_row(ax, r.it_pos, color="#d62728", linewidth=2.2)
     fig.suptitle(title or "Every head of every layer (the row of “it” outlined)", fontsize=style.FONT_TITLE)
     return fig
-
-
-def _row_outline(row: int, n: int):
-    from matplotlib.patches import Rectangle
-
-    return Rectangle((-0.5, row - 0.5), n, 1, fill=False, edgecolor="#d62728", linewidth=2.2)
 
 
 def plot_training_rows(run, name: str = "A", *, max_rows: int = 16):

@@ -235,8 +235,8 @@ def encode_sentence(sentence) -> dict:
     unknown = [w for w in dict.fromkeys(words) if w not in WORD_ID or w in (PAD, SINK)]
     if unknown:
         raise ValueError(
-            f"The model has never seen {', '.join(repr(w) for w in unknown)}: its vocabulary has only the "
-            f"{len(VOCAB) - 2} words of its training sentences, so it has no vector for "
+            f"The model has never seen {', '.join(repr(w) for w in unknown)}: its vocabulary has only "
+            f"{len(VOCAB) - 2} words, so it has no vector for "
             f"{'this word' if len(unknown) == 1 else 'these words'}. Try one of the agents "
             f"{', '.join(AGENTS)}; the places {', '.join(PLACES)}; the adjectives "
             f"{', '.join(AGENT_ADJECTIVES)} (they fit an animal) and {', '.join(PLACE_ADJECTIVES)} "

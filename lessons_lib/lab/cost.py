@@ -41,6 +41,7 @@ from .._checks import SizeLimitError, check_memory, check_positive_int, format_b
 from ..core.flash import default_block_size
 
 METHODS = ("naive numpy", "tiled numpy", "torch SDPA", "torch SDPA math")
+MB = 1_000_000         # a megabyte: decimal, as the course counts (format_bytes: 1 GB = 10⁹ bytes)
 MIN_TIMING_S = 0.1     # at one N, keep timing fast methods until this long was spent in them ...
 MAX_ROUNDS = 30        # ... but at most this many rounds
 TORCH_METHODS = ("torch SDPA", "torch SDPA math")

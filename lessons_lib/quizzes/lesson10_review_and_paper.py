@@ -39,16 +39,16 @@ QUESTIONS = (
        source="seed 000 and 004, causal masking; notebook 07"),
     ask("FlashAttention computes attention tile by tile with an online softmax. How does its output "
        "compare with the plain formula's?",
-       ("the same numbers (up to rounding), while it never holds the N × N matrix: memory grows "
-        "with N, time still with N².", R,
+       ("It gives the same numbers (up to rounding) without ever holding the N × N matrix: its memory "
+        "grows with N, its time still with N².", R,
         "Yes: it is exact, not an approximation. It changes the bookkeeping (running maxima and sums "
         "per row), not the mathematics (notebook 08)."),
-       ("an approximation that drops the small weights.", W,
+       ("It is an approximation that drops the small weights.", W,
         "Nothing is dropped: the online softmax rescales what it has summed so far whenever a larger "
         "score appears, so the result equals softmax(Q·Kᵀ/√d_k)·V."),
-       ("computed in time that grows linearly with N.", W,
+       ("It gives the same numbers in time that grows linearly with N.", W,
         "Every query still meets every key, so the work stays quadratic; what shrinks is the memory."),
-       ("different, because each tile has its own softmax.", W,
+       ("Its numbers differ, because each tile has its own softmax.", W,
         "The tiles' partial results are merged with the running maximum and sum of each row, which "
         "gives exactly the softmax over the whole row."),
        source="seed 004, FlashAttention; notebook 08"),

@@ -34,13 +34,14 @@ STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test lint test-lib test-notebooks test-browser test-binder notebooks learner html bench clean distclean
+.PHONY: help lab test lint test-lib test-notebooks test-browser test-binder test-hub notebooks learner release html bench clean distclean
 
 help:
 	@echo "make lab        open the course in JupyterLab (sets up $(VENV) the first time)"
 	@echo "make test       lint + library tests + nbval over notebooks/ + browser test"
 	@echo "make notebooks  stamp (Colab cell, slides, README map), then re-run every notebook from a clean kernel"
 	@echo "make learner    the learner copy in build/learner (solutions removed, answers cleared)"
+	@echo "make release VERSION=x.y.z   the learner release: branch learner, tag learner-vx.y.z, CHANGELOG.md"
 	@echo "make html       static HTML pages of every lesson in build/html"
 	@echo "make bench      run benchmarks/*.py"
 	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
@@ -69,14 +70,14 @@ lab: $(STAMP_RUN)
 
 # --------------------------------------------------------------------- tests
 
-test: lint test-lib test-notebooks test-browser test-binder
+test: lint test-lib test-notebooks test-browser test-binder test-hub
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check lessons_lib tests notebooks benchmarks tools .ci
 
 # the library tests, then every example in the library's docstrings (doctests)
 test-lib: $(STAMP_DEV)
-	$(BIN)/pytest -m "not browser and not binder" tests
+	$(BIN)/pytest -m "not browser and not binder and not hub" tests
 	$(BIN)/pytest --doctest-modules lessons_lib
 
 # Every notebook under nbval, in a kernel with the network cut off that records its peak memory
@@ -93,10 +94,26 @@ test-browser: $(STAMP_DEV)
 	@mkdir -p $(SCREENSHOTS)
 	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py
 
-# Binder's environment (binder/requirements.txt: the same pins, torch's CPU build) in a fresh venv,
-# then every notebook under nbval in it (slow: a few minutes).
+# Binder's environment as repo2docker builds it (its base Jupyter versions, then binder/: the same
+# pins, torch's CPU build, nbgitpuller), built once into $(BINDER_ENV) by tools/binder_env.py and
+# reused while binder/, the pins and lessons_lib are unchanged; then pip check, /lab and /tree,
+# an empty home + nbgitpuller, and every notebook under nbval in it (slow: a few minutes).
+BINDER_ENV := build/binder-env
 test-binder: $(STAMP_DEV)
+	$(PY) tools/binder_env.py --dest $(BINDER_ENV)
 	$(BIN)/pytest -m binder -s tests/test_binder.py
+
+# A class on a real JupyterHub: configurable-http-proxy from npm (into build/node), the Binder
+# environment as each learner's server, the course by an nbgitpuller link (a few minutes).
+CHP_VERSION := 5.3.0
+CHP := build/node/node_modules/.bin/configurable-http-proxy
+$(CHP):
+	@command -v npm >/dev/null || { echo "npm is missing: apt-get install nodejs npm (.ci/run does)"; exit 1; }
+	npm install --no-save --no-audit --no-fund --prefix build/node configurable-http-proxy@$(CHP_VERSION)
+
+test-hub: $(STAMP_DEV) $(CHP)
+	$(PY) tools/binder_env.py --dest $(BINDER_ENV)
+	$(BIN)/pytest -m hub -s tests/test_hub.py
 
 # ----------------------------------------------------------------- notebooks
 
@@ -106,6 +123,12 @@ notebooks: $(STAMP_RUN)
 
 learner: $(STAMP_RUN)
 	$(PY) tools/learner_release.py --out build/learner
+
+# The learner release: branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry,
+# the copy's own README; prints the push commands (tests/test_release.py checks it on a bare remote).
+release: $(STAMP_RUN)
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (pyproject.toml's version)"; exit 1; }
+	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner
 
 html: $(STAMP_RUN)
 	$(PY) tools/export_html.py --out build/html

@@ -232,6 +232,16 @@ class Learner:
         return Kernel(ws, session["kernel"]["id"], self, session["id"])
 
 
+def _decode(frame: str | bytes) -> dict:
+    """A kernel message from the websocket: JSON text, or jupyter_server's binary frame (a count n,
+    n offsets, the JSON message, then its buffers, e.g. a figure's pixels)."""
+    if isinstance(frame, str):
+        return json.loads(frame)
+    count = int.from_bytes(frame[:4], "big")
+    offsets = [int.from_bytes(frame[4 * i:4 * i + 4], "big") for i in range(1, count + 1)]
+    return json.loads(frame[offsets[0]:offsets[1] if count > 1 else len(frame)])
+
+
 @dataclass
 class Kernel:
     ws: websocket.WebSocket
@@ -248,7 +258,7 @@ class Kernel:
                 "parent_header": {}, "metadata": {}, "content": content, "channel": channel, "buffers": []}
 
     def _receive(self) -> dict:
-        msg = json.loads(self.ws.recv())
+        msg = _decode(self.ws.recv())
         if msg.get("msg_type") == "comm_open" or msg["header"]["msg_type"] == "comm_open":
             content = msg["content"]
             self.comms[content["comm_id"]] = content.get("data", {}).get("state", {})

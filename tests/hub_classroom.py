@@ -226,7 +226,8 @@ class Learner:
             "path": notebook, "type": "notebook", "name": Path(notebook).name,
             "kernel": {"name": "python3"}}, xsrf_path=prefix.rstrip("/"))
         cookies = "; ".join(f"{c.name}={c.value}" for c in self.jar)
-        ws_url = self.hub.url.replace("http", "ws", 1) + f"{prefix}api/kernels/{session['kernel']['id']}/channels"
+        kernel_id = session["kernel"]["id"]
+        ws_url = self.hub.url.replace("http", "ws", 1) + f"{prefix}api/kernels/{kernel_id}/channels"
         ws = websocket.create_connection(ws_url, header=[f"Cookie: {cookies}"], origin=self.hub.url,
                                          timeout=300)
         return Kernel(ws, session["kernel"]["id"], self, session["id"])
@@ -312,7 +313,8 @@ class Kernel:
             self.ws.close()
         prefix = f"/user/{self.learner.name}/"
         with contextlib.suppress(Exception):
-            self.learner.send(f"{prefix}api/sessions/{self.session_id}", "DELETE", xsrf_path=prefix.rstrip("/"))
+            self.learner.send(f"{prefix}api/sessions/{self.session_id}", "DELETE",
+                              xsrf_path=prefix.rstrip("/"))
 
 
 def code_cells(notebook: Path) -> list[str]:

@@ -103,7 +103,8 @@ def test_a_learner_cannot_open_another_learners_server(classroom):
     assert status == 403, (status, url, page[:300])
     stranger = Learner(hub, "nobody-logged-in")
     status, url, page = stranger.get(f"/user/bob/api/contents/{NAME}/{LESSON_00}")
-    assert b'"cells"' not in page and (status == 403 or url.split("?")[0].endswith("/hub/login")), (status, url)
+    sent_to_login = url.split("?")[0].endswith("/hub/login")
+    assert b'"cells"' not in page and (status == 403 or sent_to_login), (status, url)
     status, _, page = bob.get(f"/user/bob/api/contents/{NAME}/{LESSON_00}")
     assert status == 200 and b'"cells"' in page
 
@@ -161,6 +162,6 @@ def test_mid_term_update_reaches_learners_and_keeps_their_edits(classroom):
     theirs = hub.home(clash.name) / NAME
     assert news in (theirs / LESSON_00).read_text(), "the non-conflicting update did not arrive"
     text = (theirs / LESSON_01).read_text()
-    assert "[0.0, 0.0, 5.0, 0.0]" in text and "edit me: one feature" not in text, "the conflicting edit was lost"
+    assert "[0.0, 0.0, 5.0, 0.0]" in text and "edit me: one feature" not in text, "the edit was lost"
     status = subprocess.run(["git", "status", "--porcelain"], cwd=theirs, capture_output=True, text=True)
     assert "UU " not in status.stdout, status.stdout  # no merge left half-done

@@ -25,9 +25,11 @@ import learner_release as lr  # noqa: E402
 # Each launch link and the ref (and file) it names.
 REF_PATTERNS = {
     "Binder": re.compile(r"mybinder\.org/v2/gh/[\w.-]+/[\w.-]+/([\w.-]+)\?urlpath=lab%2Ftree%2F([\w%.-]+)"),
-    "Colab": re.compile(r"colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/([\w.-]+)/([\w/.-]+\.ipynb)"),
+    "Colab": re.compile(r"colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/"
+                        r"([\w.-]+)/([\w/.-]+\.ipynb)"),
     "Colab install": re.compile(r"git\+https://github\.com/[\w.-]+/[\w.-]+@([\w.-]+)()"),
-    "nbgitpuller": re.compile(r"git-pull\?repo=[\w%.-]+&branch=([\w.-]+)&urlpath=lab%2Ftree%2F[\w.-]+%2F([\w%.-]+)"),
+    "nbgitpuller": re.compile(r"git-pull\?repo=[\w%.-]+&branch=([\w.-]+)"
+                              r"&urlpath=lab%2Ftree%2F[\w.-]+%2F([\w%.-]+)"),
 }
 
 
@@ -50,7 +52,8 @@ def teacher(tmp_path) -> Path:
 def _launch_refs(copy: Path) -> list[tuple[str, str, str]]:
     """(link kind, ref, file) for every launch link in the learner copy's README, notebooks and guide."""
     found = []
-    for path in [copy / "README.md", copy / "docs/classroom.md", *sorted((copy / "notebooks").glob("*.ipynb"))]:
+    notebooks = sorted((copy / "notebooks").glob("*.ipynb"))
+    for path in [copy / "README.md", copy / "docs/classroom.md", *notebooks]:
         text = path.read_text()
         for kind, pattern in REF_PATTERNS.items():
             found += [(kind, ref, target.replace("%2F", "/")) for ref, target in pattern.findall(text)]
@@ -61,7 +64,8 @@ def test_release_creates_branch_tag_changelog_and_learner_readme_and_every_link_
     version = lr.version(teacher)
     tag, out = f"learner-v{version}", tmp_path / "learner"
     commit = lr.make_release(version, out, root=teacher)
-    assert git("rev-parse", f"{tag}^{{commit}}", cwd=teacher) == commit == git("rev-parse", "learner", cwd=teacher)
+    assert git("rev-parse", f"{tag}^{{commit}}", cwd=teacher) == commit
+    assert git("rev-parse", "learner", cwd=teacher) == commit
     assert f"## {tag} (" in (teacher / "CHANGELOG.md").read_text()
 
     readme = (out / "README.md").read_text()

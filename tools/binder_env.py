@@ -54,7 +54,7 @@ def python(dest: Path = DEST) -> Path:
 
 
 def _repo_at_home(home: Path, root: Path) -> Path:
-    """Copy the tracked files (and the inputs, committed or not) to ``home``, as repo2docker copies the repo."""
+    """Copy the tracked files (and the inputs, committed or not) to ``home``, as repo2docker does."""
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
     names = {n for n in listed.decode().split("\0") if n}
     for name in INPUTS:

@@ -174,7 +174,7 @@ class ReleaseError(RuntimeError):
 
 
 def learner_readme(root: Path = ROOT) -> str:
-    """The learner copy's README: the launch block (Binder, lesson table with Colab links), nothing else of the teacher's."""
+    """The learner copy's README: the launch block (Binder, lessons, Colab links), none of the teacher's."""
     import stamp_notebooks as stamp
 
     title = (root / "README.md").read_text().splitlines()[0].lstrip("# ").strip()
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "learner")
     parser.add_argument("--branch", help="also commit the copy to this branch and tag it learner-vVERSION")
     parser.add_argument("--release", metavar="VERSION",
-                        help="make the learner release VERSION (branch learner unless --branch names another)")
+                        help="make the learner release VERSION (on branch learner unless --branch says)")
     args = parser.parse_args(argv)
     try:
         if args.release:

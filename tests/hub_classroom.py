@@ -205,9 +205,9 @@ class Learner:
         assert status == 200 and b"nbgitpuller" in page.lower(), (status, url, page[:300])
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
         prefix = f"/user/{self.name}/"
-        api = urllib.parse.urlencode({"repo": query["repo"][0], "branch": query["branch"][0],
-                                      "targetpath": query["repo"][0].rstrip("/").split("/")[-1]
-                                      .removesuffix(".git")})
+        repo = query["repo"][0]  # the page clones into the folder named by the URL's last part
+        api = urllib.parse.urlencode({"repo": repo, "branch": query["branch"][0],
+                                      "targetpath": repo.rstrip("/").split("/")[-1]})
         events = []
         with self.opener.open(f"{self.hub.url}{prefix}git-pull/api?{api}", timeout=timeout) as stream:
             for line in stream:

@@ -10,9 +10,11 @@ login (tests/hub_classroom.py drives each learner at the protocol level).
 
 from __future__ import annotations
 
+import re
 import statistics
 import subprocess
 import sys
+import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,9 +23,12 @@ import psutil
 import pytest
 from conftest import require
 from course_remote import BRANCH, LESSON_00, NAME, learner_remote, teacher_update
-from hub_classroom import Learner, chp_available, code_cells, running_hub
+from hub_classroom import PASSWORD, Learner, chp_available, code_cells, running_hub
+from test_browser import (CHROMIUM, CHROMIUM_ARGS, PROBE, SLIDER_CLASSES, VIEWPORT, Wire, click_menu,
+                          press_and_wait, wait_widgets_loaded)
 
 ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
 sys.path.insert(0, str(ROOT / "tools"))
 import binder_env  # noqa: E402
 
@@ -165,3 +170,62 @@ def test_mid_term_update_reaches_learners_and_keeps_their_edits(classroom):
     assert "[0.0, 0.0, 5.0, 0.0]" in text and "edit me: one feature" not in text, "the edit was lost"
     status = subprocess.run(["git", "status", "--porcelain"], cwd=theirs, capture_output=True, text=True)
     assert "UU " not in status.stdout, status.stdout  # no merge left half-done
+
+
+def _wait_for_idle_kernel(page, sessions_url: str, path: str, timeout: float = 120) -> None:
+    """Until the notebook's kernel has started and is idle (asked with the page's own cookies)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sessions = page.request.get(sessions_url).json()
+        if any(s["path"] == path and s["kernel"]["execution_state"] == "idle" for s in sessions):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"the kernel of {path} was not idle within {timeout} s")
+
+
+def test_a_learner_in_chromium_sees_an_explorer_redraw_through_the_proxy(classroom):
+    """The real front end: log in, click the link, land in lesson 00, run lesson 02, move its slider."""
+    require(CHROMIUM.exists(), f"Chromium is not installed at {CHROMIUM} (Debian package 'chromium')")
+    from playwright.sync_api import sync_playwright
+
+    hub, bare = classroom
+    name, lab = "chromium-learner", f"{hub.url}/user/chromium-learner/lab/tree/{NAME}"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            wire = Wire(page)
+            console: list[str] = []
+            page.on("console", lambda msg: console.append(msg.text) if msg.type == "error" else None)
+            page.goto(f"{hub.url}/hub/login")
+            page.fill("input[name=username]", name)
+            page.fill("input[name=password]", PASSWORD)
+            page.click("#login_submit")
+            page.wait_for_load_state()
+            page.goto(hub.url + _link(bare))
+            page.wait_for_url(re.compile(re.escape(f"{lab}/{LESSON_00}")), timeout=300_000)
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+
+            page.goto(f"{lab}/{EXPLORER_LESSON}")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+            _wait_for_idle_kernel(page, f"{hub.url}/user/{name}/api/sessions", f"{NAME}/{EXPLORER_LESSON}")
+            click_menu(page, "Run", "Run All Cells")
+            sliders = ", ".join(f".lessons-explorer .{cls}" for cls in SLIDER_CLASSES)
+            page.wait_for_selector(f"{sliders} .noUi-handle", timeout=300_000)
+            wait_widgets_loaded(page)
+            page.evaluate(PROBE)
+            slider = page.locator(sliders).first
+            handle = slider.locator(".noUi-handle").first
+            handle.scroll_into_view_if_needed()
+            move = press_and_wait(page, slider, handle, "ArrowRight", wire)
+        except Exception:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "hub-chromium-failure.png"))
+            print("\n".join(console[-20:]), page.url)
+            raise
+        finally:
+            browser.close()
+    assert move["shown_ms"] > 0 and move["kB"] > 0, move
+    through_proxy = hub.url.replace("http", "ws", 1) + f"/user/{name}/"
+    assert wire.by_url and all(url.startswith(through_proxy) for url in wire.by_url), wire.by_url
+    print(f"\nChromium through the hub's proxy: key press to redraw {move['shown_ms']} ms, {move['kB']} kB")

@@ -51,6 +51,15 @@ def link(bare: Path) -> str:
 
 
 def open_explorer(learner: Learner, bare: Path):
+    """The learner's kernel with lesson 02's explorer open, or None when setting it up failed."""
+    try:
+        return _open_explorer(learner, bare)
+    except Exception as exc:
+        print(f"{learner.name}: could not open the explorer: {type(exc).__name__}: {exc}", flush=True)
+        return None
+
+
+def _open_explorer(learner: Learner, bare: Path):
     learner.log_in()
     learner.follow_link(link(bare))
     kernel = learner.start_kernel(f"{NAME}/{EXPLORER_LESSON}")
@@ -94,7 +103,9 @@ def kernel_process(hub, name: str) -> psutil.Process | None:
 def at_once(hub, bare: Path, sizes: list[int], seconds: float) -> list[dict]:
     learners = [Learner(hub, f"drag{i:02d}") for i in range(max(sizes))]
     with ThreadPoolExecutor(max_workers=len(learners)) as pool:
-        kernels = list(pool.map(lambda lr: open_explorer(lr, bare), learners))
+        opened = list(pool.map(lambda lr: open_explorer(lr, bare), learners))
+    kernels = [k for k in opened if k is not None]
+    learners = [lr for lr, k in zip(learners, opened) if k is not None]
     rows = []
     for n in sizes:
         cpu_before = tree_cpu(hub.process.pid)
@@ -103,7 +114,7 @@ def at_once(hub, bare: Path, sizes: list[int], seconds: float) -> list[dict]:
         with ThreadPoolExecutor(max_workers=n) as pool:
             runs = list(pool.map(lambda k: drag(k, seconds), kernels[:n]))
         moves = sorted(t for times, _ in runs for t in times)
-        errors = sum(e for _, e in runs)
+        errors = sum(e for _, e in runs) + max(0, n - len(kernels))  # learners whose set-up failed
         kcpu_after = sum(p.cpu_times().user + p.cpu_times().system for p in kcpu if p)
         count = max(len(moves), 1)
         rows.append({"learners": n, "moves": len(moves), "errors": errors,

@@ -122,7 +122,8 @@ def at_once(hub, bare: Path, sizes: list[int], seconds: float) -> list[dict]:
                      "p95_ms": round(moves[int(0.95 * (len(moves) - 1))] * 1000, 1) if moves else None,
                      "max_ms": round(moves[-1] * 1000, 1) if moves else None,
                      "kernel_cpu_ms_per_move": round((kcpu_after - kcpu_before) / count * 1000, 1),
-                     "hub_cpu_ms_per_move": round((tree_cpu(hub.process.pid) - cpu_before) / count * 1000, 1)})
+                     "hub_cpu_ms_per_move": round((tree_cpu(hub.process.pid) - cpu_before) / count * 1000,
+                                                  1)})
         print(json.dumps(rows[-1]), flush=True)
     for kernel in kernels:
         kernel.close()

@@ -71,7 +71,10 @@ def _open_explorer(learner: Learner, bare: Path):
 
 def drag(kernel, seconds: float, rate: float = 2.0) -> tuple[list[float], int]:
     """Move the first slider ``rate`` times a second for ``seconds``; (latencies, errors)."""
-    slider, times, errors = kernel.sliders()[0], [], 0
+    sliders, times, errors = kernel.sliders(), [], 0
+    if not sliders:  # the explorer's widgets never reached this learner
+        return times, int(seconds * rate)
+    slider = sliders[0]
     for i in range(int(seconds * rate)):
         started = time.monotonic()
         try:

@@ -18,7 +18,7 @@ Also: ``import lessons_lib`` time, the course's torch path against calling
 ``torch.nn.functional.scaled_dot_product_attention`` directly, and the block-size
 trade-off (time and memory against block size) at N = 2048 and 8192.
 
-Bars (issue 9): tiled at N = 8192 no slower than naive, with under 32 MB extra memory
+Bars: tiled at N = 8192 no slower than naive, with under 32 MB extra memory
 (naive needs ≥ 256 MB); tiled at N = 16384 under 64 MB; the torch path picks the flash
 CPU kernel and is within 1.1× of SDPA called directly. Naive at N = 16384 needs 1 GB,
 above the course's default limit, so this script raises LESSONS_MEMORY_LIMIT_MB to 4096
@@ -59,7 +59,7 @@ def repeats_for(n: int) -> int:
 
 def scaling(sizes, methods, threads=None) -> dict:
     """One row per N: every method that fits the memory limit, measured interleaved."""
-    from lessons_lib import cost
+    from lessons_lib.lab import cost
 
     rows = {}
     head = (f"{'N':>6} " + " ".join(f"{m + ' ms':>16}" for m in methods) + "   "
@@ -90,7 +90,7 @@ def scaling(sizes, methods, threads=None) -> dict:
 
 
 def slopes(rows, methods) -> dict:
-    from lessons_lib.cost import loglog_slope
+    from lessons_lib.lab.cost import loglog_slope
 
     out = {}
     for m in methods:
@@ -136,7 +136,7 @@ def torch_path_vs_direct(sizes, repeats: int = 5) -> dict:
 
 
 def block_sizes(sizes, threads=None) -> dict:
-    from lessons_lib import cost
+    from lessons_lib.lab import cost
 
     out = {}
     for n in sizes:
@@ -154,7 +154,7 @@ def bars(rows, direct) -> None:
     def get(n, m, key):
         return rows.get(n, {}).get(m, {}).get(key)
 
-    print("\nBars of issue 9 (this run):")
+    print("\nThe bars (this run):")
     n = 8192
     naive_t, tiled_t = get(n, "naive numpy", "seconds"), get(n, "tiled numpy", "seconds")
     naive_m, tiled_m = get(n, "naive numpy", "peak_bytes"), get(n, "tiled numpy", "peak_bytes")
@@ -184,7 +184,7 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=None,
                         help="time on this many threads (default: numpy's and torch's own)")
     args = parser.parse_args(argv)
-    from lessons_lib.cost import METHODS
+    from lessons_lib.lab.cost import METHODS
 
     sizes = [512, 1024, 2048] if args.quick else [512, 1024, 2048, 4096, 8192, 16384]
     result: dict = {"d": D, "dtype": "float32", "memory_limit_mb": os.environ["LESSONS_MEMORY_LIMIT_MB"],

@@ -10,7 +10,7 @@ checks the output for overflow. This measures what that costs against
 kernel our path picks. Both run in one process, interleaved, median of several
 repeats, so the ratio compares like with like on whatever machine runs it.
 
-Target (issue 9): our CPU path picks the flash kernel and is within 1.1× of SDPA
+Target: our CPU path picks the flash kernel and is within 1.1× of SDPA
 called directly. Prints a table and, as the last line, the results as JSON.
 """
 

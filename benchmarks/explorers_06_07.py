@@ -7,7 +7,7 @@ figures' traits, ``last_update_ms``) and the bytes it sends per move (every comm
 of every figure: JSON state plus binary buffers). What the browser then draws is measured
 by the browser test (key press → all figures redrawn).
 
-Budget (issue 8): head grid, 8 heads × 32 tokens, ≤ 32 kB per move; key press → all heads
+Budget: head grid, 8 heads × 32 tokens, ≤ 32 kB per move; key press → all heads
 redrawn, median ≤ 60 ms in the browser (the kernel's part here should be a small share of it).
 
 Run: ``.venv/bin/python benchmarks/explorers_06_07.py`` (a few seconds). Prints; asserts nothing.
@@ -26,8 +26,8 @@ import matplotlib
 matplotlib.use("Agg")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from lessons_lib.head_explorer import HeadGridExplorer  # noqa: E402
-from lessons_lib.mask_explorers import CausalMaskExplorer  # noqa: E402
+from lessons_lib.explorers.lesson06_multihead import HeadGridExplorer
+from lessons_lib.explorers.lesson07_causal import CausalMaskExplorer
 
 
 def count_bytes(widgets_) -> list[int]:

@@ -17,7 +17,7 @@ What it measures, for every N, d and causal/non-causal:
 
 It also checks the path against float32 naive attention at a small size, and measures a
 large bf16 matrix product for the GPU's matrix rate, to put the attention TFLOP/s beside it.
-Bar (issue 9, an H200): ≥ 400 TFLOP/s in bf16 at N = 8192, d = 128, non-causal.
+Bar (an H200): ≥ 400 TFLOP/s in bf16 at N = 8192, d = 128, non-causal.
 
 On a machine without CUDA (or without torch) it prints why and exits with status 0.
 Results go to ``OUT/gpu_sdpa.json`` and ``OUT/gpu_sdpa.md``.
@@ -51,7 +51,7 @@ def cuda_or_exit():
 
 
 def attention_flops(n: int, d: int, causal: bool) -> float:
-    from lessons_lib.cost import attention_flops as flops
+    from lessons_lib.lab.cost import attention_flops as flops
 
     return flops(n, d, n_heads=HEADS, batch=BATCH, causal=causal)
 

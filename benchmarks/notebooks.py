@@ -4,7 +4,7 @@
 
 Executes each notebook in a fresh kernel with nbclient (as Restart & Run All
 does) without saving it, and prints one row per notebook plus the total.
-Target (issue 3): notebooks 00–05 together in ≤ 40 s on a 2-core machine.
+Target: notebooks 00–05 together in ≤ 40 s on a 2-core machine.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 
 Trains ``models.train_coref_model`` with the notebook's settings (300 steps, one CPU
 thread) for each seed and prints wall time, CPU time and held-out accuracy, then the
-two attention-sink heads. Bars (issue 10): ≥ 95% held-out accuracy in ≤ 20 s. On a shared
+two attention-sink heads. Bars: ≥ 95% held-out accuracy in ≤ 20 s. On a shared
 machine the wall time depends on the load; the CPU time is the fairer number.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from lessons_lib import models
+from lessons_lib.lab import models
 
 
 def main(argv=None):

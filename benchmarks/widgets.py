@@ -8,7 +8,7 @@ Reported: median and 90th percentile over all moves, and the bytes the widgets h
 send per move (message contents plus binary buffers, without Jupyter's message envelope of about
 0.5-0.8 kB per message, which the browser test measures on the real websocket).
 
-Bars (issue 6): Python side of one update ≤ 5 ms at 32 tokens; websocket bytes per move ≤ 8 kB at the
+Bars: Python side of one update ≤ 5 ms at 32 tokens; websocket bytes per move ≤ 8 kB at the
 default settings and ≤ 24 kB at 128 tokens (the browser test records those in test-artifacts/latency.json).
 
 Run: ``.venv/bin/python benchmarks/widgets.py`` (about half a minute).
@@ -24,9 +24,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from lessons_lib import explorers  # noqa: E402
+import lessons_lib as ll
+from lessons_lib.explorers.base import SEQ_LEN_MAX, SEQ_LEN_MIN
 
-D_KS = list(explorers.D_K_OPTIONS)
+D_KS = list(ll.D_K_OPTIONS)
 
 
 class Sent:
@@ -57,7 +58,7 @@ def moves_for(explorer, seq_len: int | None) -> list[dict]:
     controls = explorer.controls
     if "seq_len" in controls and seq_len is not None:
         moves += [{"seq_len": n} for n in (seq_len - 1, seq_len, seq_len + 1, seq_len) * 3
-                  if explorers.SEQ_LEN_MIN <= n <= explorers.SEQ_LEN_MAX]
+                  if SEQ_LEN_MIN <= n <= SEQ_LEN_MAX]
     if "query" in controls:
         top = controls["query"].max
         moves += [{"query": q} for q in (0, top // 2, top, top // 3, 1) * 2]
@@ -100,8 +101,8 @@ def measure(cls, seq_len: int | None) -> dict:
 
 def main() -> None:
     rows = []
-    for cls in (explorers.ProjectionExplorer, explorers.ScoresExplorer, explorers.ScaleSoftmaxExplorer,
-                explorers.PipelineExplorer):
+    for cls in (ll.ProjectionExplorer, ll.ScoresExplorer, ll.ScaleSoftmaxExplorer,
+                ll.PipelineExplorer):
         has_seq = "seq_len" in cls().controls
         for seq_len in ((None, 32, 128) if has_seq else (None,)):
             rows.append((cls.__name__, "lesson" if seq_len is None else str(seq_len), measure(cls, seq_len)))

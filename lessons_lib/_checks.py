@@ -15,8 +15,9 @@ import numpy as np
 __all__ = [
     "DEFAULT_MEMORY_LIMIT_MB", "SizeLimitError", "as_float_array", "as_bool_mask", "check_qkv", "batch_shape",
     "check_mask", "check_flag", "check_axis", "check_seed", "check_float_dtype", "check_real",
-    "check_positive_int", "check_scale", "check_scores_finite", "check_output_finite",
-    "memory_limit_bytes", "format_bytes", "check_memory",
+    "check_positive_int", "check_int_in_range", "check_scale", "check_scores_finite", "check_output_finite",
+    "memory_limit_bytes", "format_bytes", "check_memory", "check_text", "check_label", "check_labels",
+    "color_range", "check_choice",
 ]
 
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
@@ -147,7 +148,7 @@ def as_bool_mask(mask, name: str = "mask") -> np.ndarray:
     """``mask`` (numpy, list or torch tensor) as a numpy bool array, True = may attend."""
     if hasattr(mask, "detach") and hasattr(mask, "cpu"):
         mask = mask.detach().cpu().numpy()
-    mask = np.asarray(mask)
+    mask = np.asanyarray(mask)        # keeps a SequenceMask (masks.py) a SequenceMask
     if mask.dtype != np.bool_:
         raise TypeError(
             f"{name} must be boolean, True where a query may attend to a key and False where "
@@ -243,13 +244,48 @@ def check_real(value, name: str, *, positive: bool = False) -> float:
     return float(value)
 
 
+def _whole_number(value, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a whole number; got {value!r} ({type(value).__name__}).")
+    return int(value)
+
+
 def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     """Check an integer count such as ``n_heads`` or ``seq_len``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a whole number; got {value!r} ({type(value).__name__}).")
+    value = _whole_number(value, name)
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}; got {value}.")
-    return int(value)
+    return value
+
+
+def check_int_in_range(value, name: str, lo: int, hi: int) -> int:
+    """Check a whole number from ``lo`` to ``hi`` (a slider's value, a row index)."""
+    value = _whole_number(value, name)
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be from {lo} to {hi}; got {value}.")
+    return value
+
+
+def check_choice(value, name: str, options):
+    """One of ``options`` (a slider's or a button row's values), or a ``ValueError`` naming ``name``.
+
+    ``8.0`` is not the option ``8``, nor ``True`` the option ``1``: a slider would show something else.
+    """
+    options = list(options)
+    whole = numbers.Integral
+    ok = not isinstance(value, (bool, np.bool_)) and any(
+        type(value) is type(o) or isinstance(value, whole) and isinstance(o, whole) for o in options
+        if _equal(value, o))
+    if not ok:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, options))}; got {value!r}.")
+    return value
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def check_scale(scale, d_k: int) -> float:
@@ -344,3 +380,50 @@ def check_memory(n_bytes: float, what: str, instead: str) -> None:
         f"memory, raise the limit: set the environment variable LESSONS_MEMORY_LIMIT_MB before "
         f"starting Jupyter."
     )
+
+
+# ------------------------------------------------------------------ figures (stills and live figures)
+def check_text(value, name: str, *, required: bool = True) -> str:
+    """A title or axis label: a string; a ``required`` one (a still's title) must also say something."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string that says what is shown; got {value!r} "
+                        f"({type(value).__name__}).")
+    if required and not value.strip():
+        raise TypeError(f"{name} must be a non-empty string that says what is shown; got {value!r}.")
+    return value
+
+
+def check_label(value, name: str) -> str:
+    """An optional label (a live figure's title or axis label): a string, empty for none."""
+    return check_text(value, name, required=False)
+
+
+def check_labels(labels, n: int, name: str, what: str) -> list[str]:
+    """One label per ``what`` ("row", "column", "bar"): ``n`` of them; ``None`` means 0, 1, 2, ..."""
+    if labels is None:
+        return [str(i) for i in range(n)]
+    if isinstance(labels, str):
+        raise TypeError(f"{name} must be a list of tokens, one per {what}, not the string {labels!r}; "
+                        f"use tokenize(sentence) to split it.")
+    try:
+        out = [str(t) for t in labels]
+    except TypeError:
+        raise TypeError(f"{name} must be a list of tokens; got {type(labels).__name__}.") from None
+    if len(out) != n:
+        raise ValueError(f"{name} has {len(out)} labels but there are {n} {what}s: "
+                         f"give one label per {what}.")
+    return out
+
+
+def color_range(values: np.ndarray, vmin, vmax) -> tuple[float, float]:
+    """The colour scale's (low, high): ``vmin``/``vmax`` or the values' range (a constant one ±0.5)."""
+    for v, name in ((vmin, "vmin"), (vmax, "vmax")):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v)):
+            raise TypeError(f"{name} must be a finite number or None; got {v!r}.")
+    lo = float(np.min(values)) if vmin is None and values.size else (0.0 if vmin is None else float(vmin))
+    hi = float(np.max(values)) if vmax is None and values.size else (1.0 if vmax is None else float(vmax))
+    if lo > hi:
+        raise ValueError(f"vmin={lo} is larger than vmax={hi}; the colour scale needs vmin ≤ vmax.")
+    if lo == hi:  # a constant matrix: give the colour scale some room
+        lo, hi = lo - 0.5, hi + 0.5
+    return lo, hi

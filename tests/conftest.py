@@ -1,6 +1,6 @@
 """Shared test helpers: the CI rule for missing tools, and a JupyterLab server started as `make lab` does.
 
-`running_lab()` starts JupyterLab with the arguments of the Makefile's ``LAB_ARGS`` line, on a free
+`running_lab()` starts JupyterLab with the arguments `make lab` uses (``tools/course.py``), on a free
 loopback port with a random token, in private Jupyter config/data/runtime/settings/workspace folders,
 waits until it answers, and always shuts it down (kernels included), even when the test fails.
 """
@@ -8,9 +8,9 @@ waits until it answers, and always shuts it down (kernels included), even when t
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
-import re
 import secrets
 import shlex
 import shutil
@@ -29,6 +29,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# No test reaches the internet: lesson 10 (lab/real_model.py) takes its offline path in every kernel
+# the tests start, as `make test` and CI also say.
+os.environ.setdefault("LESSONS_OFFLINE", "1")
 NOTEBOOKS = REPO / "notebooks"
 
 
@@ -61,13 +64,18 @@ def pytest_configure(config):
 
 # ------------------------------------------------------------ lab arguments
 
-def makefile_lab_args() -> list[str]:
-    """The arguments `make lab` passes to `jupyter lab`: the Makefile's ``LAB_ARGS := ...`` line, plus
-    ``--ServerApp.allow_root=True`` when running as root (the Makefile's ``ROOT_ARGS``)."""
-    text = (REPO / "Makefile").read_text(encoding="utf-8")
-    match = re.search(r"^LAB_ARGS\s*:?=\s*(.+)$", text, flags=re.MULTILINE)
-    assert match, "the Makefile has no 'LAB_ARGS := ...' line"
-    args = shlex.split(match.group(1))
+def load_tool(name: str):
+    """A script of ``tools/`` imported as a module (``load_tool("course").lab_args``)."""
+    spec = importlib.util.spec_from_file_location(f"tools_{name}", REPO / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def lab_args(folder: str = "workspace") -> list[str]:
+    """The arguments `make lab` (``folder="workspace"``) or `make teach` (``"notebooks"``) pass to
+    `jupyter lab` (``tools/course.py``), plus ``--ServerApp.allow_root=True`` when running as root."""
+    args = load_tool("course").lab_args(folder)
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--ServerApp.allow_root=True")
     return args
@@ -219,7 +227,7 @@ def running_lab(
         f"--IdentityProvider.token={token}",
     ]
     log_path = home / "server.log"
-    log = open(log_path, "wb")  # noqa: SIM115 (closed in finally)
+    log = open(log_path, "wb")  # closed in finally
     process = subprocess.Popen(
         cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL, start_new_session=True,
@@ -261,3 +269,15 @@ def running_lab(
 def notebook_paths() -> list[Path]:
     """The course notebooks, in lesson order (whatever is in notebooks/ right now)."""
     return sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+# ------------------------------------------------------------------ warnings
+
+@pytest.fixture
+def warnings_are_errors():
+    """The test fails on any warning (a RuntimeWarning from numpy included): the library must not leak one."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import websocket  # websocket-client, a dependency of jupyter_server
-
 from conftest import free_port, kill_tree
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,7 +109,7 @@ def running_hub(tmp: Path, singleuser: Path, startup_timeout: float = 120) -> It
         proxy_token=secrets.token_hex(16), tmp=tmp, password=PASSWORD, singleuser=str(singleuser),
         root_args=["--allow-root"] if os.geteuid() == 0 else []))  # as root (containers, CI)
     log_path = tmp / "hub.log"
-    log = open(log_path, "wb")  # noqa: SIM115 (closed in finally)
+    log = open(log_path, "wb")
     hub_bin = Path(sys.executable).parent / "jupyterhub"
     process = subprocess.Popen([str(hub_bin), "-f", str(config)], cwd=tmp, stdout=log,
                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)

@@ -10,9 +10,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from strategies import FLOATS, finite_arrays
 
 import lessons_lib as ll
-from lessons_lib.attention import attention_scores, attention_weights, scale_scores, weighted_values
+from lessons_lib.core import attention
+from lessons_lib.core.attention import attention_scores, attention_weights, scale_scores, weighted_values
+from lessons_lib.lab.data import random_qkv
 
 TOL = 1e-10
 
@@ -202,7 +205,7 @@ def test_whole_is_the_composition_of_the_four_steps(case, causal):
 
 
 def test_project_qkv_matches_matrix_products():
-    x = ll.data.embed_tokens(ll.tokenize("The cat sat on the mat."), d_model=8)
+    x = ll.embed_tokens(ll.tokenize("The cat sat on the mat."), d_model=8)
     w_q, w_k, w_v = ll.projection_weights(8, 4, seed=1, d_v=5)
     q, k, v = ll.project_qkv(x, w_q, w_k, w_v)
     np.testing.assert_allclose(q, x @ w_q)
@@ -227,3 +230,99 @@ def test_softmax_off_is_softmax_with_a_zero_score_slot_dropped(scores):
     expected = np.exp(scores) / (1 + np.exp(scores).sum(axis=-1, keepdims=True))
     np.testing.assert_allclose(w, expected, rtol=1e-12, atol=1e-300)
     assert (w.sum(axis=-1) < 1).all() and (w >= 0).all()
+
+
+# ====== finite input never gives NaN or a warning
+@st.composite
+def _qkv_any_magnitude(draw):
+    dtype = draw(st.sampled_from(FLOATS))
+    L, S, d = draw(st.integers(1, 4)), draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    q = draw(finite_arrays(dtype, (L, d)))
+    k = draw(finite_arrays(dtype, (S, d)))
+    v = draw(finite_arrays(dtype, (S, d)))
+    return q, k, v
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@settings(max_examples=150, deadline=None)
+@given(_qkv_any_magnitude(), st.booleans())
+def test_finite_input_gives_finite_output_or_a_clear_overflow_error(qkv, causal):
+    q, k, v = qkv
+    try:
+        out, weights = ll.scaled_dot_product_attention(q, k, v, causal=causal)
+    except ValueError as exc:
+        assert "overflow" in str(exc) and str(q.dtype) in str(exc)
+        return
+    assert np.isfinite(out).all() and np.isfinite(weights).all()
+    assert out.dtype == q.dtype
+    np.testing.assert_allclose(weights.sum(axis=-1), 1, rtol=1e-2)
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@settings(max_examples=60, deadline=None)
+@given(_qkv_any_magnitude(), st.booleans())
+def test_finite_input_gives_finite_output_or_a_clear_overflow_error_in_torch(qkv, causal):
+    q, k, v = qkv
+    try:
+        result = ll.sdpa_attention(q, k, v, causal=causal, device="cpu")
+    except ValueError as exc:
+        assert "overflow" in str(exc)
+        return
+    assert np.isfinite(result.output).all()
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@pytest.mark.parametrize("factor, dtype", [(1e200, np.float64), (1e20, np.float32), (300, np.float16)])
+def test_overflowing_scores_raise_naming_the_dtype_and_its_largest_number(factor, dtype):
+    q, k, v = (a.astype(dtype) for a in random_qkv(4, 8, seed=1))
+    with pytest.raises(ValueError) as info:
+        ll.scaled_dot_product_attention(q * dtype(factor), k * dtype(factor), v)
+    limit = f"{float(np.finfo(dtype).max):.4g}"
+    assert f"overflow {np.dtype(dtype).name}" in str(info.value) and limit in str(info.value)
+    with pytest.raises(ValueError, match="overflow"):
+        attention.attention_scores(q * dtype(factor), k * dtype(factor))
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(FLOATS).flatmap(lambda dt: finite_arrays(dt, st.tuples(st.integers(1, 3),
+                                                                                st.integers(1, 5)))))
+def test_softmax_of_finite_input_is_a_distribution_without_warnings(x):
+    p = ll.softmax(x)
+    assert np.isfinite(p).all() and (p >= 0).all()
+    np.testing.assert_allclose(p.astype(np.float64).sum(axis=-1), 1, rtol=1e-2)
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+def test_softmax_of_the_widest_row():
+    np.testing.assert_array_equal(ll.softmax([[1e308, -1e308]]), [[1.0, 0.0]])
+    np.testing.assert_array_equal(ll.softmax(np.array([[6e4, -6e4]], np.float16)), [[1.0, 0.0]])
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+def test_many_float16_keys_do_not_overflow_the_row_sum():
+    p = ll.softmax(np.zeros((1, 70_000), np.float16))
+    assert p.dtype == np.float16 and np.isclose(p.astype(np.float64).sum(), 1, rtol=1e-2)
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(FLOATS).flatmap(lambda dt: st.tuples(
+    finite_arrays(dt, (3, 4)), finite_arrays(dt, (4, 2)))), st.floats(0.01, 1e6))
+def test_each_step_gives_finite_output_or_a_clear_error(arrays, scale):
+    scores, v = arrays
+    for step in (lambda: attention.scale_scores(scores, scale=scale),
+                 lambda: attention.attention_weights(scores, scale=scale),
+                 lambda: attention.weighted_values(np.abs(scores), v)):
+        try:
+            out = step()
+        except ValueError as exc:
+            assert "overflow" in str(exc)
+            continue
+        assert np.isfinite(out).all()
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+def test_scaling_never_turns_a_finite_score_into_a_masked_one():
+    with pytest.raises(ValueError, match=r"scores × 10 overflows float64.*although the scores are finite"):
+        attention.attention_weights(np.array([[-1e308, -1e308]]), scale=10.0)

@@ -120,9 +120,9 @@ def test_image_survives_an_empty_home_and_lesson_00_opens_after_nbgitpuller(bind
     home.mkdir(parents=True)
     env = dict(os.environ, HOME=str(home))
     probe = subprocess.run(
-        [str(binder_python), "-c", "import lessons_lib, pathlib, lessons_lib.live_figures as lf; "
-         "print(lessons_lib.__file__); "
-         "print(*sorted(p.name for p in pathlib.Path(lf.__file__).parent.glob('*.[jc]s*')))"],
+        [str(binder_python), "-c", "import lessons_lib, pathlib; print(lessons_lib.__file__); "
+         "print(*sorted(p.name for p in pathlib.Path(lessons_lib.__file__).parent.rglob('live_figures.*')"
+         " if p.suffix in ('.js', '.css')))"],
         cwd=home, env=env, capture_output=True, text=True)
     assert probe.returncode == 0, probe.stderr[-2000:]
     where, assets = probe.stdout.splitlines()

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import NOTEBOOKS, QUIET_LAB_SETTINGS, REPO, in_ci, makefile_lab_args, require, running_lab
+from conftest import NOTEBOOKS, QUIET_LAB_SETTINGS, REPO, in_ci, lab_args, require, running_lab
 
 pytestmark = pytest.mark.browser
 
@@ -169,7 +169,7 @@ def lab_for_browser():
     root = _course_copy()
     # The flags of `make lab`, without the notebook to open (the browser opens each one itself).
     # The same server serves Notebook 7 (the `notebook` package's pages) under /notebooks/.
-    args = [arg for arg in makefile_lab_args() if arg.startswith("--")]
+    args = [arg for arg in lab_args("notebooks") if arg.startswith("--")]
     try:
         with running_lab(root, args, settings=QUIET_LAB_SETTINGS) as server:
             yield server

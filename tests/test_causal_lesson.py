@@ -6,14 +6,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-import lessons_lib as ll  # noqa: E402
-from lessons_lib import data, exercises, masks, plots  # noqa: E402
+import lessons_lib as ll
+from lessons_lib import exercises
+from lessons_lib.core import masks
+from lessons_lib.lab import data
 
 F = torch.nn.functional
 
@@ -181,7 +183,7 @@ def test_is_causal_together_with_a_mask_depends_on_the_sdpa_kernel():
 
     # (batch, heads, L, d): 4-D inputs, which the CPU flash kernel takes
     q, k, v = (torch.as_tensor(a).view(1, 1, 4, 8) for a in ll.random_qkv(4, 8, seed=4))
-    pad = torch.as_tensor(ll.padding_mask([3], n_keys=4)[0])
+    pad = torch.as_tensor(ll.padding_mask(lengths=[3], n_keys=4)[0])
     both = F.scaled_dot_product_attention(q, k, v, attn_mask=pad, is_causal=True)
     anded = F.scaled_dot_product_attention(q, k, v, attn_mask=pad & torch.as_tensor(ll.causal_mask(4)))
     torch.testing.assert_close(both, anded, rtol=0, atol=1e-14)
@@ -246,7 +248,7 @@ def test_plot_masking_steps_shows_scores_minus_infinity_and_weights():
     tokens = data.tokenize(data.SENTENCES["ai"])
     q, k, _ = ll.random_qkv(4, 4, seed=0)
     scores = ll.scale_scores(ll.attention_scores(q, k), 4)
-    fig = plots.plot_masking_steps(scores, ll.causal_mask(4), tokens, query=2)
+    fig = ll.plot_masking_steps(scores, ll.causal_mask(4), tokens, query=2)
     images = [im for ax in fig.axes for im in ax.images]
     assert len(images) == 3
     np.testing.assert_allclose(images[0].get_array(), scores)
@@ -257,12 +259,12 @@ def test_plot_masking_steps_shows_scores_minus_infinity_and_weights():
 
 def test_plot_mask_gallery_one_panel_per_mask_and_sequence():
     tokens = data.tokens_of_length(5)
-    fig = plots.plot_mask_gallery(masks.mask_gallery(5, lengths=(5, 3), window=2), tokens)
+    fig = ll.plot_mask_gallery(masks.mask_gallery(5, lengths=(5, 3), window=2), tokens)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert titles == ["causal", "padding, sequence 1", "padding, sequence 2", "causal + padding, sequence 1",
                       "causal + padding, sequence 2", "sliding window"]
     with pytest.raises(TypeError, match="non-empty dict"):
-        plots.plot_mask_gallery({}, tokens)
+        ll.plot_mask_gallery({}, tokens)
 
 
 # ------------------------------------------------------------------ the exercise of notebook 07
@@ -314,7 +316,7 @@ def test_the_mask_applied_after_softmax_leaks_and_the_right_one_does_not():
 
 # ------------------------------------------------------------------ the explorers of notebook 07
 def test_causal_mask_explorer_draws_the_three_stages():
-    from lessons_lib.mask_explorers import CausalMaskExplorer, mask_tokens
+    from lessons_lib.explorers.lesson07_causal import CausalMaskExplorer, mask_tokens
 
     ex = CausalMaskExplorer(seq_len=4, query=2)
     assert ex.last_error is None and ex.tokens == ["The", "AI", "Rishi", "is"]
@@ -332,7 +334,7 @@ def test_causal_mask_explorer_draws_the_three_stages():
 
 
 def test_custom_mask_explorer_redraws_what_the_learner_toggles():
-    from lessons_lib.mask_explorers import CustomMaskExplorer
+    from lessons_lib.explorers.lesson07_causal import CustomMaskExplorer
 
     ed = CustomMaskExplorer(n=5, preset="causal")
     assert "This is the causal mask" in ed.verdict

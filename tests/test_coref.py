@@ -1,4 +1,4 @@
-"""The synthetic coreference data set (lessons_lib.coref, notebook 09): balanced, split as stated,
+"""The synthetic coreference data set (lessons_lib.lab.coref, notebook 09): balanced, split as stated,
 deterministic, labelled right, and not solvable from positions alone."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessons_lib import coref
-from lessons_lib.data import tokenize
+from lessons_lib.lab import coref
+from lessons_lib.lab.data import tokenize
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_same_seed_same_data_other_seed_other_data():
 
 
 def test_importing_coref_does_not_import_torch():
-    code = "import sys, lessons_lib, lessons_lib.coref; assert 'torch' not in sys.modules, 'torch imported'"
+    code = "import sys, lessons_lib.lab.coref; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

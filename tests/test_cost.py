@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lessons_lib import cost
 from lessons_lib._checks import SizeLimitError
+from lessons_lib.lab import cost
 
 
 # ------------------------------------------------------------------ counting
@@ -104,7 +104,7 @@ def test_torch_methods_report_their_kernel():
 
 
 def test_default_methods_leave_torch_out_when_it_is_missing(monkeypatch):
-    from lessons_lib import backends
+    from lessons_lib.core import backends
 
     assert cost.default_methods() == ["naive numpy", "tiled numpy", "torch SDPA"]
     monkeypatch.setattr(backends, "torch_available", lambda: False)
@@ -144,7 +144,7 @@ def test_progress_bar_is_shown(capsys):
 
 
 def test_import_cost_does_not_import_torch():
-    code = "import sys, lessons_lib.cost; print('torch' in sys.modules)"
+    code = "import sys, lessons_lib.lab.cost; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 import lessons_lib as ll
-from lessons_lib import cost, cost_explorers, cost_plots, flash
+from lessons_lib.core import flash
+from lessons_lib.explorers import lesson08_flash as cost_explorers
+from lessons_lib.figures import lesson08_flash as cost_plots
+from lessons_lib.lab import cost
 
 
 def _table(sizes=(256, 512, 1024), methods=("naive numpy", "tiled numpy")):

@@ -1,4 +1,4 @@
-"""The environment check (lessons_lib.environment) and the project's setup files (Makefile, binder/)."""
+"""The environment check (lessons_lib.course.environment) and the setup files (Makefile, binder/)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, makefile_lab_args, require
+from conftest import REPO, require
 
 import lessons_lib
-from lessons_lib import backends, environment
-from lessons_lib.environment import environment_report, widget_check
+from lessons_lib.core import backends
+from lessons_lib.course import environment
+from lessons_lib.course.environment import environment_report, widget_check
 
 
 def _run_python(code: str) -> str:
@@ -153,21 +154,23 @@ def test_python3_kernel_runs_this_interpreter():
     )
 
 
-def test_make_lab_runs_jupyter_lab_with_lab_args():
+@pytest.mark.parametrize("target", ["lab", "teach"])
+def test_make_lab_and_teach_run_the_course_tool(target):
     require(shutil.which("make") is not None, "GNU make is not installed")
     env = {**os.environ, "MAKEFLAGS": ""}
-    out = subprocess.run(["make", "-n", "lab"], cwd=REPO, capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(["make", "-n", target], cwd=REPO, capture_output=True, text=True, env=env,
+                         timeout=60)
     assert out.returncode == 0, out.stderr
-    line = next(ln for ln in out.stdout.splitlines() if "jupyter lab" in ln)
-    for arg in makefile_lab_args():
-        assert arg in line, f"`make lab` runs {line!r}, which lacks {arg}"
+    lines = out.stdout.splitlines()
+    assert any("tools/course.py" in ln and ln.rstrip().endswith(f" {target}") for ln in lines), (
+        f"`make {target}` should run tools/course.py {target}; it runs:\n{out.stdout}")
 
 
 def test_make_test_runs_every_layer():
     require(shutil.which("make") is not None, "GNU make is not installed")
     text = (REPO / "Makefile").read_text(encoding="utf-8")
     recipe = re.search(r"^test:(.*)$", text, re.M).group(1).split()
-    assert recipe == ["lint", "test-lib", "test-notebooks", "test-browser", "test-binder"]
+    assert recipe == ["lint", "test-lib", "test-notebooks", "test-other-cpu", "test-browser", "test-binder"]
     assert "pytest --nbval --nbval-kernel-name course-offline notebooks/" in text  # offline, memory recorded
     assert "--doctest-modules lessons_lib" in text
     assert "LESSONS_SCREENSHOTS=" in text

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lessons_lib as ll
-from lessons_lib.attention import attention_scores, attention_weights, scale_scores, weighted_values
+from lessons_lib.core.attention import attention_scores, attention_weights, scale_scores, weighted_values
 
 Q, K, V = ll.random_qkv(4, 8, seed=0)
 
@@ -114,6 +114,6 @@ def test_data_helpers_check_arguments():
     with pytest.raises(TypeError, match=r"use tokenize\(sentence\) first"):
         ll.embed_tokens("The cat")
     with pytest.raises(ValueError, match=r"up to 512"):
-        ll.data.tokens_of_length(600)
+        ll.tokens_of_length(600)
     with pytest.raises(ValueError, match=r'"tired" or "wide"'):
-        ll.data.coreference_example("cold")
+        ll.coreference_example("cold")

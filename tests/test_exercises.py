@@ -6,22 +6,29 @@ import dataclasses
 import math
 import sys
 import textwrap
+import time
 import warnings
 
 import numpy as np
 import pytest
+import solutions  # tests/solutions.py: the worked solutions, read from the notebooks (never in lessons_lib)
 
-import solutions  # tests/solutions.py: the reference solutions live with the tests, not in lessons_lib
-from lessons_lib import attention, exercises
+from lessons_lib import exercises
+from lessons_lib.core import attention
 from lessons_lib.exercises import (
     Feedback,
+    check_online_update,
     check_projection,
     check_scaling,
     check_scores,
     check_softmax,
-    check_online_update,
     check_weighted_sum,
 )
+
+torch = pytest.importorskip("torch")
+
+# every exercise's worked solution, as the source notebooks hold it (tests/solutions.py)
+SOLUTIONS = {name: getattr(solutions, name) for name in solutions.__all__}
 
 CHECKS = {
     "projection": (check_projection, solutions.my_projection, exercises.PROJECTION),
@@ -178,10 +185,25 @@ def _off_shifted_plus_one(scores):  # notebook 09: the row maximum subtracted, t
     return e / (1 + np.sum(e, axis=1, keepdims=True))
 
 
+def _off_shifted(scores, m, plus_one=False):  # the stable formula shifted by m; + 1 instead of exp(−m)
+    with np.errstate(all="ignore"):
+        e = np.exp(scores - m)
+        return e / ((1 if plus_one else np.exp(-m)) + e.sum(axis=1, keepdims=True))
+
+
 MISTAKES += [
     ("softmax_off", lambda scores: solutions.my_softmax(scores), "plain_softmax",
      ["no off slot", "sum to exactly 1"]),
     ("softmax_off", _off_shifted_plus_one, "off_slot_not_shifted", ["exp(−m)", "off slot"]),
+    # the hint's own warning: m = max(0, row maximum), then + 1 instead of + exp(−m)
+    ("softmax_off",
+     lambda scores: _off_shifted(scores, np.maximum(scores.max(axis=1, keepdims=True), 0), plus_one=True),
+     "off_slot_not_shifted", ["exp(−m)", "off slot"]),
+    # a stable-looking formula shifted by the wrong constant: NaN on rows far apart or spanning > exp's range
+    ("softmax_off", lambda scores: _off_shifted(scores, max(scores.max(), 0.0)), "shift_not_per_row",
+     ["each row", "NaN"]),
+    ("softmax_off", lambda scores: _off_shifted(scores, scores.min(axis=1, keepdims=True)),
+     "shift_not_per_row", ["each row", "NaN"]),
     ("softmax_off", lambda scores: np.exp(scores) / (1 + np.exp(scores).sum(axis=-1, keepdims=True)),
      "no_max_subtraction", ["overflow", "NaN"]),
     ("softmax_off", lambda scores: np.exp(scores) / (np.exp(scores) + 1).sum(axis=1, keepdims=True),
@@ -520,7 +542,7 @@ def test_the_engine_recipe_for_a_new_exercise_works_as_written():
     """The example in the engine's docstring (how a later lesson adds an exercise) runs and checks."""
     doc = exercises.engine.__doc__
     block = doc[doc.index("    import numpy as np"):doc.index("Then add a test")]
-    code = textwrap.dedent(block).replace("from .. import masks", "from lessons_lib import masks")
+    code = textwrap.dedent(block).replace("from ..core import masks", "from lessons_lib.core import masks")
     code = code.replace("from .engine import", "from lessons_lib.exercises.engine import").replace('\\"', '"')
     namespace: dict = {}
     exec(compile(code, "recipe", "exec"), namespace)
@@ -535,3 +557,191 @@ def test_every_registered_exercise_has_a_worked_solution_in_its_notebook():
     for name, exercise in exercises.EXERCISES.items():
         feedback = exercise.check(getattr(solutions, name))
         assert feedback.passed, f"{name} (from {getattr(solutions, name).__notebook__}): {feedback}"
+
+
+# ====== a wrong answer never passes
+def _minus(shift):
+    def softmax(x):
+        e = np.exp(x - shift(x))
+        return e / e.sum(axis=-1, keepdims=True)
+    return softmax
+
+
+UNSTABLE_SOFTMAXES = {
+    "no shift": _minus(lambda x: 0),
+    "row mean": _minus(lambda x: x.mean(axis=-1, keepdims=True)),
+    "row min": _minus(lambda x: x.min(axis=-1, keepdims=True)),
+    "row median": _minus(lambda x: np.median(x, axis=-1, keepdims=True)),
+    "first entry": _minus(lambda x: x[..., :1]),
+    "fixed 1000": _minus(lambda x: 1000.0),
+    "global max": _minus(lambda x: x.max()),
+    "column max": _minus(lambda x: x.max(axis=0, keepdims=True)),
+    "clipped logits": lambda x: _minus(lambda y: 0)(np.clip(x, -700, 700)),
+    "half the max": _minus(lambda x: x.max(axis=-1, keepdims=True) / 2),
+}
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@pytest.mark.parametrize("name", UNSTABLE_SOFTMAXES)
+def test_no_unstable_softmax_passes(name):
+    feedback = exercises.check_softmax(UNSTABLE_SOFTMAXES[name])
+    assert feedback.passed is False, f"a softmax shifted by {name} passes"
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+def test_the_checks_contain_rows_that_overflow_exp():
+    spans = [np.ptp(row) for case in exercises.SOFTMAX.cases() for row in case.args["x"]]
+    assert max(spans) > 710
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@pytest.mark.parametrize("name", sorted(SOLUTIONS))
+@pytest.mark.parametrize("kind", [object, np.complex128])
+def test_answers_of_object_or_complex_dtype_do_not_pass(name, kind):
+    solution = SOLUTIONS[name]
+
+    def wrapped(*args):
+        answer = solution(*args)
+        if isinstance(answer, tuple):
+            return tuple(a.astype(kind) for a in answer)
+        return answer.astype(kind)
+
+    feedback = exercises.EXERCISES[name].check(wrapped)
+    assert feedback.passed is False
+    assert feedback.mistake in {"not_numeric", "output_not_an_array"}
+    assert ("complex" if kind is np.complex128 else "Python objects") in feedback.message
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@pytest.mark.parametrize("name", sorted(SOLUTIONS))
+def test_the_solutions_pass(name):
+    assert exercises.EXERCISES[name].check(SOLUTIONS[name]).passed
+
+
+# ====== a check names the right mistake, or none
+@pytest.mark.usefixtures("warnings_are_errors")
+@pytest.mark.parametrize("exercise", list(exercises.EXERCISES.values()), ids=list(exercises.EXERCISES))
+def test_case_shapes_keep_the_mistakes_apart(exercise):
+    """Within a case the sizes differ (L, S, d_k, d_v), none 4 or 16: no shape makes two mistakes alike."""
+    for case in exercise.cases():
+        arrays = [a for a in case.args.values() if isinstance(a, np.ndarray)]
+        sizes = {n for a in arrays for n in a.shape}
+        d_k = case.args.get("d_k")
+        if d_k is not None:
+            assert d_k not in (4, 16) and d_k not in sizes, case.label
+        assert not sizes & {4, 16} or exercise.name in ("my_softmax", "my_weighted_sum"), case.label
+        hand_made = case.label.startswith("hand")
+        if exercise.name in ("my_scores", "my_weighted_sum", "my_projection") and hand_made:
+            assert len({n for a in arrays for n in a.shape}) >= 3, case.label
+
+
+KNOWN_WRONG_ANSWERS = [
+    # (exercise, learner function, mistake that must be named)
+    ("my_softmax", lambda x: np.exp(x - x.max(-1, keepdims=True)) // np.exp(x - x.max(-1, keepdims=True)).sum(
+        -1, keepdims=True), "floor_division"),
+    ("my_scores", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[0]), "scaled_too_early"),
+    ("my_scale", lambda scores, d_k: scores / np.sqrt(16), "fixed_number"),
+    ("my_weighted_sum", lambda weights, V: (weights @ V).T, "transposed_result"),
+    ("my_softmax", lambda x: tuple(solutions.my_softmax(x)), "returned_tuple"),
+    ("my_softmax", lambda x: torch.from_numpy(solutions.my_softmax(x)), "returned_tensor"),
+    ("my_softmax", lambda x: (row for row in solutions.my_softmax(x)), "returned_generator"),
+    ("my_projection", lambda x, w_q, w_k, w_v: tuple(torch.from_numpy(x @ w) for w in (w_q, w_k, w_v)),
+     "returned_tensor"),
+]
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@pytest.mark.parametrize("name, fn, key", KNOWN_WRONG_ANSWERS,
+                         ids=[f"{e[0]}-{e[2]}" for e in KNOWN_WRONG_ANSWERS])
+def test_known_wrong_answers_get_their_mistake_named(name, fn, key):
+    feedback = exercises.EXERCISES[name].check(fn)
+    assert feedback.mistake == key, str(feedback)
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+def test_a_function_that_raises_not_implemented_for_some_inputs_is_attempted():
+    def partial(x):
+        if x.shape[0] > 2:
+            raise NotImplementedError("only two rows so far")
+        return solutions.my_softmax(x)
+
+    feedback = exercises.check_softmax(partial)
+    assert feedback.status == "failed" and feedback.mistake == "raised"
+    assert "NotImplementedError" in feedback.message and "placeholder" not in feedback.message
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+def test_two_mistakes_at_once_get_the_generic_message_not_a_guess():
+    feedback = exercises.check_scores(lambda Q, K: (K @ Q.T) / np.sqrt(Q.shape[-1]))  # swapped and scaled
+    assert feedback.mistake in {"wrong_shape", "wrong_values", "raised"}, str(feedback)
+
+
+# ====== learner code that never returns is stopped
+def _endless(x):
+    while True:
+        pass
+
+
+def _endless_swallowing(x):
+    while True:
+        try:
+            while True:
+                pass
+        except:  # noqa: E722 - a learner's bare except, which must not keep the check waiting
+            pass
+
+
+def _sleeps(x):
+    time.sleep(60)
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@pytest.mark.parametrize("fn", [_endless, _endless_swallowing, _sleeps])
+def test_a_function_that_never_returns_is_stopped_and_the_case_named(fn):
+    quick = dataclasses.replace(exercises.SOFTMAX, time_limit=0.5)
+    start = time.perf_counter()
+    feedback = quick.check(fn)
+    assert time.perf_counter() - start < 5
+    assert feedback.mistake == "timed_out", str(feedback)
+    assert "hand-made 2×3 scores" in feedback.message and "0.5 s" in feedback.message
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+def test_only_the_hanging_case_is_reported():
+    def hangs_on_big(x):
+        if x.shape[1] == 6:
+            while True:
+                pass
+        return solutions.my_softmax(x)
+
+    feedback = dataclasses.replace(exercises.SOFTMAX, time_limit=0.5).check(hangs_on_big)
+    assert feedback.mistake == "timed_out" and "random 4×6 scores" in feedback.message
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@pytest.mark.slow
+def test_the_time_limit_works_inside_a_real_ipykernel():
+    jupyter_client = pytest.importorskip("jupyter_client")
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3")
+    try:
+        code = ("import time, dataclasses\nfrom lessons_lib import exercises\n"
+                "def my_softmax(x):\n    while True:\n        pass\n"
+                "t = time.perf_counter()\n"
+                "fb = dataclasses.replace(exercises.SOFTMAX, time_limit=1.0).check(my_softmax)\n"
+                "print(fb.mistake, round(time.perf_counter() - t, 1))\n"
+                "print(exercises.check_softmax(lambda x: x).mistake)\n")
+        reply = kc.execute_interactive(code, timeout=60, output_hook=_collect(out := []))
+        assert reply["content"]["status"] == "ok", out
+        mistake, seconds, after = "".join(out).split()
+        assert mistake == "timed_out" and float(seconds) < 5
+        assert after != "timed_out", "the kernel works normally after a stopped check"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _collect(sink):
+    def hook(msg):
+        if msg["msg_type"] == "stream":
+            sink.append(msg["content"]["text"])
+    return hook

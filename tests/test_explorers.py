@@ -1,6 +1,6 @@
 """The explorers, driven headlessly: every slider over its range, extremes included.
 
-Each redraw must show exactly what lessons_lib.attention computes for the settings
+Each redraw must show exactly what lessons_lib.core.attention computes for the settings
 (checked against the library here, not against the explorer's own helpers), open on
 the lesson's numbers, refuse values outside its sliders, and report errors in .error_box.
 """
@@ -14,14 +14,17 @@ import ipywidgets
 import numpy as np
 import pytest
 
-from lessons_lib import attention, data, explorers, masks
-from lessons_lib.live_figures import Bars, Heatmap, LinePlot, MatrixProduct
+import lessons_lib as ll
+from lessons_lib.core import attention, masks
+from lessons_lib.explorers.base import nice_bound
+from lessons_lib.figures.live import Bars, Heatmap, LinePlot, MatrixProduct
+from lessons_lib.lab import data
 
 D_MODEL, SEED = 8, 0
 CAT = data.tokenize(data.SENTENCES["cat"])
 SAT, CAT_I, MAT = CAT.index("sat"), CAT.index("cat"), CAT.index("mat")
-ALL = [explorers.ProjectionExplorer, explorers.ScoresExplorer, explorers.ScaleSoftmaxExplorer,
-       explorers.PipelineExplorer]
+ALL = [ll.ProjectionExplorer, ll.ScoresExplorer, ll.ScaleSoftmaxExplorer,
+       ll.PipelineExplorer]
 
 
 def tokens_for_cat(n: int) -> list[str]:
@@ -78,7 +81,7 @@ def _descendants(w):
 
 
 def test_widget_tree_holds_controls_figures_error_box_in_order():
-    ex = explorers.PipelineExplorer()
+    ex = ll.PipelineExplorer()
     inside = list(_descendants(ex.widget))
     for w in [*ex.controls.values(), *ex.figures.values(), ex.error_box, ex.readout]:
         assert any(x is w for x in inside)
@@ -90,36 +93,36 @@ def test_widget_tree_holds_controls_figures_error_box_in_order():
 
 # ------------------------------------------------------------------ the first picture repeats the lesson
 def test_every_explorer_opens_on_the_lessons_data():
-    scores = explorers.ScoresExplorer()
+    scores = ll.ScoresExplorer()
     assert (scores.controls["seq_len"].value, scores.controls["d_k"].value) == (7, 4)
     assert round(shown(scores, "scores")[SAT, CAT_I], 2) == 2.47            # notebook 03: q_sat·k_cat = 2.47
-    softmax = explorers.ScaleSoftmaxExplorer()
+    softmax = ll.ScaleSoftmaxExplorer()
     w = shown(softmax, "weights")
     assert softmax.controls["query"].value == SAT and softmax.controls["d_k"].value == 4
     assert round(w[SAT, MAT], 3) == 0.008 and round(w[SAT, CAT_I], 3) == 0.248   # notebook 04: "about 1%"
     assert "0.8% to “mat”" in softmax.readout.value
-    pipeline = explorers.PipelineExplorer()
+    pipeline = ll.PipelineExplorer()
     _, _, q, k, v, s = reference(CAT, 4)
     np.testing.assert_allclose(shown(pipeline, "weights"), attention.attention_weights(s, 4))
-    projection = explorers.ProjectionExplorer()
+    projection = ll.ProjectionExplorer()
     np.testing.assert_allclose(projection.figures["product"].matrices["c"], q)
 
 
-# ------------------------------------------------------------ constructor arguments (issue 7, classes 7, 8)
+# ------------------------------------------------------ constructor arguments: sizes and flags are checked
 @pytest.mark.parametrize("make, error, words", [
-    (lambda: explorers.ScoresExplorer(d_k=3), ValueError, "d_k must be one of"),
-    (lambda: explorers.ScoresExplorer(d_k=True), ValueError, "d_k must be one of"),
-    (lambda: explorers.PipelineExplorer(seq_len=20000), ValueError,
+    (lambda: ll.ScoresExplorer(d_k=3), ValueError, "d_k must be one of"),
+    (lambda: ll.ScoresExplorer(d_k=True), ValueError, "d_k must be one of"),
+    (lambda: ll.PipelineExplorer(seq_len=20000), ValueError,
      "seq_len must be from 2 to 128; got 20000"),
-    (lambda: explorers.PipelineExplorer(seq_len=4, query=5), ValueError, "query must be from 0 to 3"),
-    (lambda: explorers.PipelineExplorer(causal="no"), TypeError, "causal must be True or False"),
-    (lambda: explorers.ScoresExplorer(d_model=0), ValueError, "d_model must be from 1 to 512; got 0"),
-    (lambda: explorers.ScoresExplorer(seed="x"), TypeError, "seed must be a whole number"),
-    (lambda: explorers.ScoresExplorer(seed=-1), ValueError, "seed must be from 0"),
-    (lambda: explorers.ScoresExplorer("nope"), ValueError, "sentence must be one of"),
-    (lambda: explorers.ScaleSoftmaxExplorer(temperature=0.0), ValueError, "temperature must be a number"),
-    (lambda: explorers.ScaleSoftmaxExplorer(scaled=1), TypeError, "scaled must be True or False"),
-    (lambda: explorers.ProjectionExplorer(projection="W"), ValueError, 'projection must be "Q", "K" or "V"'),
+    (lambda: ll.PipelineExplorer(seq_len=4, query=5), ValueError, "query must be from 0 to 3"),
+    (lambda: ll.PipelineExplorer(causal="no"), TypeError, "causal must be True or False"),
+    (lambda: ll.ScoresExplorer(d_model=0), ValueError, "d_model must be from 1 to 512; got 0"),
+    (lambda: ll.ScoresExplorer(seed="x"), TypeError, "seed must be a whole number"),
+    (lambda: ll.ScoresExplorer(seed=-1), ValueError, "seed must be from 0"),
+    (lambda: ll.ScoresExplorer("nope"), ValueError, "sentence must be one of"),
+    (lambda: ll.ScaleSoftmaxExplorer(temperature=0.0), ValueError, "temperature must be a number"),
+    (lambda: ll.ScaleSoftmaxExplorer(scaled=1), TypeError, "scaled must be True or False"),
+    (lambda: ll.ProjectionExplorer(projection="W"), ValueError, 'projection must be "Q", "K" or "V"'),
 ])
 def test_constructor_refuses_values_outside_its_sliders(make, error, words):
     with pytest.raises(error, match=words.replace("(", r"\(").replace(")", r"\)")):
@@ -127,7 +130,7 @@ def test_constructor_refuses_values_outside_its_sliders(make, error, words):
 
 
 def test_set_rejects_unknown_and_out_of_range_values():
-    ex = explorers.ScoresExplorer()
+    ex = ll.ScoresExplorer()
     with pytest.raises(TypeError, match=r"no control heads; it has seq_len, d_k"):
         ex.set(heads=2)
     with pytest.raises(ValueError, match=r"d_k must be one of 1, 2, 4, .*512; got 3"):
@@ -143,9 +146,9 @@ SEQ_LENS = [2, 7, 31, 32, 33, 128]
 
 
 def test_scores_explorer_over_the_whole_range():
-    ex = explorers.ScoresExplorer()
+    ex = ll.ScoresExplorer()
     for n in SEQ_LENS:
-        for d_k in explorers.D_K_OPTIONS:
+        for d_k in ll.D_K_OPTIONS:
             ex.set(seq_len=n, d_k=d_k)
             assert_no_error(ex, f"seq_len={n}, d_k={d_k}")
             tokens = tokens_for_cat(n)
@@ -160,10 +163,10 @@ def test_scores_explorer_over_the_whole_range():
 
 # ------------------------------------------------------------------ notebook 04
 def test_scale_softmax_explorer_over_the_whole_range():
-    ex = explorers.ScaleSoftmaxExplorer()
+    ex = ll.ScaleSoftmaxExplorer()
     for scaled in (True, False):
         for temperature in (0.1, 1.0, 10.0):
-            for d_k in explorers.D_K_OPTIONS:
+            for d_k in ll.D_K_OPTIONS:
                 ex.set(d_k=d_k, scaled=scaled, temperature=temperature)
                 assert_no_error(ex, f"d_k={d_k}, scaled={scaled}, T={temperature}")
                 *_, scores = reference(CAT, d_k)
@@ -183,7 +186,7 @@ def test_scale_softmax_explorer_over_the_whole_range():
 
 
 def test_scale_softmax_shows_saturation_without_scaling():
-    ex = explorers.ScaleSoftmaxExplorer()
+    ex = ll.ScaleSoftmaxExplorer()
     ex.set(d_k=512, scaled=False, temperature=1.0)
     assert shown(ex, "weights").max(axis=1).mean() > 0.8   # (nearly) one-hot rows
     assert "saturated" in ex.readout.value
@@ -192,7 +195,7 @@ def test_scale_softmax_shows_saturation_without_scaling():
 
 
 def test_variance_data_is_the_measured_one():
-    ex = explorers.ScaleSoftmaxExplorer()
+    ex = ll.ScaleSoftmaxExplorer()
     v = ex.variance
     np.testing.assert_allclose(v["raw"] / v["d_ks"], 1.0, rtol=0.3)   # var(q·k) ≈ d_k
     np.testing.assert_allclose(v["scaled"], 1.0, rtol=0.3)
@@ -203,7 +206,7 @@ def test_variance_data_is_the_measured_one():
 
 # ------------------------------------------------------------------ notebook 05
 def test_pipeline_explorer_over_the_whole_range():
-    ex = explorers.PipelineExplorer()
+    ex = ll.PipelineExplorer()
     for causal in (False, True):
         for n in SEQ_LENS:
             for d_k in (1, 4, 64, 512):
@@ -226,7 +229,7 @@ def test_pipeline_explorer_over_the_whole_range():
 
 
 def test_pipeline_query_follows_seq_len_and_clicks():
-    ex = explorers.PipelineExplorer()
+    ex = ll.PipelineExplorer()
     ex.set(seq_len=20, query=19)
     ex.set(seq_len=4)  # the query slider shrinks with the sequence, no error
     assert ex.controls["query"].max == 3 and ex.controls["query"].value == 3
@@ -245,7 +248,7 @@ def test_pipeline_query_follows_seq_len_and_clicks():
 
 
 def test_slider_moves_redraw_once_and_time_it():
-    ex = explorers.PipelineExplorer()
+    ex = ll.PipelineExplorer()
     count = {"n": 0}
     original = ex._redraw
 
@@ -263,9 +266,9 @@ def test_slider_moves_redraw_once_and_time_it():
 
 # ------------------------------------------------------------------ notebook 02
 def test_projection_explorer_over_the_whole_range():
-    ex = explorers.ProjectionExplorer()
+    ex = ll.ProjectionExplorer()
     for name in ("Q", "K", "V"):
-        for d_k in explorers.D_K_OPTIONS:
+        for d_k in ll.D_K_OPTIONS:
             ex.set(d_k=d_k, projection=name)
             assert_no_error(ex, f"{name}, d_k={d_k}")
             x, ws, q, k, v, _ = reference(CAT, d_k)
@@ -278,10 +281,10 @@ def test_projection_explorer_over_the_whole_range():
 
 # ------------------------------------------------------------------ errors reach the learner
 @pytest.mark.parametrize("cls, func", [
-    (explorers.ScoresExplorer, "attention_scores"),
-    (explorers.ScaleSoftmaxExplorer, "attention_weights"),
-    (explorers.PipelineExplorer, "weighted_values"),
-    (explorers.ProjectionExplorer, "project_qkv"),
+    (ll.ScoresExplorer, "attention_scores"),
+    (ll.ScaleSoftmaxExplorer, "attention_weights"),
+    (ll.PipelineExplorer, "weighted_values"),
+    (ll.ProjectionExplorer, "project_qkv"),
 ])
 def test_callback_error_is_shown_in_error_box(monkeypatch, cls, func):
     ex = cls()
@@ -289,7 +292,7 @@ def test_callback_error_is_shown_in_error_box(monkeypatch, cls, func):
     def broken(*args, **kwargs):
         raise ValueError("something <odd> happened")
 
-    monkeypatch.setattr(explorers.attention, func, broken)
+    monkeypatch.setattr(attention, func, broken)
     ex.controls["d_k"].value = 32  # a slider move runs the callback: it must not raise
     box = ex.error_box.value
     assert "ValueError" in box and "something &lt;odd&gt; happened" in box  # escaped HTML
@@ -301,8 +304,8 @@ def test_callback_error_is_shown_in_error_box(monkeypatch, cls, func):
 
 # ------------------------------------------------------------------ stills for static pages
 @pytest.mark.parametrize("cls, n_axes", [
-    (explorers.ProjectionExplorer, 5), (explorers.ScoresExplorer, 2),
-    (explorers.ScaleSoftmaxExplorer, 4), (explorers.PipelineExplorer, 7)])
+    (ll.ProjectionExplorer, 5), (ll.ScoresExplorer, 2),
+    (ll.ScaleSoftmaxExplorer, 4), (ll.PipelineExplorer, 7)])
 def test_still_is_a_matplotlib_figure_of_the_same_view(cls, n_axes):
     ex = cls()
     fig = ex.still()
@@ -312,5 +315,5 @@ def test_still_is_a_matplotlib_figure_of_the_same_view(cls, n_axes):
 
 
 def test_nice_bound():
-    assert explorers.nice_bound(0.7) == 0.8
-    assert explorers.nice_bound(41.0) == 50.0
+    assert nice_bound(0.7) == 0.8
+    assert nice_bound(41.0) == 50.0

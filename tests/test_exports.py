@@ -1,44 +1,31 @@
 """One source of truth for public names: each module's ``__all__``; ``lessons_lib`` re-exports them all.
 
-``lessons_lib._EXPORTS`` lists every module's ``__all__`` so that a name can load its
-module on first use; these tests hold the table in step with the modules (and print the
-corrected table when a module gains a name), and check that ``import lessons_lib``
-stays light.
+``lessons_lib._EXPORTS`` lists every module's ``__all__`` so that a name can load its module
+on first use; tools/export_table.py writes it, these tests hold it in step with the modules
+and check that ``import lessons_lib`` stays light and that the version is written once.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import re
 import subprocess
 import sys
-import textwrap
+from pathlib import Path
 
 import lessons_lib
 
-
-def _table_line(module: str, names) -> str:
-    body = ", ".join(f'"{n}"' for n in names)
-    return "\n".join(textwrap.wrap(f'"{module}": ({body}{"," if len(names) == 1 else ""}),', width=104,
-                                   subsequent_indent="    "))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import export_table  # noqa: E402
 
 
-def test_every_public_module_is_exported():
-    public = {m.name for m in pkgutil.iter_modules(lessons_lib.__path__) if not m.name.startswith("_")}
-    missing = sorted(public - set(lessons_lib._EXPORTS))
-    assert not missing, (f"modules {missing} are not in lessons_lib._EXPORTS: add each with its __all__ "
-                         f"(lessons_lib/__init__.py)")
-
-
-def test_export_table_matches_each_modules_all():
-    wrong = []
-    for module, names in lessons_lib._EXPORTS.items():
-        real = importlib.import_module(f"lessons_lib.{module}")
-        assert hasattr(real, "__all__"), f"lessons_lib.{module} has no __all__: list its public names there"
-        if list(names) != list(real.__all__):
-            wrong.append(_table_line(module, list(real.__all__)))
-    assert not wrong, ("lessons_lib._EXPORTS is out of step with the modules' __all__; replace these entries "
-                       "in lessons_lib/__init__.py:\n    " + "\n    ".join(wrong))
+def test_export_table_is_the_one_the_tool_writes():
+    """Every public module with an ``__all__`` is in the table, with exactly its ``__all__``."""
+    real = export_table.exports()
+    written = {module: list(names) for module, names in lessons_lib._EXPORTS.items()}
+    assert written == real, ("lessons_lib._EXPORTS is out of step with the modules' __all__: run "
+                             "python tools/export_table.py --write")
 
 
 def test_every_name_resolves_to_its_module_object():
@@ -48,7 +35,15 @@ def test_every_name_resolves_to_its_module_object():
             assert getattr(lessons_lib, name) is getattr(real, name), f"lessons_lib.{name} vs {module}.{name}"
     assert set(lessons_lib.__all__) == {n for names in lessons_lib._EXPORTS.values() for n in names}
     assert "plot_convex_combination" in dir(lessons_lib)
-    assert lessons_lib.plots is importlib.import_module("lessons_lib.plots")
+    assert lessons_lib.figures is importlib.import_module("lessons_lib.figures")
+
+
+def test_a_name_two_modules_export_comes_from_the_lower_layer():
+    from lessons_lib.course import feedback
+    from lessons_lib.quizzes import widget
+
+    assert lessons_lib.Feedback is feedback.Feedback
+    assert lessons_lib.show is widget.show  # the quiz's show, not the exercise engine's
 
 
 def test_unknown_name_is_an_attribute_error():
@@ -66,3 +61,12 @@ def test_import_is_light():
             "if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"import lessons_lib also imported {out.stdout.strip()}"
+
+
+def test_the_version_is_written_once_in_pyproject():
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert lessons_lib.__version__ == version
+    code = ("import re, pathlib, lessons_lib; "
+            "print(re.findall(r'__version__ = \\S', pathlib.Path(lessons_lib.__file__).read_text()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['__version__ = _']", "lessons_lib must read its version, not write it"

@@ -1,4 +1,4 @@
-"""The tiled path (lessons_lib.flash): online softmax, flash_attention, its tile-by-tile replay.
+"""The tiled path (lessons_lib.core.flash): online softmax, flash_attention, its tile-by-tile replay.
 
 flash_attention must equal the naive reference for any L, S and block size (≤ 1e-12 in float64,
 ≤ 1e-5 relative in float32), never hold the L × S matrix, skip tiles above the diagonal when
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lessons_lib as ll
-from lessons_lib import flash
+from lessons_lib.core import flash
 
 
 def naive(q, k, v, causal=False, scale=None):
@@ -219,7 +219,7 @@ def test_online_softmax_equals_softmax_for_any_chunking(n, cuts, spread, n_maske
     row = rng.standard_normal(n) * spread
     row[rng.permutation(n)[:min(n_masked, n - 1)]] = -np.inf   # masked scores, at least one left
     chunks = np.split(row, sorted(c for c in cuts if c <= n))   # empty chunks allowed too
-    result = ll.flash.online_softmax(iter(chunks))              # a one-pass stream
+    result = ll.online_softmax(iter(chunks))              # a one-pass stream
     np.testing.assert_allclose(result.weights, ll.softmax(row), rtol=1e-12, atol=1e-300)
     assert result.max == row.max()
     np.testing.assert_allclose(result.sum, np.exp(row - row.max()).sum(), rtol=1e-12)

@@ -24,8 +24,17 @@ import pytest
 from conftest import require
 from course_remote import BRANCH, LESSON_00, NAME, learner_remote, teacher_update
 from hub_classroom import PASSWORD, Learner, chp_available, code_cells, running_hub
-from test_browser import (CHROMIUM, CHROMIUM_ARGS, PROBE, SLIDER_CLASSES, VIEWPORT, Wire, click_menu,
-                          press_and_wait, wait_widgets_loaded)
+from test_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PROBE,
+    SLIDER_CLASSES,
+    VIEWPORT,
+    Wire,
+    click_menu,
+    press_and_wait,
+    wait_widgets_loaded,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"

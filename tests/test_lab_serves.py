@@ -1,7 +1,9 @@
-"""`make lab` really serves the course: JupyterLab starts with the Makefile's arguments and answers.
+"""`make lab` really serves the course: JupyterLab starts with the arguments of `make lab` and answers.
 
-The server runs from the repository root with exactly ``LAB_ARGS`` (plus --no-browser, a free loopback
-port and a random token), as `make lab` starts it; the fixture always shuts it down.
+`make lab` opens the learner's own workspace (``workspace/``, the learner release's lessons, built by
+``tools/course.py``); `make teach` the source notebooks. The server runs from the repository root with
+exactly those arguments (plus --no-browser, a free loopback port and a random token); the fixture always
+shuts it down.
 """
 
 from __future__ import annotations
@@ -9,24 +11,33 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import NOTEBOOKS, REPO, makefile_lab_args, running_lab
+from conftest import NOTEBOOKS, REPO, lab_args, load_tool, running_lab
 
 pytestmark = pytest.mark.lab
 
-START = "notebooks/00_start_here.ipynb"
+START = "workspace/00_start_here.ipynb"
+SOURCE_START = "notebooks/00_start_here.ipynb"
 
 
 @pytest.fixture(scope="module")
 def lab():
-    assert (REPO / START).exists(), f"{START} is missing: `make lab` opens it, so the course cannot start"
-    with running_lab(REPO, makefile_lab_args()) as server:
+    assert (REPO / SOURCE_START).exists(), f"{SOURCE_START} is missing, so the course cannot start"
+    load_tool("learner_release").update_workspace(REPO / "workspace")  # what `make lab` does first
+    with running_lab(REPO, lab_args("workspace")) as server:
         yield server
 
 
-def test_make_lab_opens_the_start_notebook():
-    args = makefile_lab_args()
-    assert START in args, f"`make lab` should open {START}; LAB_ARGS is {args}"
+def test_make_lab_opens_the_start_notebook_of_the_workspace():
+    args = lab_args("workspace")
+    assert START in args, f"`make lab` should open {START}; it passes {args}"
     assert "--ServerApp.root_dir=." in args, "`make lab` should serve the whole repository (file browser)"
+    assert SOURCE_START in lab_args("notebooks"), "`make teach` should open the source notebooks"
+
+
+def test_the_workspace_lesson_served_has_no_solutions(lab):
+    source = lab.api(f"contents/{START}")["content"]
+    code = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "code")
+    assert "### BEGIN SOLUTION" not in code
 
 
 def test_lab_page_is_jupyterlab(lab):

@@ -18,10 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from lessons_lib import live_figures as lf
-from lessons_lib import style
+import lessons_lib as ll
+from lessons_lib.figures import style
+from lessons_lib.figures.live import wire
 
-PACKAGE = Path(lf.__file__).parent
+PACKAGE = Path(wire.__file__).parent
 
 
 class Wire:
@@ -54,7 +55,7 @@ class Wire:
 def test_colour_indices_are_matplotlibs(m, lo, span):
     """Large matrices cross as 8-bit indices: each cell gets exactly matplotlib's colour."""
     hi = lo + span
-    enc, payload = lf.encode_matrix(m, lo, hi)
+    enc, payload = wire.encode_matrix(m, lo, hi)
     cmap = matplotlib.colormaps["viridis"]
     want = cmap(matplotlib.colors.Normalize(lo, hi)(m), bytes=True)[..., :3]
     lut = np.frombuffer(style.colormap_table("viridis"), np.uint8).reshape(256, 3)
@@ -73,18 +74,18 @@ def test_colour_indices_are_matplotlibs(m, lo, span):
 
 def test_small_matrices_cross_as_float32_large_as_compressed_bytes():
     small, large = np.random.default_rng(0).random((32, 32)), np.random.default_rng(0).random((128, 128))
-    assert lf.encode_matrix(small, 0.0, 1.0)[0] == "f32"
-    enc, payload = lf.encode_matrix(large, 0.0, 1.0)
+    assert wire.encode_matrix(small, 0.0, 1.0)[0] == "f32"
+    enc, payload = wire.encode_matrix(large, 0.0, 1.0)
     assert enc == "u8z" and len(payload) < 128 * 128 + 100
-    back = lf.decode_matrix(enc, payload, large.shape, 0.0, 1.0)
+    back = wire.decode_matrix(enc, payload, large.shape, 0.0, 1.0)
     assert np.abs(back - large).max() <= 1 / 256
 
 
 def test_mask_bits_round_trip():
     hidden = np.triu(np.ones((9, 9), bool), 1)
-    bits = np.unpackbits(np.frombuffer(lf.pack_mask(hidden), np.uint8))[:81].reshape(9, 9).astype(bool)
+    bits = np.unpackbits(np.frombuffer(wire.pack_mask(hidden), np.uint8))[:81].reshape(9, 9).astype(bool)
     np.testing.assert_array_equal(bits, hidden)
-    assert lf.pack_mask(np.zeros((3, 3), bool)) == b""
+    assert wire.pack_mask(np.zeros((3, 3), bool)) == b""
 
 
 def test_colormap_table_is_matplotlibs():
@@ -96,7 +97,7 @@ def test_colormap_table_is_matplotlibs():
 
 # ------------------------------------------------------------------ what crosses
 def test_one_message_per_draw_and_labels_only_when_changed():
-    hm = lf.Heatmap(title="w", colorbar_label="weight")
+    hm = ll.Heatmap(title="w", colorbar_label="weight")
     wire = Wire(hm)
     tokens = list("abcdefg")
     w = np.random.default_rng(0).dirichlet(np.ones(7), size=7)
@@ -112,7 +113,7 @@ def test_one_message_per_draw_and_labels_only_when_changed():
 
 
 def test_heatmap_draw_keeps_what_it_shows():
-    hm = lf.Heatmap(colorbar_label="score", cmap="cividis")
+    hm = ll.Heatmap(colorbar_label="score", cmap="cividis")
     m = np.array([[1.0, -np.inf], [0.5, 2.0]])
     hm.draw(m, ["a", "b"], ["x", "y"], mask=np.array([[True, True], [False, True]]))
     np.testing.assert_array_equal(hm.hidden, [[False, True], [True, False]])
@@ -123,7 +124,7 @@ def test_heatmap_draw_keeps_what_it_shows():
 
 
 def test_on_select_runs_for_clicks_in_the_browser_only():
-    hm = lf.Heatmap(selectable=True)
+    hm = ll.Heatmap(selectable=True)
     picked = []
     hm.on_select(picked.append)
     hm.draw(np.eye(3), highlight_row=1)             # the kernel drawing: no callback
@@ -133,26 +134,26 @@ def test_on_select_runs_for_clicks_in_the_browser_only():
 
 
 @pytest.mark.parametrize("call, error, words", [
-    (lambda: lf.Heatmap().draw(np.zeros((2, 2, 2))), ValueError, "matrix must be 2-D"),
-    (lambda: lf.Heatmap().draw(np.eye(2), ["a"]), ValueError, "row_labels has 1 labels but there are 2 rows"),
-    (lambda: lf.Heatmap().draw(np.eye(2), "ab"), TypeError, "not the string 'ab'"),
-    (lambda: lf.Heatmap().draw(np.eye(2), vmin=2.0, vmax=1.0), ValueError,
+    (lambda: ll.Heatmap().draw(np.zeros((2, 2, 2))), ValueError, "matrix must be 2-D"),
+    (lambda: ll.Heatmap().draw(np.eye(2), ["a"]), ValueError, "row_labels has 1 labels but there are 2 rows"),
+    (lambda: ll.Heatmap().draw(np.eye(2), "ab"), TypeError, "not the string 'ab'"),
+    (lambda: ll.Heatmap().draw(np.eye(2), vmin=2.0, vmax=1.0), ValueError,
      "vmin=2.0 is larger than vmax=1.0"),
-    (lambda: lf.Heatmap().draw(np.eye(2), highlight_row=2), ValueError, "highlight_row must be from 0 to 1"),
-    (lambda: lf.Heatmap().draw(np.eye(2), mask=np.ones(3, bool)), ValueError, "does not fit the matrix"),
-    (lambda: lf.Heatmap().draw(np.eye(2, dtype=int)), TypeError, "floating-point"),
-    (lambda: lf.Heatmap().draw(np.zeros((600, 600))), ValueError, "draws at most 262,144"),
-    (lambda: lf.Heatmap(cmap="jet"), ValueError, "cmap must be one of"),
-    (lambda: lf.Heatmap(width=10), ValueError, "width must be a whole number of pixels"),
-    (lambda: lf.Heatmap(decimals=9), ValueError, "decimals"),
-    (lambda: lf.Bars().draw(np.eye(2)), ValueError, "values must be one row"),
-    (lambda: lf.HeatmapGrid().draw(np.eye(2)), ValueError, "matrices must be 3-D"),
-    (lambda: lf.LinePlot(log_x=True).set_series([{"x": [0, 1], "y": [1, 2]}]), ValueError,
+    (lambda: ll.Heatmap().draw(np.eye(2), highlight_row=2), ValueError, "highlight_row must be from 0 to 1"),
+    (lambda: ll.Heatmap().draw(np.eye(2), mask=np.ones(3, bool)), ValueError, "does not fit the matrix"),
+    (lambda: ll.Heatmap().draw(np.eye(2, dtype=int)), TypeError, "floating-point"),
+    (lambda: ll.Heatmap().draw(np.zeros((600, 600))), ValueError, "draws at most 262,144"),
+    (lambda: ll.Heatmap(cmap="jet"), ValueError, "cmap must be one of"),
+    (lambda: ll.Heatmap(width=10), ValueError, "width must be a whole number of pixels"),
+    (lambda: ll.Heatmap(decimals=9), ValueError, "decimals"),
+    (lambda: ll.Bars().draw(np.eye(2)), ValueError, "values must be one row"),
+    (lambda: ll.HeatmapGrid().draw(np.eye(2)), ValueError, "matrices must be 3-D"),
+    (lambda: ll.LinePlot(log_x=True).set_series([{"x": [0, 1], "y": [1, 2]}]), ValueError,
      "positive on a log"),
-    (lambda: lf.LinePlot().set_series([{"x": ["a"], "y": [1]}]), TypeError, "must be a list of numbers"),
-    (lambda: lf.LinePlot().mark(1, 1, shape="x"), ValueError, "shape must be 'o'"),
-    (lambda: lf.MatrixProduct().draw(lf.ProductPanel(np.ones((2, 3))), lf.ProductPanel(np.ones((2, 3))),
-                                     lf.ProductPanel(np.ones((2, 3)))), ValueError, "inner sizes must match"),
+    (lambda: ll.LinePlot().set_series([{"x": ["a"], "y": [1]}]), TypeError, "must be a list of numbers"),
+    (lambda: ll.LinePlot().mark(1, 1, shape="x"), ValueError, "shape must be 'o'"),
+    (lambda: ll.MatrixProduct().draw(ll.ProductPanel(np.ones((2, 3))), ll.ProductPanel(np.ones((2, 3))),
+                                     ll.ProductPanel(np.ones((2, 3)))), ValueError, "inner sizes must match"),
 ])
 def test_bad_input_gets_a_clear_error(call, error, words):
     with pytest.raises(error, match=re.escape(words)):
@@ -160,32 +161,75 @@ def test_bad_input_gets_a_clear_error(call, error, words):
 
 
 def test_grid_bars_lines_product_hold_what_they_show():
-    grid = lf.HeatmapGrid(columns=2)
+    grid = ll.HeatmapGrid(columns=2)
     heads = np.random.default_rng(1).dirichlet(np.ones(5), size=(4, 5))
     grid.draw(heads, list("abcde"), list("abcde"), vmin=0.0, vmax=1.0, mask=np.tril(np.ones((5, 5), bool)))
     assert grid.shape == [4, 5, 5] and grid.panel_titles == ["0", "1", "2", "3"]
     np.testing.assert_array_equal(grid.hidden, ~np.tril(np.ones((5, 5), bool)))
-    bars = lf.Bars()
+    bars = ll.Bars()
     bars.draw(np.array([0.2, 0.8, 0.0]), list("abc"), mask=np.array([True, True, False]))
     assert bars.mask != b"" and bars.ticks == [0, 1, 2]
-    plot = lf.LinePlot(log_x=True)
+    plot = ll.LinePlot(log_x=True)
     plot.set_series([{"x": [1, 2], "y": [3, 4], "label": "s"}])
     plot.mark(2, 4)
     assert plot.marker == {"x": 2.0, "y": 4.0, "shape": "o"}
-    prod = lf.MatrixProduct()
+    prod = ll.MatrixProduct()
     x, w = np.ones((3, 4)), np.ones((4, 2))
-    prod.draw(lf.ProductPanel(x), lf.ProductPanel(w), lf.ProductPanel(x @ w))
+    prod.draw(ll.ProductPanel(x), ll.ProductPanel(w), ll.ProductPanel(x @ w))
     assert prod.c_shape == [3, 2] and prod.a_rows == ["0", "1", "2"]
 
 
 def test_the_javascript_ships_inside_the_package_and_fetches_nothing():
     js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
     css = (PACKAGE / "live_figures.css").read_text(encoding="utf-8")
-    assert lf.LiveFigure._esm == js and "export default" in js
+    # the JavaScript as it ships, after one line with the course's look from style.py
+    style_line = f"const STYLE = {json.dumps(style.live_style(), ensure_ascii=False)};\n"
+    assert ll.LiveFigure._esm == style_line + js and "export default" in js
     for text in (js, css):
         assert not re.search(r"https?://|import\s.*from\s+['\"]", text), "no CDN, no imports: nothing fetched"
     assert "devicePixelRatio" in js and "requestAnimationFrame" in js
     # no text below 12 px
     sizes = [int(s) for s in re.findall(r"font\((\d+)", js)]
     sizes += [int(s) for s in re.findall(r"font-size: (\d+)px", css)]
+    sizes += [v for k, v in style.live_style().items() if k.endswith("_px")]
     assert min(s for s in sizes if s > 0) >= 12
+
+
+# Synced traits a kind's JavaScript does not redraw from, each with its reason.
+NOT_REDRAWN = {
+    "cmap": "the colour map's name; the JavaScript draws its table, lut",
+    "selectable": "read when a row is clicked, not drawn",
+}
+HEADS_NOT_REDRAWN = {"row_name", "col_name", "annotate_max"}  # a head view writes no values in its cells
+
+
+@pytest.mark.parametrize("cls", ["Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "HeadView"])
+def test_every_kinds_traits_are_the_same_in_python_and_javascript(cls):
+    """Each kind's `traits` in live_figures.js are exactly the widget's synced traits, less NOT_REDRAWN."""
+    import re
+
+    import anywidget
+
+    from lessons_lib.figures.live.heads import HeadView
+
+    widget = HeadView if cls == "HeadView" else getattr(ll, cls)
+    kind = widget.class_traits()["_kind"].default_value
+    js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
+    block = js[js.index(f"KINDS.{kind} = {{"):]
+    listed = set(re.findall(r'"(\w+)"', block[:block.index("]")]))
+    base = set(anywidget.AnyWidget.class_traits(sync=True))
+    synced = {n for n in widget.class_traits(sync=True) if n not in base and not n.startswith("_")}
+    synced -= set(NOT_REDRAWN) | (HEADS_NOT_REDRAWN if kind == "heads" else set())
+    assert listed == synced, (f"{cls} (kind {kind!r}): only in JavaScript {sorted(listed - synced)}, "
+                              f"only in Python {sorted(synced - listed)}")
+
+
+def test_the_javascript_draws_with_the_style_of_style_py():
+    """The mask colours and font sizes reach the JavaScript from style.py, typed nowhere else."""
+    from lessons_lib.figures.live import base
+
+    js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
+    for value in (style.MASK_FACE, style.MASK_EDGE, style.MASK_NOTE):
+        assert value not in js, f"{value!r} is typed in live_figures.js; it comes from style.py"
+    assert base._ESM.startswith("const STYLE = {") and style.MASK_NOTE in base._ESM.splitlines()[0]
+    assert js.count("function drawColorbar(") == 1 and "drawColorbarOnly" not in js

@@ -25,12 +25,12 @@ def test_causal_mask_table_from_the_lesson():
 
 
 def test_padding_mask_from_lengths_and_bools():
-    m = ll.padding_mask([3, 1])
+    m = ll.padding_mask(lengths=[3, 1])
     assert m.shape == (2, 3, 3)
     assert m[0].all() and m[1][:, 0].all() and not m[1][:, 1:].any()
     np.testing.assert_array_equal(ll.padding_mask(np.array([True, False])), [[True, False], [True, False]])
     with pytest.raises(ValueError, match="at least one real token"):
-        ll.padding_mask([2, 0])
+        ll.padding_mask(lengths=[2, 0])
 
 
 def test_sliding_window_mask():
@@ -44,7 +44,7 @@ def test_sliding_window_mask():
 def test_padded_keys_get_zero_weight_and_do_not_change_outputs():
     q, k, v = ll.random_qkv(5, 4, seed=2)
     out_short, _ = ll.scaled_dot_product_attention(q[:3], k[:3], v[:3])
-    out, w = ll.scaled_dot_product_attention(q, k, v, mask=ll.padding_mask([3], n_keys=5)[0])
+    out, w = ll.scaled_dot_product_attention(q, k, v, mask=ll.padding_mask(lengths=[3], n_keys=5)[0])
     np.testing.assert_allclose(out[:3], out_short, atol=1e-14)
     assert (w[:, 3:] == 0).all()
 
@@ -97,6 +97,6 @@ def test_multi_head_mask_applies_to_every_head():
     rng = np.random.default_rng(6)
     x = rng.standard_normal((4, 6))
     ws = [rng.standard_normal((6, 6)) for _ in range(4)]
-    mask = ll.padding_mask([3], n_keys=4)[0]
+    mask = ll.padding_mask(lengths=[3], n_keys=4)[0]
     _, weights = ll.multi_head_attention(x, *ws, n_heads=3, mask=mask)
     assert (weights[..., 3] == 0).all()

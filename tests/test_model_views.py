@@ -1,11 +1,12 @@
-"""Figures and explorers of notebook 09 (lessons_lib.model_views): they draw what the model computed."""
+"""Figures and explorers of notebook 09 (lesson09_attention_in_action): they draw what the model computed."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from lessons_lib import coref, model_views as views, models
+import lessons_lib as ll
+from lessons_lib.lab import coref, models
 
 
 @pytest.fixture(scope="module")
@@ -22,12 +23,12 @@ def test_still_figures_draw(run, reading):
     soft = models.train_sink_head(False, steps=20, history_every=10)
     off = models.train_sink_head(True, steps=20, history_every=10)
     figures = {
-        "loss": views.plot_loss_curve(run.losses, test_accuracy=run.test_accuracy),
-        "rows": views.plot_referent_rows([reading, reading]),
-        "it rows": views.plot_it_rows(reading),
-        "grid": views.plot_layer_grid(reading),
-        "training": views.plot_training_rows(run, "B"),
-        "sink": views.plot_sink_experiment(soft, off),
+        "loss": ll.plot_loss_curve(run.losses, test_accuracy=run.test_accuracy),
+        "rows": ll.plot_referent_rows([reading, reading]),
+        "it rows": ll.plot_it_rows(reading),
+        "grid": ll.plot_layer_grid(reading),
+        "training": ll.plot_training_rows(run, "B"),
+        "sink": ll.plot_sink_experiment(soft, off),
     }
     for name, fig in figures.items():
         assert fig._repr_png_().startswith(b"\x89PNG"), name
@@ -39,15 +40,15 @@ def test_still_figures_draw(run, reading):
 
 def test_bad_input_is_explained(run):
     with pytest.raises(TypeError, match="Reading"):
-        views.plot_it_rows(np.zeros((3, 3)))
+        ll.plot_it_rows(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="No probe sentence named 'C'"):
-        views.plot_training_rows(run, "C")
+        ll.plot_training_rows(run, "C")
     with pytest.raises(ValueError, match="finite"):
-        views.plot_loss_curve([1.0, float("nan")])
+        ll.plot_loss_curve([1.0, float("nan")])
 
 
 def test_sentence_explorer(run):
-    ex = views.SentenceExplorer(run)
+    ex = ll.SentenceExplorer(run)
     assert ex.error is None and ex.reading.answer == "animal"
     np.testing.assert_allclose(ex.figures["referent"].bar_values, ex.reading.referent)
     assert ex.figures["heads"].matrix.shape == (4, len(ex.reading.tokens), len(ex.reading.tokens))
@@ -63,7 +64,7 @@ def test_sentence_explorer(run):
 
 
 def test_training_explorer(run):
-    ex = views.TrainingExplorer(run, step=0)
+    ex = ll.TrainingExplorer(run, step=0)
     assert list(ex.controls["step"].options) == [0, 20, 40]
     ex.set(step=40, sentence="B")
     np.testing.assert_allclose(ex.figures["referent"].bar_values, run.snapshots["B"]["referent"][-1])
@@ -71,6 +72,6 @@ def test_training_explorer(run):
     with pytest.raises(ValueError, match="step must be one of"):
         ex.set(step=7)
     with pytest.raises(ValueError, match="recorded steps"):
-        views.TrainingExplorer(run, step=5)
+        ll.TrainingExplorer(run, step=5)
     assert "lessons-slider-step" in ex.controls["step"]._dom_classes
     assert "image/png" in ex._repr_mimebundle_()[0]

@@ -1,4 +1,4 @@
-"""The tiny models of notebook 09 (lessons_lib.models): their attention is the course's formula, the
+"""The tiny models of notebook 09 (lessons_lib.lab.models): their attention is the course's formula, the
 coreference model learns to ≥ 95% held-out accuracy deterministically, and the attention-sink claim
 holds numerically."""
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lessons_lib as ll
-from lessons_lib import coref, models
+from lessons_lib.lab import coref, models
 
 
 @pytest.fixture(scope="module")

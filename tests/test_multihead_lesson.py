@@ -6,14 +6,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-import lessons_lib as ll  # noqa: E402
-from lessons_lib import data, exercises, multihead, plots  # noqa: E402
+import lessons_lib as ll
+from lessons_lib import exercises
+from lessons_lib.core import multihead
+from lessons_lib.lab import data
 
 # (n_heads, d_model) pairs where the heads divide d_model
 HEADS_AND_WIDTH = st.sampled_from([(1, 4), (2, 4), (4, 8), (3, 6), (8, 16), (2, 10)])
@@ -140,7 +142,7 @@ def test_multi_head_attention_agrees_with_torch_nn_multiheadattention(hd, L, mas
     x = rng.standard_normal((2, L, d))
     ws = _weights(rng, d)
     mask = {"none": None, "causal": ll.causal_mask(L),
-            "padding": ll.padding_mask([L], n_keys=L)[0] & (np.arange(L) < max(1, L - 2))}[masking]
+            "padding": ll.padding_mask(lengths=[L], n_keys=L)[0] & (np.arange(L) < max(1, L - 2))}[masking]
     ours, our_w = ll.multi_head_attention(x, *ws, n_heads=h, mask=mask)
     tx = torch.as_tensor(x)
     # nn.MultiheadAttention's bool attn_mask means True = NOT allowed: the opposite of ours
@@ -247,7 +249,7 @@ def test_handmade_heads_explain_bad_input():
 
 # ------------------------------------------------------------------ figures
 def test_plot_head_shapes_places_cells_as_split_heads_does():
-    fig = plots.plot_head_shapes(seq_len=3, d_model=6, n_heads=2)
+    fig = ll.plot_head_shapes(seq_len=3, d_model=6, n_heads=2)
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert ".reshape(3, 2, 3)" in texts and ".transpose(1, 0, 2)" in texts and ".reshape(3, 6)" in texts
     # Q's 18 cells appear in Q, in the view and in the heads: 3 times each
@@ -255,7 +257,7 @@ def test_plot_head_shapes_places_cells_as_split_heads_does():
         for c in range(6):
             assert texts.count(f"{i},{c}") >= 3
     with pytest.raises(ValueError, match="n_heads=4 does not divide d_model=6"):
-        plots.plot_head_shapes(3, 6, 4)
+        ll.plot_head_shapes(3, 6, 4)
 
 
 def test_plot_head_grid_one_panel_per_head_on_one_scale():
@@ -263,7 +265,7 @@ def test_plot_head_grid_one_panel_per_head_on_one_scale():
     x = data.embed_tokens(tokens, d_model=8, seed=0)
     rng = np.random.default_rng(0)
     _, w = ll.multi_head_attention(x, *_weights(rng, 8), n_heads=4)
-    fig = plots.plot_head_grid(w, tokens, head_names=["a", "b", "c", "d"])
+    fig = ll.plot_head_grid(w, tokens, head_names=["a", "b", "c", "d"])
     images = [im for ax in fig.axes for im in ax.images]
     assert len(images) == 4
     for k, im in enumerate(images):
@@ -272,7 +274,7 @@ def test_plot_head_grid_one_panel_per_head_on_one_scale():
     titles = [ax.get_title() for ax in fig.axes if ax.images]
     assert titles == ["head 0: a", "head 1: b", "head 2: c", "head 3: d"]
     with pytest.raises(ValueError, match=r"\(n_heads, seq_len, seq_len\)"):
-        plots.plot_head_grid(w[0], tokens)
+        ll.plot_head_grid(w[0], tokens)
 
 
 # ------------------------------------------------------------------ exercises of notebook 06
@@ -358,8 +360,8 @@ def _sent(widget):
 
 
 def test_head_view_sends_the_weights_of_every_head_in_one_message():
-    from lessons_lib.live_figures import decode_matrix
-    from lessons_lib.live_figures.heads import HeadView
+    from lessons_lib.figures.live.heads import HeadView
+    from lessons_lib.figures.live.wire import decode_matrix
 
     rng = np.random.default_rng(0)
     w = ll.softmax(rng.standard_normal((8, 32, 32)) * 3)
@@ -377,7 +379,7 @@ def test_head_view_sends_the_weights_of_every_head_in_one_message():
 
 
 def test_head_view_keeps_token_and_lock_valid_when_the_sizes_shrink():
-    from lessons_lib.live_figures.heads import HeadView
+    from lessons_lib.figures.live.heads import HeadView
 
     view = HeadView()
     view.draw(np.full((8, 10, 10), 0.1), token=9)
@@ -395,9 +397,9 @@ def test_head_view_traits_are_the_ones_its_javascript_reads():
     import re
     from pathlib import Path
 
-    from lessons_lib.live_figures.heads import HeadView
+    from lessons_lib.figures.live.heads import HeadView
 
-    js = (Path(ll.__file__).parent / "live_figures" / "live_figures.js").read_text(encoding="utf-8")
+    js = (Path(ll.__file__).parent / "figures" / "live" / "live_figures.js").read_text(encoding="utf-8")
     block = js[js.index("KINDS.heads = {"):]
     listed = set(re.findall(r'"(\w+)"', block[:block.index("]")]))
     synced = {name for name in HeadView().traits(sync=True)
@@ -407,7 +409,7 @@ def test_head_view_traits_are_the_ones_its_javascript_reads():
 
 
 def test_head_grid_explorer_shows_the_librarys_heads():
-    from lessons_lib.head_explorer import HeadGridExplorer
+    from lessons_lib.explorers.lesson06_multihead import HeadGridExplorer
 
     ex = HeadGridExplorer(n_heads=8, d_model=64, seq_len=12, token=3)
     assert ex.last_error is None and ex.weights.shape == (8, 12, 12)
@@ -427,7 +429,7 @@ def test_head_grid_explorer_shows_the_librarys_heads():
 
 
 def test_head_grid_explorer_moves_cross_as_few_bytes():
-    from lessons_lib.head_explorer import HeadGridExplorer
+    from lessons_lib.explorers.lesson06_multihead import HeadGridExplorer
 
     ex = HeadGridExplorer(n_heads=8, d_model=64, seq_len=32)
     sent = _sent(ex.view)
@@ -439,7 +441,7 @@ def test_head_grid_explorer_moves_cross_as_few_bytes():
 
 
 def test_head_grid_explorer_links_token_and_direction_in_the_browser():
-    from lessons_lib.head_explorer import HeadGridExplorer
+    from lessons_lib.explorers.lesson06_multihead import HeadGridExplorer
 
     ex = HeadGridExplorer()
     linked = {(link.source[1], link.target[1]) for link in ex._links}
@@ -448,7 +450,7 @@ def test_head_grid_explorer_links_token_and_direction_in_the_browser():
 
 
 def test_head_grid_explorer_still_and_sentence_for_static_pages():
-    from lessons_lib.head_explorer import HeadGridExplorer
+    from lessons_lib.explorers.lesson06_multihead import HeadGridExplorer
 
     bundle, metadata = HeadGridExplorer(n_heads=4, seq_len=6)._repr_mimebundle_()
     assert "n_heads = 4" in metadata["image/png"]["alt"]

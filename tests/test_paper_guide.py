@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import NOTEBOOKS
-from lessons_lib import paper_guide as pg
+
+from lessons_lib.course import paper_guide as pg
 
 
 @pytest.mark.parametrize("eq", pg.EQUATIONS, ids=[f"{e.section}-{e.marker[:20]}" for e in pg.EQUATIONS])
@@ -26,7 +26,7 @@ def test_the_guide_covers_section_3_2_and_the_lessons():
 
 
 def test_a_renamed_line_is_reported():
-    moved = pg.Equation("3.2.1", "x", "y", "attention.scaled_dot_product_attention", "no such code",
+    moved = pg.Equation("3.2.1", "x", "y", "core.attention.scaled_dot_product_attention", "no such code",
                         "03_x.ipynb")
     with pytest.raises(LookupError, match="no line containing 'no such code'"):
         pg.code_line(moved)

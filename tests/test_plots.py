@@ -1,4 +1,4 @@
-"""lessons_lib.plots: each figure has the labels, title and colorbar it promises; masks drawn as masks."""
+"""lessons_lib.figures: each figure has the labels, title and colorbar it promises; masks drawn as masks."""
 
 from __future__ import annotations
 
@@ -10,13 +10,23 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.collections import PatchCollection  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import numpy as np
+import pytest
+from matplotlib.collections import PatchCollection
+from matplotlib.figure import Figure
 
-from lessons_lib import attention, data, masks, measurements, plots, style  # noqa: E402
-from lessons_lib._checks import SizeLimitError  # noqa: E402
+import lessons_lib as ll
+from lessons_lib._checks import SizeLimitError
+from lessons_lib.core import (
+    attention,
+    masks,
+)
+from lessons_lib.figures import style
+from lessons_lib.figures.base import new_figure
+from lessons_lib.lab import (
+    data,
+    measurements,
+)
 
 TOKENS = data.tokenize(data.SENTENCES["cat"])  # 7 tokens
 N = len(TOKENS)
@@ -59,7 +69,7 @@ def _pixel(fig, ax, row, col):
 # ------------------------------------------------------------------ heatmap
 def test_heatmap_promises_labels_title_colorbar():
     m = _scores()
-    fig = plots.heatmap(m, TOKENS, TOKENS, title="Some scores", colorbar_label="score")
+    fig = ll.heatmap(m, TOKENS, TOKENS, title="Some scores", colorbar_label="score")
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
     assert ax.get_title() == "Some scores"
@@ -77,7 +87,7 @@ def test_heatmap_promises_labels_title_colorbar():
 
 
 def test_heatmap_fonts_are_projector_sized():
-    fig = plots.heatmap(_scores(), TOKENS, TOKENS, title="t", colorbar_label="c")
+    fig = ll.heatmap(_scores(), TOKENS, TOKENS, title="t", colorbar_label="c")
     ax = fig.axes[0]
     assert min(t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels()) >= 12
     assert ax.title.get_fontsize() >= 14
@@ -86,17 +96,17 @@ def test_heatmap_fonts_are_projector_sized():
 def test_heatmap_masked_cells_are_masked_not_zero():
     m = _scores()
     allowed = masks.causal_mask(N)
-    fig = plots.heatmap(m, TOKENS, TOKENS, title="masked", colorbar_label="score", mask=allowed)
+    fig = ll.heatmap(m, TOKENS, TOKENS, title="masked", colorbar_label="score", mask=allowed)
     ax = fig.axes[0]
     arr = _image(fig).get_array()
     assert isinstance(arr, np.ma.MaskedArray)
     np.testing.assert_array_equal(np.ma.getmaskarray(arr), ~allowed)
     hatched = [c for c in ax.collections if isinstance(c, PatchCollection) and c.get_gid() == "masked-cells"]
-    assert hatched and hatched[0].get_hatch() == plots.MASK_HATCH
+    assert hatched and hatched[0].get_hatch() == style.MASK_HATCH
     # one patch per masked run of a row: row i has cells i+1..N-1 masked
     assert len(hatched[0].get_paths()) == N - 1
     # the caption names the convention
-    assert any(plots.MASK_NOTE in t.get_text() for t in ax.texts)
+    assert any(ll.MASK_NOTE in t.get_text() for t in ax.texts)
     # the pixel of a masked cell is not the colour of any value (e.g. 0 or vmin): it is the grey
     lo, hi = _image(fig).get_clim()
     cmap = _image(fig).get_cmap()
@@ -111,7 +121,7 @@ def test_heatmap_masked_cells_are_masked_not_zero():
 def test_heatmap_minus_inf_is_masked():
     m = _scores()
     m[0, 3] = -np.inf
-    fig = plots.heatmap(m, TOKENS, TOKENS, title="with -inf", colorbar_label="score")
+    fig = ll.heatmap(m, TOKENS, TOKENS, title="with -inf", colorbar_label="score")
     arr = _image(fig).get_array()
     assert np.ma.getmaskarray(arr)[0, 3]
     assert np.ma.getmaskarray(arr).sum() == 1
@@ -120,7 +130,7 @@ def test_heatmap_minus_inf_is_masked():
 def test_heatmap_many_tokens_fewer_ticks_with_positions():
     tokens = data.tokens_of_length(128)
     m = _scores(128)
-    fig = plots.heatmap(m, tokens, tokens, title="long", colorbar_label="score")
+    fig = ll.heatmap(m, tokens, tokens, title="long", colorbar_label="score")
     labels = _ticklabels(fig.axes[0], "y")
     assert 8 <= len(labels) <= 32
     assert labels[1] == f"{tokens[8]} (8)"
@@ -129,14 +139,14 @@ def test_heatmap_many_tokens_fewer_ticks_with_positions():
 
 def test_heatmap_32_tokens_all_labelled():
     tokens = data.tokens_of_length(32)
-    fig = plots.heatmap(_scores(32), tokens, tokens, title="32", colorbar_label="score")
+    fig = ll.heatmap(_scores(32), tokens, tokens, title="32", colorbar_label="score")
     assert _ticklabels(fig.axes[0], "x") == tokens
 
 
 def test_heatmap_draws_into_given_axes():
-    fig = plots._new_figure(8, 4)
+    fig = new_figure(8, 4)
     ax1, ax2 = fig.subplots(1, 2)
-    out = plots.heatmap(_scores(), TOKENS, TOKENS, title="left", colorbar_label="c", ax=ax1)
+    out = ll.heatmap(_scores(), TOKENS, TOKENS, title="left", colorbar_label="c", ax=ax1)
     assert out is fig
     assert ax1.get_title() == "left" and not ax2.images
 
@@ -147,7 +157,7 @@ def test_heatmap_draws_into_given_axes():
         ({"matrix": np.ones((2, 3, 3))}, ValueError, r"2-D matrix"),
         ({"matrix": np.ones((3, 3), dtype=int)}, TypeError, r"dtype int"),
         ({"matrix": [[1.0, np.nan], [0.0, 1.0]]}, ValueError, r"nan"),
-        ({"row_labels": ["a", "b"]}, ValueError, r"row_labels has 2 labels but the matrix has 3 rows"),
+        ({"row_labels": ["a", "b"]}, ValueError, r"row_labels has 2 labels but there are 3 rows"),
         ({"col_labels": "abc"}, TypeError, r"list of tokens"),
         ({"title": ""}, TypeError, r"title must be a non-empty string"),
         ({"colorbar_label": None}, TypeError, r"colorbar_label"),
@@ -162,51 +172,51 @@ def test_heatmap_bad_input(kwargs, exc, match):
     args.update(kwargs)
     matrix, rows, cols = args.pop("matrix"), args.pop("row_labels"), args.pop("col_labels")
     with pytest.raises(exc, match=match):
-        plots.heatmap(matrix, rows, cols, **args)
+        ll.heatmap(matrix, rows, cols, **args)
 
 
 # ------------------------------------------------------------------ the steps
 def test_plot_scores_raw_and_scaled():
     s = _scores(d_k=16)
-    fig = plots.plot_scores(s, TOKENS)
+    fig = ll.plot_scores(s, TOKENS)
     ax, im = fig.axes[0], _image(fig)
     assert "Q·Kᵀ" in ax.get_title() and "Raw" in ax.get_title()
     assert "q_i" in _colorbar_label(im)
     lo, hi = im.get_clim()
     assert lo == -hi == -np.abs(s).max()  # symmetric: mid colour = 0
-    fig = plots.plot_scores(attention.scale_scores(s, 16), TOKENS, scaled=True, d_k=16)
+    fig = ll.plot_scores(attention.scale_scores(s, 16), TOKENS, scaled=True, d_k=16)
     assert "√d_k" in fig.axes[0].get_title() and "d_k = 16" in fig.axes[0].get_title()
     assert "sqrt" in _colorbar_label(_image(fig))
     with pytest.raises(ValueError, match=r"scores has shape \(7, 3\) but there are 7 tokens"):
-        plots.plot_scores(s[:, :3], TOKENS)
+        ll.plot_scores(s[:, :3], TOKENS)
 
 
 def test_plot_weights_fixed_scale_and_checks():
     w = attention.attention_weights(_scores(), d_k=4)
-    fig = plots.plot_weights(w, TOKENS)
+    fig = ll.plot_weights(w, TOKENS)
     im = _image(fig)
     assert im.get_clim() == (0.0, 1.0)
     assert "sums to 1" in _colorbar_label(im)
     assert _ticklabels(fig.axes[0], "x") == TOKENS
     with pytest.raises(ValueError, match=r"row 0 \(query 'The'\) of weights sums to"):
-        plots.plot_weights(w * 2 / 3, TOKENS)
+        ll.plot_weights(w * 2 / 3, TOKENS)
     with pytest.raises(ValueError, match=r"probabilities between 0 and 1"):
-        plots.plot_weights(_scores() * 10, TOKENS)
+        ll.plot_weights(_scores() * 10, TOKENS)
 
 
 def test_plot_weights_with_mask():
     allowed = masks.causal_mask(N)
     w = attention.attention_weights(_scores(), d_k=4, mask=allowed)
-    fig = plots.plot_weights(w, TOKENS, mask=allowed)
+    fig = ll.plot_weights(w, TOKENS, mask=allowed)
     np.testing.assert_array_equal(np.ma.getmaskarray(_image(fig).get_array()), ~allowed)
     leaky = attention.attention_weights(_scores(), d_k=4)
     with pytest.raises(ValueError, match=r"the mask forbids query 0 from attending to key 1"):
-        plots.plot_weights(leaky, TOKENS, mask=allowed)
+        ll.plot_weights(leaky, TOKENS, mask=allowed)
 
 
 def test_plot_mask_writes_ticks_and_crosses():
     allowed = masks.causal_mask(N)
-    fig = plots.plot_mask(allowed, TOKENS)
+    fig = ll.plot_mask(allowed, TOKENS)
     ax = fig.axes[0]
     texts = [t.get_text() for t in ax.texts]
     assert texts.count("✓") == allowed.sum() and texts.count("✗") == (~allowed).sum()
@@ -214,21 +224,21 @@ def test_plot_mask_writes_ticks_and_crosses():
     assert "Mask" in ax.get_title()
     assert _ticklabels(ax, "y") == TOKENS
     with pytest.raises(TypeError, match=r"boolean"):
-        plots.plot_mask(allowed.astype(int), TOKENS)
+        ll.plot_mask(allowed.astype(int), TOKENS)
     with pytest.raises(ValueError, match=r"2-D"):
-        plots.plot_mask(allowed[None], TOKENS)
+        ll.plot_mask(allowed[None], TOKENS)
 
 
 def test_plot_outputs_rows_tokens_cols_features():
     _, _, v = _qkv(d_k=4)
     out = attention.weighted_values(attention.attention_weights(_scores(), d_k=4), v)
-    fig = plots.plot_outputs(out, TOKENS)
+    fig = ll.plot_outputs(out, TOKENS)
     ax, im = fig.axes[0], _image(fig)
     assert _ticklabels(ax, "y") == TOKENS
     assert _ticklabels(ax, "x") == ["0", "1", "2", "3"]
     assert "feature" in ax.get_xlabel()
     assert _colorbar_label(im) == "output value"
-    fig = plots.plot_outputs(out, TOKENS, feature_names=["a", "b", "c", "d"])
+    fig = ll.plot_outputs(out, TOKENS, feature_names=["a", "b", "c", "d"])
     assert _ticklabels(fig.axes[0], "x") == ["a", "b", "c", "d"]
 
 
@@ -236,7 +246,7 @@ def test_plot_projection_shapes_written():
     x = data.embed_tokens(TOKENS, 8)
     w_q, w_k, w_v = data.projection_weights(8, 4)
     q, k, v = attention.project_qkv(x, w_q, w_k, w_v)
-    fig = plots.plot_projection(x, w_k, k, TOKENS, name="K")
+    fig = ll.plot_projection(x, w_k, k, TOKENS, name="K")
     heat_axes = [ax for ax in fig.axes if ax.images]
     assert len(heat_axes) == 3
     titles = [ax.get_title() for ax in heat_axes]
@@ -247,11 +257,11 @@ def test_plot_projection_shapes_written():
         assert ax.images[0].colorbar is not None and ax.images[0].colorbar.ax.get_xlabel()
     assert _ticklabels(heat_axes[0], "y") == TOKENS
     with pytest.raises(ValueError, match=r"X has d_model=8 columns but W_Q has 4 rows"):
-        plots.plot_projection(x, w_q.T, q, TOKENS)
+        ll.plot_projection(x, w_q.T, q, TOKENS)
     with pytest.raises(ValueError, match=r"Q has shape \(7, 3\), but X·W_Q has shape \(7, 4\)"):
-        plots.plot_projection(x, w_q, q[:, :3], TOKENS)
+        ll.plot_projection(x, w_q, q[:, :3], TOKENS)
     with pytest.raises(ValueError, match=r'name must be "Q", "K" or "V"'):
-        plots.plot_projection(x, w_q, q, TOKENS, name="O")
+        ll.plot_projection(x, w_q, q, TOKENS, name="O")
 
 
 def test_measure_score_variance_grows_like_d_k():
@@ -262,7 +272,7 @@ def test_measure_score_variance_grows_like_d_k():
 
 
 def test_plot_score_variance():
-    fig = plots.plot_score_variance(current_d_k=64)
+    fig = ll.plot_score_variance(current_d_k=64)
     ax = fig.axes[0]
     assert "√d_k" in ax.get_title()
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
@@ -271,32 +281,32 @@ def test_plot_score_variance():
     markers = {line.get_marker() for line in ax.lines}
     assert {"o", "s"} <= markers  # the series differ by shape, not only colour
     with pytest.raises(ValueError, match=r"variances has 2 values but d_ks has 3"):
-        plots.plot_score_variance([1, 2, 4], [1.0, 2.0])
+        ll.plot_score_variance([1, 2, 4], [1.0, 2.0])
     with pytest.raises(ValueError, match=r"positive whole numbers"):
-        plots.plot_score_variance([1.5, 2], [1.0, 2.0])
+        ll.plot_score_variance([1.5, 2], [1.0, 2.0])
 
 
 def test_plot_row_weights_bars_are_the_row():
     w = attention.attention_weights(_scores(), d_k=4)
-    fig = plots.plot_row_weights(w[2], TOKENS, "sat")
+    fig = ll.plot_row_weights(w[2], TOKENS, "sat")
     ax = fig.axes[0]
     heights = [p.get_height() for p in ax.patches]
     np.testing.assert_allclose(heights, w[2])
     assert _ticklabels(ax, "x") == TOKENS
     assert "sat" in ax.get_title()
     assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 1
-    assert plots.plot_row_weights(w[2], TOKENS, 2).axes[0].get_title() == ax.get_title()
+    assert ll.plot_row_weights(w[2], TOKENS, 2).axes[0].get_title() == ax.get_title()
     with pytest.raises(ValueError, match=r"one row of weights"):
-        plots.plot_row_weights(w, TOKENS, "sat")
+        ll.plot_row_weights(w, TOKENS, "sat")
     with pytest.raises(ValueError, match=r"sums to"):
-        plots.plot_row_weights(w[2] * 0.5, TOKENS, "sat")
+        ll.plot_row_weights(w[2] * 0.5, TOKENS, "sat")
     with pytest.raises(ValueError, match=r"index 9 is outside 0..6"):
-        plots.plot_row_weights(w[2], TOKENS, 9)
+        ll.plot_row_weights(w[2], TOKENS, 9)
 
 
 def test_plots_do_not_use_pyplot():
     """Figures are made outside pyplot: shown once in a notebook, nothing left open."""
-    code = ("import sys, lessons_lib.plots as p, numpy as np; "
+    code = ("import sys, lessons_lib as p, numpy as np; "
             "p.plot_weights(np.full((2, 2), 0.5), ['a', 'b']); "
             "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -311,33 +321,33 @@ def test_tick_helpers():
     assert style.tick_labels(["extraordinarily"], [0]) == ["extraordina…"]
 
 
-# ------------------------------------------------------- issue 7, class 7: sizes that would kill a kernel
+# ------------------------------------------------------- sizes that would kill a kernel
 def test_a_matrix_too_big_to_draw_is_refused_at_once():
     huge = np.broadcast_to(np.float64(0.25), (20000, 20000))   # a view: no memory behind it
     with pytest.raises(SizeLimitError, match=r"would need about 18.0 GB.*Show a slice.*pooled view"):
-        plots.plot_weights(huge, [str(i) for i in range(20000)])
+        ll.plot_weights(huge, [str(i) for i in range(20000)])
     with pytest.raises(SizeLimitError):
-        plots.heatmap(huge, title="t", colorbar_label="c")
+        ll.heatmap(huge, title="t", colorbar_label="c")
 
 
-# ------------------------------------------------------------------ issue 7, class 8: plot arguments
+# ------------------------------------------------------------------ plot arguments are checked
 @pytest.mark.parametrize("call, error, words", [
-    (lambda: plots.plot_scores(np.eye(2), ["a", "b"], d_k=0), ValueError, "d_k must be at least 1"),
-    (lambda: plots.plot_scores(np.eye(2), ["a", "b"], d_k=2.5), TypeError, "d_k must be a whole number"),
-    (lambda: plots.plot_scores(np.eye(2), ["a", "b"], scaled="yes"), TypeError,
+    (lambda: ll.plot_scores(np.eye(2), ["a", "b"], d_k=0), ValueError, "d_k must be at least 1"),
+    (lambda: ll.plot_scores(np.eye(2), ["a", "b"], d_k=2.5), TypeError, "d_k must be a whole number"),
+    (lambda: ll.plot_scores(np.eye(2), ["a", "b"], scaled="yes"), TypeError,
      "scaled must be True or False"),
-    (lambda: plots.heatmap(np.eye(2), title="t", colorbar_label="c", cmap="nope"), ValueError,
+    (lambda: ll.heatmap(np.eye(2), title="t", colorbar_label="c", cmap="nope"), ValueError,
      "cmap must be the name of a matplotlib colour map"),
-    (lambda: plots.heatmap(np.eye(2), title="t", colorbar_label="c", fmt="%d"), ValueError,
+    (lambda: ll.heatmap(np.eye(2), title="t", colorbar_label="c", fmt="%d"), ValueError,
      "fmt must be a number format such as '.2f'"),
-    (lambda: plots.heatmap(np.eye(2), title="t", colorbar_label="c", annotate="no"), TypeError,
+    (lambda: ll.heatmap(np.eye(2), title="t", colorbar_label="c", annotate="no"), TypeError,
      "annotate must be True, False or None"),
-    (lambda: plots.heatmap(np.zeros((0, 3)), title="t", colorbar_label="c"), ValueError, "is empty"),
-    (lambda: plots.plot_row_weights(np.array([0.5, 0.5]), ["a", "b"], 2), ValueError,
+    (lambda: ll.heatmap(np.zeros((0, 3)), title="t", colorbar_label="c"), ValueError, "is empty"),
+    (lambda: ll.plot_row_weights(np.array([0.5, 0.5]), ["a", "b"], 2), ValueError,
      "query_token index 2 is outside 0..1"),
-    (lambda: plots.plot_convex_combination(np.eye(2), np.eye(2), ["a", "b"], weights=np.eye(2), query="z"),
+    (lambda: ll.plot_convex_combination(np.eye(2), np.eye(2), ["a", "b"], weights=np.eye(2), query="z"),
      ValueError, "query 'z' is not one of the tokens"),
-    (lambda: plots.plot_score_variance([1, 2], [1.0]), ValueError, "variances has 1 values but d_ks has 2"),
+    (lambda: ll.plot_score_variance([1, 2], [1.0]), ValueError, "variances has 1 values but d_ks has 2"),
 ])
 def test_plot_arguments_are_checked(call, error, words):
     with pytest.raises(error, match=re.escape(words)):
@@ -349,7 +359,7 @@ def test_plot_row_weights_draws_masked_keys_as_masked_not_zero():
     q, k, v = data.random_qkv(7, 4, seed=3)
     _, w = attention.scaled_dot_product_attention(q, k, v, causal=True)
     allowed = masks.causal_mask(7)[2]
-    fig = plots.plot_row_weights(w[2], toks, "sat", mask=allowed)
+    fig = ll.plot_row_weights(w[2], toks, "sat", mask=allowed)
     ax = fig.axes[0]
     hatched = [p for p in ax.patches if p.get_hatch()]
     plain = [p for p in ax.patches if not p.get_hatch()]
@@ -357,19 +367,19 @@ def test_plot_row_weights_draws_masked_keys_as_masked_not_zero():
     np.testing.assert_allclose([p.get_height() for p in plain], w[2, :3])
     assert sum(t.get_text() == "✗" for t in ax.texts) == 4
     with pytest.raises(ValueError, match="non-zero weight on a masked key"):
-        plots.plot_row_weights(np.full(7, 1 / 7), toks, "sat", mask=allowed)
+        ll.plot_row_weights(np.full(7, 1 / 7), toks, "sat", mask=allowed)
 
 
 def test_convex_hull_and_outputs_inside_it():
-    hull = plots.convex_hull_2d([[0, 0], [1, 0], [0, 1], [1, 1], [0.5, 0.5]])
+    hull = ll.convex_hull_2d([[0, 0], [1, 0], [0, 1], [1, 1], [0.5, 0.5]])
     assert sorted(map(tuple, hull)) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     toks = data.tokens_of_length(6)
     q, k, v = data.random_qkv(6, 4, d_v=2, seed=16)
     out, w = attention.scaled_dot_product_attention(q, k, v)
-    fig = plots.plot_convex_combination(v, out, toks, weights=w, query=4)
+    fig = ll.plot_convex_combination(v, out, toks, weights=w, query=4)
     ax = fig.axes[0]
     assert ax.get_xlabel() and ax.get_ylabel() and "convex hull" in ax.get_title()
     assert ax.patches and ax.patches[0].get_path().contains_points(out, radius=1e-9).all()
     assert any("w = " in t.get_text() for t in ax.texts)
     with pytest.raises(ValueError, match="exactly 2 features"):
-        plots.plot_convex_combination(np.ones((3, 3)), np.ones((3, 3)), toks[:3])
+        ll.plot_convex_combination(np.ones((3, 3)), np.ones((3, 3)), toks[:3])

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from lessons_lib import quiz
-from lessons_lib.quiz import QUIZZES, Option, Question, Quiz
+import lessons_lib as ll
+from lessons_lib.quizzes.model import Option, Question
+from lessons_lib.quizzes.widget import QUIZZES, Quiz
 
 ALL_QUESTIONS = [(lesson, n, q) for lesson, questions in QUIZZES.items() for n, q in enumerate(questions)]
 IDS = [f"{lesson}-Q{n + 1}" for lesson, n, _ in ALL_QUESTIONS]
@@ -141,7 +142,7 @@ def test_plain_text_view_lists_questions_without_answers():
 
 
 def test_show_displays_the_quiz(capsys):
-    assert quiz.show("00") is None
+    assert ll.show("00") is None
     assert "Quiz, lesson 00" in capsys.readouterr().out
 
 

@@ -1,6 +1,6 @@
-"""`make notebooks` (.ci/run_notebooks.py) regenerates notebooks byte-identically when nothing changed.
+"""`make notebooks` (tools/run_notebooks.py) regenerates notebooks byte-identically when nothing changed.
 
-Issue 7, class 10: a cell's printed text arrives in one chunk or several depending on timing; the
+A cell's printed text arrives in one chunk or several depending on timing; the
 runner merges a cell's consecutive stream outputs, drops timestamps and saved widget state, and makes
 widget ids stable, so a second run writes the same bytes.
 """
@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _runner():
-    spec = importlib.util.spec_from_file_location("run_notebooks", REPO / ".ci" / "run_notebooks.py")
+    spec = importlib.util.spec_from_file_location("run_notebooks", REPO / "tools" / "run_notebooks.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -31,6 +31,7 @@ gets its own README (what to open, how to get updates; nothing about the teacher
 entry of CHANGELOG.md is written, the tag is created, and the push commands are printed.
 
 Usage: python tools/learner_release.py [--out build/learner] [--branch learner] [--release VERSION]
+       | [--workspace workspace]
 """
 
 from __future__ import annotations
@@ -43,10 +44,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
 import nbformat
+import tomllib
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 PLACEHOLDER = 'raise NotImplementedError("your code here")'
@@ -184,6 +185,25 @@ def learner_readme(root: Path = ROOT) -> str:
                                  repository=repository, name=repository.split("/")[1])
 
 
+def update_workspace(workspace: Path, root: Path = ROOT) -> tuple[list[str], list[str]]:
+    """Give ``workspace`` the learner version of every lesson it lacks; never touch one it has.
+
+    This is the learner's own folder (``make lab``): their edits survive ``git pull`` and later runs.
+    Returns the names added and the names kept.
+    """
+    workspace.mkdir(parents=True, exist_ok=True)
+    added, kept = [], []
+    for source in sorted((root / "notebooks").glob("*.ipynb")):
+        target = workspace / source.name
+        if target.exists():
+            kept.append(source.name)
+            continue
+        learner, _ = learner_notebook(nbformat.read(source, as_version=4), f"notebooks/{source.name}")
+        nbformat.write(learner, target)
+        added.append(source.name)
+    return added, kept
+
+
 def version(root: Path = ROOT) -> str:
     with open(root / "pyproject.toml", "rb") as fh:
         return tomllib.load(fh)["project"]["version"]
@@ -261,7 +281,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--branch", help="also commit the copy to this branch and tag it learner-vVERSION")
     parser.add_argument("--release", metavar="VERSION",
                         help="make the learner release VERSION (on branch learner unless --branch says)")
+    parser.add_argument("--workspace", type=Path,
+                        help="instead: add the lessons this folder lacks (learner versions), keep the rest")
     args = parser.parse_args(argv)
+    if args.workspace:
+        added, kept = update_workspace(args.workspace)
+        print(f"workspace {args.workspace}: {len(added)} lesson(s) added, {len(kept)} kept as you left them")
+        for name in added:
+            print(f"  + {name}")
+        return 0
     try:
         if args.release:
             make_release(args.release, args.out, args.branch or "learner")

@@ -24,11 +24,11 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import tomllib
 from pathlib import Path
 from urllib.parse import quote
 
 import nbformat
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 COLAB_TAG = "colab-setup"

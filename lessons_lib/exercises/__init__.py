@@ -5,25 +5,32 @@ In a notebook the learner fills in a function and hands it to its check::
     def my_softmax(x):
         raise NotImplementedError("your code here")   # the placeholder as shipped
 
-    exercises.check_softmax(my_softmax)      # -> a Feedback, shown as a coloured box
+    ll.check_softmax(my_softmax)             # -> a Feedback, shown as a coloured box
 
-======================  ==========================================  ==========================
-check                   learner writes                              notebook
-======================  ==========================================  ==========================
-``check_projection``    ``my_projection(x, w_q, w_k, w_v)``         02_step1_qkv
-                        ``-> (X·W_Q, X·W_K, X·W_V)``
-``check_scores``        ``my_scores(Q, K) -> Q·Kᵀ``                 03_step2_scores
-``check_scaling``       ``my_scale(scores, d_k) -> /√d_k``          04_step3_scale_softmax
-``check_softmax``       ``my_softmax(x)`` (rows, last axis)         04_step3_scale_softmax
-``check_weighted_sum``  ``my_weighted_sum(weights, V)``             05_step4_weighted_values
-======================  ==========================================  ==========================
+==========================  ==============================================  ===========================
+check                       learner writes                                  notebook
+==========================  ==============================================  ===========================
+``check_street_query``      ``my_query`` (4 numbers): "it" → "street"        01_why_attention
+``check_projection``        ``my_projection(x, w_q, w_k, w_v)``             02_step1_qkv
+                            ``-> (X·W_Q, X·W_K, X·W_V)``
+``check_scores``            ``my_scores(Q, K) -> Q·Kᵀ``                     03_step2_scores
+``check_scaling``           ``my_scale(scores, d_k) -> /√d_k``              04_step3_scale_softmax
+``check_softmax``           ``my_softmax(x)`` (rows, last axis)             04_step3_scale_softmax
+``check_weighted_sum``      ``my_weighted_sum(weights, V)``                 05_step4_weighted_values
+``check_split_heads``       ``my_split_heads(x, n_heads)``                  06_multi_head
+``check_merge_heads``       ``my_merge_heads(heads)``                       06_multi_head
+``check_next_token_head``   ``my_next_token_head(seq_len) -> (w_q, w_k)``   06_multi_head
+``check_causal_weights``    ``my_causal_weights(scores)``                   07_causal_masking
+``check_online_update``     ``my_online_update(m, ell, chunk)``             08_cost_and_flashattention
+``check_softmax_off``       ``my_softmax_off(scores)``                      09_attention_in_action
+==========================  ==============================================  ===========================
 
 Layout: :mod:`.engine` runs and diagnoses (time limit per case, the generic mistakes,
 the rule for naming a candidate mistake); each ``lessonNN_topic`` module holds one
 lesson's content, its cases and table of likely mistakes, and is collected here
 automatically. The engine's docstring says how a later lesson adds an exercise.
 The answers are compared with the library's own reference functions
-(:mod:`lessons_lib.attention`), never with a solutions file: a learner's copy of
+(:mod:`lessons_lib.core`), never with a solutions file: a learner's copy of
 the course holds no solutions, and the checks work there.
 """
 
@@ -32,7 +39,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..feedback import Feedback
+from ..course.feedback import Feedback
 from .engine import TIME_LIMIT_S, Case, Exercise, Mistake, like  # noqa: F401 - for lessons and tests
 
 __all__ = ["Feedback", "EXERCISES"]  # and every content module's check_* functions, added below

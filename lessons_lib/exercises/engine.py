@@ -34,7 +34,7 @@ Create ``lessons_lib/exercises/lessonNN_topic.py`` (it is found automatically:
 every ``lesson*`` module's ``__all__`` becomes part of :mod:`lessons_lib.exercises`)::
 
     import numpy as np
-    from .. import masks                       # the library's reference
+    from ..core import masks  # the library's reference
     from .engine import Case, Exercise, Mistake, like, rng_cases
 
     __all__ = ["check_causal_mask"]
@@ -79,12 +79,13 @@ import textwrap
 import threading
 import traceback
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from ..feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
+from ..course.feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
 
 __all__ = [
     "TIME_LIMIT_S",
@@ -218,7 +219,7 @@ def _call(fn: Callable, args: tuple, time_limit: float | None):
         with np.errstate(all="ignore"):  # numpy's error state is per thread
             try:
                 box["result"] = fn(*args)
-            except BaseException as exc:  # noqa: BLE001 - whatever the learner's code raises (even sys.exit)
+            except BaseException as exc:  # whatever the learner's code raises (even sys.exit)
                 box["error"] = exc
 
     if time_limit is None:
@@ -828,7 +829,7 @@ class Exercise:
         """
         try:
             return self._check(fn)
-        except Exception as exc:  # noqa: BLE001 - a check never raises
+        except Exception as exc:  # a check never raises
             return Feedback(
                 self.name, FAILED,
                 f"The checker itself ran into a problem ({type(exc).__name__}: {exc}). This is not "

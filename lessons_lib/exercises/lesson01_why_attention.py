@@ -2,7 +2,7 @@
 
 Not a function to complete but a vector to design, so the check looks at the weights the
 query produces in sentence A ("…too tired"), with the hand-built keys of
-:func:`lessons_lib.data.coreference_example`: it passes when "street" gets the largest weight
+:func:`lessons_lib.lab.data.coreference_example`: it passes when "street" gets the largest weight
 and at least half of it ("mostly"), and otherwise says what the query asks for instead.
 """
 
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention, data
-from ..feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
+from ..core import attention
+from ..course.feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
+from ..lab import data
 
 __all__ = ["check_street_query"]
 
@@ -22,7 +23,7 @@ def check_street_query(query) -> Feedback:
     """Check ``my_query`` (4 numbers: living thing, place, can be tired, can be wide) for "it" → "street".
 
     Uses sentence A of ``data.coreference_example("tired")`` with the query of "it"
-    replaced by ``query``. Returns a :class:`~lessons_lib.feedback.Feedback`; never raises.
+    replaced by ``query``. Returns a :class:`~lessons_lib.course.feedback.Feedback`; never raises.
     """
     name = "my_query"
     ex = data.coreference_example("tired")

@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 
-from .. import attention
+from ..core import attention
 from .engine import Case, Exercise, Mistake, like, rng_cases
 
 __all__ = ["check_projection"]
@@ -114,7 +114,7 @@ def check_projection(fn):
     Notebook 02_step1_qkv. ``x`` is ``(L, d_model)``, ``w_q, w_k`` are ``(d_model, d_k)``,
     ``w_v`` is ``(d_model, d_v)``; the answer is the tuple ``(q, k, v)`` with shapes
     ``(L, d_k)``, ``(L, d_k)``, ``(L, d_v)``, compared with
-    ``lessons_lib.attention.project_qkv``. Returns a :class:`~lessons_lib.feedback.Feedback`;
+    ``lessons_lib.core.attention.project_qkv``. Returns a :class:`~lessons_lib.course.feedback.Feedback`;
     never raises.
     """
     return PROJECTION.check(fn)

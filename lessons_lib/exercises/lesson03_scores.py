@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention
+from ..core import attention
 from .engine import Case, Exercise, Mistake, Outcome, count, either, every_case, like, rng_cases, shape_text
 
 __all__ = ["check_scores"]
@@ -112,6 +112,6 @@ def check_scores(fn):
 
     Notebook 03_step2_scores. ``Q`` is ``(L, d_k)``, ``K`` is ``(S, d_k)``; cases with
     ``L ≠ S`` and ``S ≠ d_k`` expose a missing transpose. Returns a
-    :class:`~lessons_lib.feedback.Feedback`; never raises.
+    :class:`~lessons_lib.course.feedback.Feedback`; never raises.
     """
     return SCORES.check(fn)

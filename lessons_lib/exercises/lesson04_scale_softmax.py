@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention
+from ..core import attention
 from .engine import Case, Exercise, Mistake, Outcome, either, every_case, like, rng_cases
 
 __all__ = ["check_softmax", "check_scaling"]
@@ -160,8 +160,8 @@ def check_softmax(fn):
     """Check the learner's ``my_softmax(x)``: softmax over the last axis, each row sums to 1.
 
     Notebook 04_step3_scale_softmax. ``x`` is ``(L, S)``; the answer is compared with
-    ``lessons_lib.attention.softmax(x, axis=-1)`` on hand-made, random non-square and
-    large-logit cases. Returns a :class:`~lessons_lib.feedback.Feedback`; never raises.
+    ``lessons_lib.core.attention.softmax(x, axis=-1)`` on hand-made, random non-square and
+    large-logit cases. Returns a :class:`~lessons_lib.course.feedback.Feedback`; never raises.
     """
     return SOFTMAX.check(fn)
 
@@ -299,6 +299,6 @@ def check_scaling(fn):
     """Check the learner's ``my_scale(scores, d_k)`` = ``scores / √d_k``.
 
     Notebook 04_step3_scale_softmax. Cases use several ``d_k`` with scores whose shape
-    never equals ``d_k``. Returns a :class:`~lessons_lib.feedback.Feedback`; never raises.
+    never equals ``d_k``. Returns a :class:`~lessons_lib.course.feedback.Feedback`; never raises.
     """
     return SCALING.check(fn)

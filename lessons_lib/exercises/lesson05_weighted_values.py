@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention
+from ..core import attention
 from .engine import Case, Exercise, Mistake, like, rng_cases
 
 __all__ = ["check_weighted_sum"]
@@ -89,6 +89,6 @@ def check_weighted_sum(fn):
     """Check the learner's ``my_weighted_sum(weights, V)`` = ``weights·V``, shape ``(L, d_v)``.
 
     Notebook 05_step4_weighted_values. ``weights`` is ``(L, S)`` with rows summing to 1,
-    ``V`` is ``(S, d_v)``. Returns a :class:`~lessons_lib.feedback.Feedback`; never raises.
+    ``V`` is ``(S, d_v)``. Returns a :class:`~lessons_lib.course.feedback.Feedback`; never raises.
     """
     return WEIGHTED_SUM.check(fn)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import multihead
-from ..attention import softmax
+from ..core import multihead
+from ..core.attention import softmax
 from .engine import Case, Exercise, Mistake, like, rng_cases
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_next_token_head"]
@@ -100,7 +100,7 @@ SPLIT_HEADS = Exercise(
 def check_split_heads(fn):
     """Check the learner's ``my_split_heads(x, n_heads)``: ``(L, d_model)`` → ``(n_heads, L, d_head)``.
 
-    Notebook 06_multi_head. Compared with :func:`lessons_lib.multihead.split_heads`. Never raises.
+    Notebook 06_multi_head. Compared with :func:`lessons_lib.core.multihead.split_heads`. Never raises.
     """
     return SPLIT_HEADS.check(fn)
 
@@ -164,7 +164,7 @@ MERGE_HEADS = Exercise(
 def check_merge_heads(fn):
     """Check the learner's ``my_merge_heads(heads)``: ``(n_heads, L, d_head)`` → ``(L, n_heads·d_head)``.
 
-    Notebook 06_multi_head. Compared with :func:`lessons_lib.multihead.merge_heads`. Never raises.
+    Notebook 06_multi_head. Compared with :func:`lessons_lib.core.multihead.merge_heads`. Never raises.
     """
     return MERGE_HEADS.check(fn)
 

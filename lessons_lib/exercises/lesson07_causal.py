@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import attention
+from ..core import attention
 from .engine import Case, Exercise, Mistake, like, rng_cases
 
 __all__ = ["check_causal_weights"]
@@ -26,7 +26,13 @@ def _cases() -> list[Case]:
 
     hand = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [3.0, 2.0, 1.0]])
     return [Case("hand-made scores 3×3", {"scores": hand}),
-            *rng_cases([(5, 1.0), (7, 3.0), (6, 0.5)], 18, random_case)]
+            *rng_cases([(5, 1.0), (7, 3.0), (6, 0.5)], 18, random_case),
+            # beyond exp's range (about ±709): only a shift by each row's own (allowed) maximum survives
+            Case("a row spanning more than exp's range, rows far apart",
+                 {"scores": np.array([[-900.0, 5.0, 0.0, 2.0, 1.0], [5.0, -800.0, 1.0, 0.0, 2.0],
+                                      [900.0, 899.0, -900.0, 3.0, 0.0],
+                                      [-1000.0, -990.0, -995.0, -1002.0, 0.0],
+                                      [1.0, 2.0, -1.0, 0.5, 3.0]])})]
 
 
 def _reference(scores):
@@ -136,7 +142,7 @@ CAUSAL_WEIGHTS = Exercise(
 def check_causal_weights(fn):
     """Check the learner's ``my_causal_weights(scores)`` for square ``(L, L)`` scores; notebook 07.
 
-    The answer is compared with ``lessons_lib.attention.attention_weights(scores, scale=1.0,
-    causal=True)``. Returns a :class:`~lessons_lib.feedback.Feedback`; never raises.
+    The answer is compared with ``lessons_lib.core.attention.attention_weights(scores, scale=1.0,
+    causal=True)``. Returns a :class:`~lessons_lib.course.feedback.Feedback`; never raises.
     """
     return CAUSAL_WEIGHTS.check(fn)

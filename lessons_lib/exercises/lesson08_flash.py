@@ -6,7 +6,7 @@ at once: ``m, ell (rows,)`` are each row's running maximum and running sum
 
     m_new = max(m, max_j chunk_j),   ell_new = ell · exp(m − m_new) + Σ_j exp(chunk_j − m_new)
 
-compared with :func:`lessons_lib.flash.online_softmax_update`. Content only (cases and
+compared with :func:`lessons_lib.core.flash.online_softmax_update`. Content only (cases and
 candidate mistakes); the checking is :mod:`.engine`'s.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import flash
+from ..core import flash
 from .engine import Case, Exercise, Mistake, like
 
 __all__ = ["check_online_update"]
@@ -49,6 +49,11 @@ def _cases() -> list[Case]:
              {"m": np.array([0.5, 1.0, _NO]), "ell": np.array([1.0, 2.0, 0.0]),
               "chunk": np.array([[0.0, 1.5, -0.5, 0.5, 1.0], [2.0, 0.5, 1.0, -1.0, 0.0],
                                  [_NO, _NO, _NO, _NO, _NO]])}, "masked"),
+        Case("rows far apart (near +1000, −1000 and 0) and a chunk spanning more than exp's range",
+             {"m": np.array([1000.0, -1000.0, 0.0]), "ell": np.array([1.2, 1.0, 2.0]),
+              "chunk": np.array([[1001.0, 999.0, -900.0, 1000.0, 990.0],
+                                 [-998.0, -1001.0, -999.5, -1003.0, -997.0],
+                                 [3.0, -800.0, 0.5, 1.0, -1.0]])}, "large"),
     ]
 
 
@@ -217,7 +222,7 @@ def check_online_update(fn):
     """Check the learner's ``my_online_update(m, ell, chunk) -> (m_new, ell_new)``. Notebook 08.
 
     ``m, ell (rows,)``, ``chunk (rows, c)``; compared with
-    :func:`lessons_lib.flash.online_softmax_update` on a first chunk, a growing and a
+    :func:`lessons_lib.core.flash.online_softmax_update` on a first chunk, a growing and a
     staying maximum, large scores and a masked row. Returns a Feedback; never raises.
     """
     return ONLINE_UPDATE.check(fn)

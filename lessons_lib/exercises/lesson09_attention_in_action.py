@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attention import softmax, softmax_off
+from ..core.attention import softmax, softmax_off
 from .engine import Case, Exercise, Mistake, Outcome, either, like, rng_cases
 
 __all__ = ["check_softmax_off"]
@@ -33,6 +33,13 @@ def _cases() -> list[Case]:
              {"scores": np.array([[-9.0, -8.0, -12.0], [-7.0, -11.0, -9.5]])}, "negative"),
         Case("large scores near +800", {"scores": np.array([[800.0, 801.0, 799.0], [790.0, 800.0, 805.0]])},
              "large"),
+        # exp over/underflows beyond about ±709 in float64: a row that spans more than that, and rows far
+        # apart from each other, break every shift but the right one (per row, by max(0, row maximum)).
+        Case("a row spanning more than exp's range (5 beside −800)",
+             {"scores": np.array([[5.0, -800.0, 0.0], [1000.0, -1000.0, -1000.0]])}, "large"),
+        Case("rows far apart (one near +800, one near −800)",
+             {"scores": np.array([[800.0, 799.0, 801.0], [-800.0, -805.0, -790.0], [5.0, -800.0, 1.0]])},
+             "large"),
     ]
 
 
@@ -49,6 +56,23 @@ def _shift_without_off(scores):
     m = scores.max(axis=-1, keepdims=True)
     e = np.exp(scores - m)
     return e / (1.0 + e.sum(axis=-1, keepdims=True))
+
+
+def _shift_then_add_one(scores):
+    """The hint's warning: shift by m = max(0, row maximum), then add 1 instead of exp(−m)."""
+    m = np.maximum(scores.max(axis=-1, keepdims=True), 0.0)
+    e = np.exp(scores - m)
+    return e / (1.0 + e.sum(axis=-1, keepdims=True))
+
+
+def _shift(constant):
+    """The stable formula, but shifted by ``constant(scores)`` instead of max(0, row maximum)."""
+    def shifted(scores):
+        with np.errstate(all="ignore"):
+            m = constant(scores)
+            e = np.exp(scores - m)
+            return e / (np.exp(-m) + e.sum(axis=-1, keepdims=True))
+    return shifted
 
 
 def _one_per_key(scores):
@@ -85,12 +109,25 @@ SOFTMAX_OFF = Exercise(
         ),
         Mistake(
             "off_slot_not_shifted", "the scores are shifted by their maximum, but the off slot is not",
-            "Subtracting the row maximum m from every score is fine, but the off slot's score 0 must "
-            "move too: it becomes −m, and its exponential exp(−m), not 1. Adding 1 after the shift "
-            "gives the off slot a score of +m instead of 0.",
+            "Subtracting m (the row maximum, or max(0, row maximum)) from every score is fine, but the "
+            "off slot's score 0 must move too: it becomes −m, and its exponential exp(−m), not 1. Adding 1 "
+            "after the shift gives the off slot a score of +m instead of 0, so on rows whose maximum is "
+            "above 0 your weights are too small.",
             "With m = np.maximum(scores.max(axis=-1, keepdims=True), 0): "
             "e = np.exp(scores - m); return e / (np.exp(-m) + e.sum(axis=-1, keepdims=True)).",
-            like(_shift_without_off),
+            like(_shift_without_off, _shift_then_add_one),
+        ),
+        Mistake(
+            "shift_not_per_row", "the shift is not each row's own maximum",
+            "Any constant cancels in exact arithmetic, but not in floating point: exp overflows above about "
+            "709 and underflows below about −745. Shifting by the maximum of the whole array, by a row's "
+            "minimum or by its mean leaves some exponent out of range on rows far apart from each other or "
+            "on a row that spans more than exp's range, and inf/inf or 0/0 gives NaN there.",
+            "Shift each row by its own m = np.maximum(scores.max(axis=-1, keepdims=True), 0): every "
+            "exponent is then ≤ 0, and exp(−m) ≤ 1.",
+            like(_shift(lambda s: np.maximum(s.max(), 0.0)), _shift(lambda s: s.max()),
+                 _shift(lambda s: s.min(axis=-1, keepdims=True)),
+                 _shift(lambda s: s.mean(axis=-1, keepdims=True))),
         ),
         Mistake(
             "no_max_subtraction", "no max-subtraction, so exp overflows at large scores",

@@ -1,0 +1,267 @@
+"""The environment check of notebook 00 (00_start_here.ipynb): is this setup ready for the course?
+
+``environment_report()`` collects, without importing anything heavy it does not need:
+
+* the versions of Python, numpy, matplotlib, Pillow, ipywidgets (and its JupyterLab extension
+  ``jupyterlab_widgets``), ipykernel and JupyterLab, read from the installed package metadata;
+* PyTorch, if installed (found with ``importlib.util.find_spec`` first, imported only then), and which
+  device ``lessons_lib.core.backends`` will run torch's scaled dot-product attention on: the GPU (CUDA) or
+  the CPU;
+* a widget check: a slider the learner moves, with a line of text that echoes the value Python
+  received. If it echoes, every slider of the lessons will work.
+
+The report shows as a table in Jupyter (HTML) and as plain text anywhere else (``print(report)``).
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.metadata
+import platform
+import sys
+from dataclasses import dataclass, field
+
+__all__ = ["EnvironmentReport", "Component", "environment_report", "widget_check"]
+
+# (distribution name, label, needed?, what it is for)
+_PACKAGES = [
+    ("numpy", "numpy", True, "the attention formulas (every lesson)"),
+    ("matplotlib", "matplotlib", True, "figures and heatmaps"),
+    ("pillow", "Pillow", True, "the PNG images of matplotlib's figures"),
+    ("ipywidgets", "ipywidgets", True, "sliders, quizzes and exercise checks"),
+    ("anywidget", "anywidget", True, "the live figures the explorers draw in the browser"),
+    ("jupyterlab_widgets", "jupyterlab_widgets", False, "shows ipywidgets in JupyterLab"),
+    ("ipykernel", "ipykernel", False, "the Python kernel of the notebooks"),
+    ("jupyterlab", "JupyterLab", False, "the notebook interface"),
+]
+
+TORCH_LESSONS = "the PyTorch lessons (08 and later)"
+
+
+def _torch_install() -> str:
+    """The command that installs the CPU-only torch build (one source: lessons_lib.core.backends)."""
+    from ..core.backends import TORCH_CPU_INSTALL
+
+    return TORCH_CPU_INSTALL
+
+
+@dataclass(frozen=True)
+class Component:
+    """One line of the report."""
+
+    name: str
+    version: str | None      # None: not installed
+    needed: bool             # needed by every lesson (True) or optional (False)
+    purpose: str
+    note: str = ""
+
+    @property
+    def installed(self) -> bool:
+        return self.version is not None
+
+    @property
+    def status(self) -> str:
+        if self.installed:
+            return "OK"
+        return "MISSING (needed)" if self.needed else "not installed (optional)"
+
+
+@dataclass(frozen=True)
+class EnvironmentReport:
+    """What :func:`environment_report` found. Displays as a table in Jupyter, as text elsewhere."""
+
+    python: str
+    platform: str
+    components: tuple[Component, ...]
+    torch_version: str | None = None
+    device: str | None = None            # "cuda" or "cpu" when torch is installed, else None
+    gpu_name: str | None = None
+    torch_error: str | None = None       # torch is installed but failed to import
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    # ---------------------------------------------------------------- queries
+    @property
+    def missing(self) -> list[str]:
+        """Names of the needed packages that are not installed."""
+        return [c.name for c in self.components if c.needed and not c.installed]
+
+    @property
+    def ok(self) -> bool:
+        """True when every package the lessons need is installed (torch is optional)."""
+        return not self.missing
+
+    @property
+    def torch_path(self) -> str:
+        """One sentence: where lessons_lib.core.backends will run torch's attention, or why it cannot."""
+        if self.torch_error:
+            return f"PyTorch is installed but failed to import ({self.torch_error})."
+        if self.torch_version is None:
+            return (
+                f"PyTorch is not installed: the numpy lessons work without it; {TORCH_LESSONS} need it. "
+                f"Install the CPU-only build with `{_torch_install()}` and restart the kernel."
+            )
+        if self.device == "cuda":
+            gpu = f" ({self.gpu_name})" if self.gpu_name else ""
+            return f"GPU path: torch attention (SDPA) will run on CUDA{gpu}."
+        return "CPU path: no CUDA GPU is visible, so torch attention (SDPA) will run on the CPU."
+
+    @property
+    def verdict(self) -> str:
+        if self.ok:
+            return "Ready: everything the lessons need is installed."
+        return (
+            "Not ready: missing " + ", ".join(self.missing)
+            + ". Run `make lab` in the course folder (it installs requirements.txt), then restart the kernel."
+        )
+
+    def as_dict(self) -> dict:
+        """The report as plain data (for tests and logs)."""
+        return {
+            "python": self.python,
+            "platform": self.platform,
+            "packages": {c.name: c.version for c in self.components},
+            "torch": self.torch_version,
+            "device": self.device,
+            "gpu": self.gpu_name,
+            "ok": self.ok,
+        }
+
+    # --------------------------------------------------------------- display
+    def _rows(self) -> list[tuple[str, str, str, str]]:
+        rows = [("Python", self.python, "OK", self.platform)]
+        for c in self.components:
+            rows.append((c.name, c.version or "-", c.status, c.note or c.purpose))
+        if self.torch_error:
+            torch_status = "BROKEN"
+        else:
+            torch_status = "OK" if self.torch_version else "not installed (optional)"
+        rows.append(("PyTorch", self.torch_version or "-", torch_status, self.torch_path))
+        return rows
+
+    def __str__(self) -> str:
+        rows = self._rows()
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(len(r[1]) for r in rows)
+        w2 = max(len(r[2]) for r in rows)
+        lines = ["Environment check"]
+        lines += [f"  {a:<{w0}}  {b:<{w1}}  {c:<{w2}}  {d}" for a, b, c, d in rows]
+        lines += [f"  {note}" for note in self.notes]
+        lines.append(self.verdict)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        body = "".join(
+            "<tr>"
+            f"<th scope='row' style='text-align:left'>{esc(a)}</th>"
+            f"<td style='text-align:left'><code>{esc(b)}</code></td>"
+            f"<td style='text-align:left'>{'&#10003; ' if c == 'OK' else '&#9888; '}{esc(c)}</td>"
+            f"<td style='text-align:left'>{esc(d)}</td>"
+            "</tr>"
+            for a, b, c, d in self._rows()
+        )
+        notes = "".join(f"<p>{esc(n)}</p>" for n in self.notes)
+        return (
+            "<div class='lessons-environment'>"
+            "<table><caption style='text-align:left'><b>Environment check</b></caption>"
+            "<thead><tr>"
+            + "".join(f"<th scope='col' style='text-align:left'>{h}</th>"
+                      for h in ("Component", "Version", "Status", "What it is for"))
+            + "</tr></thead>"
+            f"<tbody>{body}</tbody></table>{notes}<p><b>{esc(self.verdict)}</b></p></div>"
+        )
+
+    def _ipython_display_(self) -> None:
+        """In Jupyter: the table, then the widget check the learner can move."""
+        from IPython.display import display
+
+        display({"text/html": self._repr_html_(), "text/plain": str(self)}, raw=True)
+        if _version("ipywidgets") is not None:
+            display(widget_check())
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def widget_check(value: int = 3):
+    """A slider and a line that echoes its value from Python: if the echo follows, widgets work.
+
+    Moving the slider sends the new value to the kernel; the kernel's callback rewrites the line
+    below it. So an echo proves the whole round trip the lessons' sliders rely on.
+    """
+    import ipywidgets as widgets
+
+    slider = widgets.IntSlider(value=value, min=0, max=10, description="Move me", continuous_update=True)
+    slider.add_class("lessons-slider-check")
+    echo = widgets.HTML(
+        value=f"Python has the value <b>{value}</b>. Move the slider: this line should follow it."
+    )
+    echo.add_class("lessons-widget-echo")
+
+    def _on_change(change):
+        echo.value = (
+            f"Python received <b>{change['new']}</b> (squared: {change['new'] ** 2}). "
+            "Widgets work: every slider in the lessons will respond like this one."
+        )
+
+    slider.observe(_on_change, names="value")
+    help_text = widgets.HTML(
+        "<b>Widget check.</b> If you see a text such as <code>VBox(children=...)</code> here instead of "
+        "a slider, the JupyterLab widget extension is not active: install the course requirements "
+        "(<code>make lab</code>) and reload the browser page."
+    )
+    box = widgets.VBox([help_text, slider, echo])
+    box.add_class("lessons-widget-check")
+    return box
+
+
+def environment_report() -> EnvironmentReport:
+    """Check this environment for the course (lesson 00) and return a displayable report.
+
+    Imports torch only when it is installed; everything else is read from package metadata.
+    """
+    from ..core import backends
+
+    components = []
+    notes = []
+    for dist, label, needed, purpose in _PACKAGES:
+        version = _version(dist)
+        note = ""
+        if dist == "jupyterlab" and version is None:
+            note = "not in this kernel's environment (fine if the server runs elsewhere, e.g. a JupyterHub)"
+        if dist == "jupyterlab_widgets" and version is None and _version("ipywidgets"):
+            note = "missing: sliders may show as plain text in JupyterLab"
+        components.append(Component(label, version, needed, purpose, note))
+
+    torch_version = device = gpu = error = None
+    if backends.torch_available():
+        try:
+            info = backends.describe_torch()
+        except Exception as exc:  # a broken install must not break the check
+            error = f"{type(exc).__name__}: {exc}"
+            torch_version = _version("torch")
+        else:
+            torch_version = info.get("torch")
+            device = "cuda" if info.get("cuda") else "cpu"
+            gpu = info.get("gpu")
+
+    if sys.version_info < (3, 10):  # noqa: UP036 - a learner may run the check on an older Python
+        notes.append(f"Python {platform.python_version()} is older than the 3.10 the course needs.")
+
+    return EnvironmentReport(
+        python=platform.python_version(),
+        platform=f"{platform.system()} {platform.machine()}".strip(),
+        components=tuple(components),
+        torch_version=torch_version,
+        device=device,
+        gpu_name=gpu,
+        torch_error=error,
+        notes=tuple(notes),
+    )

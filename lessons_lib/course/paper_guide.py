@@ -1,0 +1,115 @@
+"""A reader's guide to Section 3.2 of Vaswani et al. (2017), "Attention Is All You Need" (arXiv:1706.03762).
+
+Each equation of §3.2 stands beside the line of ``lessons_lib`` that computes it
+and the notebook that taught it (notebook 10). The lines are looked up in the
+source when the guide is shown, so the file and line number printed are those
+of the code that runs; ``tests/test_paper_guide.py`` fails if a line is renamed away.
+
+Also: what the paper's sizes (d_model = 512, h = 8, d_k = d_v = 64) mean in the
+course's sliders (:func:`paper_sizes`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Equation", "EQUATIONS", "code_line", "equation_table", "paper_sizes", "ARXIV"]
+
+ARXIV = "https://arxiv.org/abs/1706.03762"
+
+
+@dataclass(frozen=True)
+class Equation:
+    """One piece of §3.2: the paper's formula, what it says, where the library computes it and where it
+    was taught."""
+
+    section: str      # "3.2.1"
+    formula: str      # LaTeX, as the paper writes it (our symbols are the same)
+    in_words: str
+    function: str     # "core.attention.scaled_dot_product_attention": module of lessons_lib and function
+    marker: str       # a piece of the one source line (inside that function) that computes it
+    notebook: str     # the notebook that taught it
+
+
+EQUATIONS = (
+    Equation("3.2.1", r"Q K^\top", "every query against every key: the score of query i for key j is "
+             "q_i · k_j",
+             "core.attention.attention_scores", "scores = q @ np.swapaxes(k, -1, -2)",
+             "03_step2_scores.ipynb"),
+    Equation("3.2.1", r"\frac{Q K^\top}{\sqrt{d_k}}",
+             "divide by √d_k, so that the spread of the scores does not grow with d_k (footnote 4: "
+             "q · k has variance d_k)", "core.attention.scale_by", "out = scores * scores.dtype.type(factor)",
+             "04_step3_scale_softmax.ipynb"),
+    Equation("3.2.1", r"\mathrm{softmax}(\cdot)", "each row of scores becomes weights that sum to 1",
+             "core.attention.softmax", "softmax_in_place(out, axis)",
+             "04_step3_scale_softmax.ipynb"),
+    Equation("3.2.1",
+             r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V",
+             "equation (1): each output row is the weighted average of the value vectors",
+             "core.attention.scaled_dot_product_attention", "output = weighted_values(weights, v)",
+             "05_step4_weighted_values.ipynb"),
+    Equation("3.2.2", r"\mathrm{head}_i = \mathrm{Attention}(Q W_i^Q, K W_i^K, V W_i^V)",
+             "each head projects to its own d_k-wide queries, keys and values, then attends",
+             "core.multihead.multi_head_attention", "split_heads(t, n_heads) for t in project_qkv(",
+             "06_multi_head.ipynb"),
+    Equation("3.2.2",
+             r"\mathrm{MultiHead}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W^O",
+             "the heads' outputs side by side, mixed back to d_model by W^O",
+             "core.multihead.multi_head_attention", "merge_heads(heads) @", "06_multi_head.ipynb"),
+    Equation("3.2.3", r"j > i \;\Rightarrow\; \text{score}_{ij} = -\infty",
+             "the decoder may not look ahead: the mask allows key j for query i only when j ≤ i",
+             "core.masks.causal_mask", "np.tri(", "07_causal_masking.ipynb"),
+    Equation("3.2.3", r"e^{-\infty} = 0",
+             "masked scores are set to −∞ before the softmax, so those keys get weight exactly 0",
+             "core.attention.mask_and_softmax_in_place", "np.putmask(scaled, ~allowed, -np.inf)",
+             "07_causal_masking.ipynb"),
+)
+
+
+def _resolve(dotted: str):
+    module_name, _, name = dotted.rpartition(".")
+    module = importlib.import_module(f"lessons_lib.{module_name}")
+    return module, getattr(module, name)
+
+
+def code_line(equation: Equation) -> tuple[str, int, str]:
+    """``("lessons_lib/core/attention.py", 157, "scores = q @ np.swapaxes(k, -1, -2)")`` for ``equation``.
+
+    Raises ``LookupError`` when the function no longer holds a line with the marker.
+    """
+    module, function = _resolve(equation.function)
+    lines, start = inspect.getsourcelines(function)
+    for offset, line in enumerate(lines):
+        code = line.split("#", 1)[0].strip()
+        if equation.marker in code:
+            path = Path(inspect.getsourcefile(module)).resolve()
+            package = Path(__file__).resolve().parents[1]
+            return f"lessons_lib/{path.relative_to(package).as_posix()}", start + offset, code
+    raise LookupError(f"{equation.function} has no line containing {equation.marker!r} any more; "
+                      f"update paper_guide.EQUATIONS.")
+
+
+def equation_table(link_prefix: str = "") -> str:
+    """The guide as a Markdown table: §, the paper's formula, in words, the library's line, the notebook."""
+    rows = ["| § | in the paper | what it says | computed in `lessons_lib` | taught in |",
+            "|---|---|---|---|---|"]
+    for eq in EQUATIONS:
+        path, number, code = code_line(eq)
+        name = eq.function.split(".")[-1]
+        rows.append(f"| {eq.section} | ${eq.formula}$ | {eq.in_words} | `{path}:{number}` in `{name}`: "
+                    f"`{code}` | [{eq.notebook[:2]}]({link_prefix}{eq.notebook}) |")
+    return "\n".join(rows)
+
+
+def paper_sizes(d_model: int = 512, n_heads: int = 8) -> dict:
+    """The paper's base model sizes and what follows from them (§3.2.2): d_k = d_v = d_model / h.
+
+    Returns d_model, h, d_k, d_v, √d_k (the divisor of the scores) and the
+    standard deviation of q · k for unit-variance entries before scaling (√d_k as well).
+    """
+    d_k = d_model // n_heads
+    return {"d_model": d_model, "h": n_heads, "d_k": d_k, "d_v": d_k, "sqrt_d_k": d_k ** 0.5,
+            "score_std_unscaled": d_k ** 0.5}

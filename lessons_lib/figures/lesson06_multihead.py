@@ -1,0 +1,230 @@
+"""Stills of lesson 06 (multi-head): the head shapes and the head grid.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .._checks import as_float_array, check_labels
+from .base import check_rows_sum_to_one, draw_heatmap, new_figure
+from .style import (  # the course's look: one definition, shared with the live figures
+    CMAP_WEIGHTS,
+    FONT_ANNOT,
+    FONT_LABEL,
+    FONT_TICK,
+    FONT_TITLE,
+    MAX_TOKEN_LABELS,
+    XLABEL,
+    YLABEL,
+    tick_labels,
+)
+
+HEAD_HATCHES = ("", "//", "..", "\\\\", "xx", "oo", "--", "++")  # head identity by texture, not colour only
+
+__all__ = ["plot_head_shapes", "plot_head_grid"]
+
+
+def _head_colour(head: int, n_heads: int):
+    """A light tint of viridis per head (text stays black on it)."""
+    rgb = np.array(matplotlib.colormaps[CMAP_WEIGHTS](0.15 + 0.7 * head / max(n_heads - 1, 1))[:3])
+    return tuple(0.45 * rgb + 0.55)
+
+
+def _draw_cell_block(ax, x0: float, y0: float, texts, heads, n_heads: int,
+                     gap_every: int | None = None) -> float:
+    """Unit cells with text, filled by head (tint + hatch), top-left at (x0, y0), y down; returns the width.
+
+    ``gap_every``: a small gap after every that many columns (the heads of a view, side by side).
+    ``heads`` of -1 draws a neutral (white) cell.
+    """
+    rows, cols = len(texts), len(texts[0])
+    x_of = [x0 + c + (0.3 * (c // gap_every) if gap_every else 0.0) for c in range(cols)]
+    for r in range(rows):
+        for c in range(cols):
+            head = int(heads[r][c])
+            face = "white" if head < 0 else _head_colour(head, n_heads)
+            hatch = "" if head < 0 else HEAD_HATCHES[head % len(HEAD_HATCHES)]
+            ax.add_patch(Rectangle((x_of[c], y0 + r), 1, 1, facecolor=face, edgecolor="0.25", linewidth=0.8,
+                                   hatch=hatch, hatchcolor="0.55"))   # a light hatch: the text stays legible
+            if texts[r][c]:
+                ax.text(x_of[c] + 0.5, y0 + r + 0.5, texts[r][c], ha="center", va="center",
+                        fontsize=FONT_ANNOT - 1, zorder=3)
+    return x_of[-1] + 1 - x0
+
+
+def plot_head_shapes(seq_len: int = 3, d_model: int = 6, n_heads: int = 2) -> Figure:
+    """The view/transpose of multi-head attention drawn cell by cell (notebook 06).
+
+    Top row, the split: Q ``(seq_len, d_model)`` → ``reshape`` ``(seq_len, n_heads,
+    d_head)`` → ``transpose`` ``(n_heads, seq_len, d_head)``. Bottom row, the merge
+    of the head outputs back to ``(seq_len, d_model)`` and W_O. Every cell is
+    labelled "token, column" (of Q at the top, of its head at the bottom) and filled
+    by its head (a tint and a hatch per head), so each number can be followed. The
+    cells are placed by :func:`lessons_lib.core.multihead.split_heads` and ``merge_heads``
+    themselves, run on an array of cell numbers: the figure shows what the library does.
+    """
+    from .._checks import check_positive_int
+    from ..core.multihead import check_heads, merge_heads, split_heads
+
+    L = check_positive_int(seq_len, "seq_len")
+    d = check_positive_int(d_model, "d_model")
+    h = check_heads(n_heads, d)
+    dh = d // h
+    if L > 6 or d > 12:
+        raise ValueError(f"plot_head_shapes draws every cell: keep seq_len ≤ 6 and d_model ≤ 12 "
+                         f"(got {L} and {d}).")
+    cell_no = np.arange(L * d).reshape(L, d)                   # cell (i, c) holds the number i·d + c
+    split = split_heads(cell_no.astype(float), h).astype(int)  # (h, L, dh): where each number went
+    head_of = (cell_no % d) // dh                              # the head that owns each column
+
+    def names(numbers, width):
+        return [[f"{v // width},{v % width}" for v in row] for row in numbers]
+
+    gap, stack_gap, title_h = 5.0, 0.8, 1.7
+    ax_items = []   # drawn after the size is known
+
+    def title(x, y, text):
+        ax_items.append(("title", x, y - 0.3, text))
+
+    def step(x_from, x_to, y, code):
+        ax_items.append(("step", x_from, x_to, y, code))
+
+    blocks = []     # (x, y, texts, heads, gap_every)
+    # top row: the split
+    y1 = title_h
+    blocks.append((0.0, y1, names(cell_no, d), head_of, None))
+    title(0.0, y1, f"Q = X·W_Q\n({L}, {d})")
+    x2 = d + gap
+    step(d, x2, y1 + L / 2, f".reshape({L}, {h}, {dh})")
+    blocks.append((x2, y1, names(cell_no, d), head_of, dh))
+    title(x2, y1, f"view: heads side by side\n({L}, {h}, {dh})")
+    x3 = x2 + d + 0.3 * (h - 1) + gap
+    step(x2 + d + 0.3 * (h - 1), x3, y1 + L / 2, ".transpose(1, 0, 2)")
+    for k in range(h):
+        yk = y1 + k * (L + stack_gap)
+        blocks.append((x3, yk, names(split[k], d), np.full((L, dh), k), None))
+        ax_items.append(("label", x3 + dh + 0.3, yk + L / 2, f"head {k}", "left"))
+    title(x3, y1, f"heads first: one matrix per head\n({h}, {L}, {dh})")
+    top_bottom = y1 + h * (L + stack_gap)
+    # bottom row: the merge
+    y2 = top_bottom + title_h + 1.2
+    out_no = np.arange(L * dh).reshape(L, dh)
+    for k in range(h):
+        yk = y2 + k * (L + stack_gap)
+        blocks.append((0.0, yk, names(out_no, dh), np.full((L, dh), k), None))
+        ax_items.append(("label", -0.3, yk + L / 2, f"head {k}", "right"))
+    title(0.0, y2, f"head outputs = weights·V\n({h}, {L}, {dh})")
+    tagged = np.stack([out_no] * h) + 1000 * np.arange(h)[:, None, None]   # head k's cells: 1000·k + cell
+    tagged = merge_heads(tagged.astype(float)).astype(int)
+    merged_texts, merged_heads = names(tagged % 1000, dh), tagged // 1000
+    xb = dh + gap
+    step(dh, xb, y2 + L / 2, ".transpose(1, 0, 2)")
+    blocks.append((xb, y2, merged_texts, merged_heads, dh))
+    title(xb, y2, f"tokens first\n({L}, {h}, {dh})")
+    xc = xb + d + 0.3 * (h - 1) + gap
+    step(xb + d + 0.3 * (h - 1), xc, y2 + L / 2, f".reshape({L}, {d})")
+    blocks.append((xc, y2, merged_texts, merged_heads, None))
+    title(xc, y2, f"Concat(heads)\n({L}, {d})")
+    xd = xc + d + gap
+    step(xc + d, xd, y2 + L / 2, f"@ W_O  ({d}, {d})")
+    blocks.append((xd, y2, [[""] * d for _ in range(L)], np.full((L, d), -1), None))
+    title(xd, y2, f"output\n({L}, {d})")
+    width = max(xd + d, x3 + dh + 3.0) + 0.5
+    height = y2 + h * (L + stack_gap) + 0.4
+    inch = 0.42
+    fig = new_figure(width * inch + 0.3, height * inch + 0.6, layout=None)
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0 - 0.6 / (height * inch + 0.6)))
+    ax.set_axis_off()
+    ax.set_xlim(-2.5, width)
+    ax.set_ylim(height, 0.0)
+    for x, y, texts, heads, every in blocks:
+        _draw_cell_block(ax, x, y, texts, heads, h, gap_every=every)
+    arrow = dict(arrowstyle="-|>", color="0.2", linewidth=1.6, mutation_scale=18)
+    for item in ax_items:
+        if item[0] == "title":
+            ax.text(item[1], item[2], item[3], ha="left", va="bottom", fontsize=FONT_ANNOT + 1)
+        elif item[0] == "step":
+            _, x_from, x_to, y, code = item
+            ax.annotate("", xy=(x_to - 0.3, y), xytext=(x_from + 0.3, y), arrowprops=arrow)
+            ax.text((x_from + x_to) / 2, y - 0.35, code, ha="center", va="bottom", fontsize=FONT_ANNOT - 1,
+                    family="monospace")
+        else:
+            _, x, y, text, ha = item
+            ax.text(x, y, text, ha=ha, va="center", fontsize=FONT_ANNOT)
+    ax.text(-2.4, y2 - title_h - 0.5, "…each head attends on its own (scores, softmax, weights·V), then:",
+            ha="left", va="center", fontsize=FONT_ANNOT + 1, style="italic")
+    handles = [Rectangle((0, 0), 1, 1, facecolor=_head_colour(k, h), edgecolor="0.25", hatchcolor="0.55",
+                         hatch=HEAD_HATCHES[k % len(HEAD_HATCHES)], label=f"head {k}") for k in range(h)]
+    ax.legend(handles=handles, loc="upper right", bbox_to_anchor=(0.98, 0.9), fontsize=FONT_ANNOT, ncols=1,
+              frameon=False,
+              title="cell text: token, column", title_fontsize=FONT_ANNOT)
+    fig.suptitle(f"Multi-head attention, shape at each stage: L = {L} tokens, d_model = {d}, "
+                 f"{h} heads of d_head = {dh}", fontsize=FONT_TITLE, y=0.995, va="top")
+    return fig
+
+
+def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None, mask=None,
+                   ncols: int | None = None) -> Figure:
+    """One heatmap of attention weights per head, ``weights (n_heads, seq_len, seq_len)`` (notebook 06).
+
+    All heads share one 0..1 viridis scale and one colorbar, so they can be compared
+    by eye; each panel is titled with the head's number (and name, from
+    ``head_names``). Rows are queries, columns keys; ``mask`` (True = may attend)
+    hatches masked cells in every head.
+    """
+    w = as_float_array(weights, "weights")
+    if w.ndim != 3 or w.shape[1] != w.shape[2]:
+        raise ValueError(f"weights must be (n_heads, seq_len, seq_len), one square matrix per head; "
+                         f"got shape {w.shape}.")
+    h, L, _ = w.shape
+    tokens = check_labels(tokens, L, "tokens", "row")
+    names = [f"head {k}" for k in range(h)] if head_names is None else [
+        f"head {k}: {n}" for k, n in enumerate(check_labels(head_names, h, "head_names", "head"))]
+    for k in range(h):
+        check_rows_sum_to_one(w[k], tokens, f"weights[{k}]")
+    ncols = min(h, 4) if ncols is None else int(ncols)
+    nrows = -(-h // ncols)
+    side = min(3.6, max(2.4, 0.25 * L + 1.0))                 # inches per panel
+    # token labels at least 12 pt apart, and no more than MAX_TOKEN_LABELS of them
+    step = max(1, int(np.ceil(0.19 * L / side)), int(np.ceil(L / MAX_TOKEN_LABELS)))
+    shown = tick_labels(tokens, np.arange(0, L, step)) if step > 1 else tick_labels(tokens, np.arange(L))
+    label = 0.11 * max(len(t) for t in shown) + 0.5             # room for the token labels
+    # placed by hand, not by constrained layout: a grid of 8 panels then draws in half the time
+    left, bottom, top, gap, bar = label + 0.35, label + 0.5, 0.9, 0.3, 1.3
+    width, height = left + ncols * side + (ncols - 1) * gap + bar, bottom + nrows * (side + gap + 0.1) + top
+    fig = new_figure(width, height, layout=None)
+    fig.subplots_adjust(left=left / width, right=(width - bar) / width, bottom=bottom / height,
+                        top=1 - top / height, wspace=gap / side, hspace=(gap + 0.3) / side)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    im = None
+    for k, ax in enumerate(axes):
+        if k >= h:
+            ax.set_axis_off()
+            continue
+        im, _ = draw_heatmap(ax, w[k], tokens, tokens, title=names[k], colorbar_label="-", cmap=CMAP_WEIGHTS,
+                              vmin=0.0, vmax=1.0, mask=mask, annotate=False, fmt="", colorbar=False,
+                              xlabel=XLABEL if k // ncols == nrows - 1 else "",
+                              ylabel=YLABEL if k % ncols == 0 else "")
+        ax.title.set_fontsize(FONT_LABEL)
+        if step > 1:                  # small panels: every step-th token, with its position
+            ticks = np.arange(0, L, step)
+            ax.set_yticks(ticks, tick_labels(tokens, ticks), fontsize=FONT_TICK)
+            ax.set_xticks(ticks, tick_labels(tokens, ticks), fontsize=FONT_TICK, rotation=90)
+        if k % ncols != 0:            # tokens are the same in every panel: label the outer edges only
+            ax.set_yticks([])
+        if k + ncols < h:
+            ax.set_xticks([])
+    cax = fig.add_axes(((width - bar + 0.25) / width, bottom / height, 0.18 / width,
+                        (height - bottom - top) / height))
+    cbar = fig.colorbar(im, cax=cax)
+    cbar.set_label("attention weight (each row sums to 1)", fontsize=FONT_LABEL)
+    cbar.ax.tick_params(labelsize=FONT_TICK)
+    fig.suptitle(title or f"Attention weights of {h} heads (rows: queries, columns: keys)",
+                 fontsize=FONT_TITLE)
+    return fig
+
+
+# ====================================================================== notebook 07: masks

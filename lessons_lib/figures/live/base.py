@@ -1,0 +1,157 @@
+"""What every live figure shares: the JavaScript and CSS, size, title and alt text; the matrix traits.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from pathlib import Path
+
+import anywidget
+import numpy as np
+import traitlets as t
+
+from ..._checks import as_bool_mask, check_label
+from .. import style
+
+_HERE = Path(__file__).resolve().parent
+# the JavaScript, with the course's look (figures/style.py) put in front of it as `const STYLE`
+_ESM = (f"const STYLE = {json.dumps(style.live_style(), ensure_ascii=False)};\n"
+        + (_HERE / "live_figures.js").read_text(encoding="utf-8"))
+_CSS = (_HERE / "live_figures.css").read_text(encoding="utf-8")
+
+
+MAX_LIVE_CELLS = 512 * 512  # a live figure draws at most this many cells (all panels together)
+
+
+# ------------------------------------------------------------------ checks
+
+
+def check_cells(n_cells: int, shape: tuple, what: str) -> None:
+    if n_cells > MAX_LIVE_CELLS:
+        raise ValueError(
+            f"{what} of shape {shape} has {n_cells:,} cells; a live figure draws at most "
+            f"{MAX_LIVE_CELLS:,} (512 × 512). Show a slice (e.g. matrix[:128, :128]) or a pooled view "
+            f"(e.g. the mean over blocks of 8 × 8 cells), or draw it as a still (lessons_lib.heatmap)."
+        )
+
+
+def check_number(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise TypeError(f"{name} must be a finite number; got {value!r}.")
+    return float(value)
+
+
+
+def hidden_cells(m: np.ndarray, mask, name: str = "mask") -> np.ndarray:
+    """True where a cell is masked: ``mask`` False (True = may attend) or a non-finite value (−∞ score)."""
+    hidden = ~np.isfinite(m)
+    if mask is not None:
+        allowed = as_bool_mask(mask, name)
+        try:
+            allowed = np.broadcast_to(allowed, m.shape)
+        except ValueError:
+            raise ValueError(f"{name} has shape {allowed.shape}, which does not fit the matrix's shape "
+                             f"{m.shape}; give one True/False per cell (True = may attend).") from None
+        hidden = hidden | ~allowed
+    return hidden
+
+
+def int_or_none(value, name: str, n: int) -> int:
+    """-1 for None, else an index 0..n-1."""
+    if value is None:
+        return -1
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a whole number (a row index) or None; got {value!r}.")
+    if not 0 <= value < n:
+        raise ValueError(f"{name} must be from 0 to {n - 1}; got {value}.")
+    return int(value)
+
+
+# ------------------------------------------------------------------ the widgets
+class LiveFigure(anywidget.AnyWidget):
+    """Base of the live figures: the JavaScript, the size in CSS pixels, a title and an alt text.
+
+    ``width``/``height`` are fixed, so a redraw never makes the page jump. ``alt``
+    is the figure's description for screen readers (the canvas's aria-label); the
+    explorers write their settings there ("d_k = 64"), which the browser test reads.
+    """
+
+    _esm = _ESM
+    _css = _CSS
+    _kind = t.Unicode("").tag(sync=True)
+    title = t.Unicode("").tag(sync=True)
+    alt = t.Unicode("").tag(sync=True)
+    width = t.Int(480).tag(sync=True)
+    height = t.Int(420).tag(sync=True)
+
+    def __init__(self, *, width: int = 480, height: int = 420, title: str = "", **kwargs):
+        for value, name in ((width, "width"), (height, "height")):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 80 <= value <= 4000:
+                raise ValueError(f"{name} must be a whole number of pixels from 80 to 4000; got {value!r}.")
+        super().__init__(width=int(width), height=int(height), title=check_label(title, "title"), **kwargs)
+        self.add_class("lessons-live")
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = super()._repr_mimebundle_(**kwargs)
+        if isinstance(data, tuple):
+            data = data[0]
+        data = dict(data or {})
+        data["text/plain"] = (f"{type(self).__name__}: {self.alt or self.title or 'live figure'} "
+                              f"(drawn in the browser; run the notebook in JupyterLab to see it)")
+        return data
+
+
+class MatrixFigure(LiveFigure):
+    """What heatmaps and heatmap grids share: binary values, mask bits, labels, ticks, colour table."""
+
+    values = t.Bytes(b"").tag(sync=True)
+    encoding = t.Unicode("f32").tag(sync=True)
+    mask = t.Bytes(b"").tag(sync=True)
+    row_labels = t.List(t.Unicode()).tag(sync=True)
+    col_labels = t.List(t.Unicode()).tag(sync=True)
+    row_ticks = t.List(t.Int()).tag(sync=True)
+    col_ticks = t.List(t.Int()).tag(sync=True)
+    vmin = t.Float(0.0).tag(sync=True)
+    vmax = t.Float(1.0).tag(sync=True)
+    cmap = t.Unicode(style.CMAP_WEIGHTS).tag(sync=True)
+    lut = t.Bytes(b"").tag(sync=True)
+    xlabel = t.Unicode(style.XLABEL).tag(sync=True)
+    ylabel = t.Unicode(style.YLABEL).tag(sync=True)
+    colorbar_label = t.Unicode("").tag(sync=True)
+    decimals = t.Int(2).tag(sync=True)
+    annotate_max = t.Int(12).tag(sync=True)
+    percent = t.Bool(False).tag(sync=True)
+    row_name = t.Unicode("query").tag(sync=True)
+    col_name = t.Unicode("key").tag(sync=True)
+
+    def __init__(self, *, cmap: str = style.CMAP_WEIGHTS, colorbar_label: str = "",
+                 xlabel: str = style.XLABEL, ylabel: str = style.YLABEL, decimals: int = 2,
+                 annotate_max: int = 12, percent: bool = False, row_name: str = "query",
+                 col_name: str = "key", **kwargs):
+        style.check_colormap(cmap)
+        if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral) or not 0 <= decimals <= 6:
+            raise ValueError(f"decimals (digits written in each cell) must be 0 to 6; got {decimals!r}.")
+        if isinstance(annotate_max, bool) or not isinstance(annotate_max, numbers.Integral) \
+                or annotate_max < 0:
+            raise ValueError(f"annotate_max must be a whole number ≥ 0; got {annotate_max!r}.")
+        if not isinstance(percent, bool):
+            raise TypeError(f"percent must be True or False; got {percent!r}.")
+        super().__init__(cmap=cmap, lut=style.colormap_table(cmap),
+                         colorbar_label=check_label(colorbar_label, "colorbar_label"),
+                         xlabel=check_label(xlabel, "xlabel"), ylabel=check_label(ylabel, "ylabel"),
+                         decimals=int(decimals), annotate_max=int(annotate_max), percent=percent,
+                         row_name=check_label(row_name, "row_name"),
+                         col_name=check_label(col_name, "col_name"),
+                         **kwargs)
+        self.matrix: np.ndarray | None = None
+        self.hidden: np.ndarray | None = None
+
+    @t.observe("cmap")
+    def _cmap_changed(self, change):
+        self.lut = style.colormap_table(style.check_colormap(change["new"]))
+
+    def _labels_and_ticks(self, rows: list[str], cols: list[str]) -> dict:
+        return {"row_labels": rows, "col_labels": cols,
+                "row_ticks": style.tick_indices(len(rows)).tolist(),
+                "col_ticks": style.tick_indices(len(cols)).tolist()}

@@ -1,0 +1,1 @@
+"""What the lessons compute with and measure: data, coref, models (torch), cost, measurements."""

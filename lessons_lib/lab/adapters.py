@@ -1,0 +1,161 @@
+"""Real models' attention weights in the course's layout, for ``multi_head_attention``.
+
+The course multiplies on the right, ``Q = X @ W_Q``, so every weight is stored
+**(in, out)**: rows are input features, columns output features, and head i owns
+columns i·d_head … (i+1)·d_head − 1 (notebook 06). Real models store them in
+other layouts, and a forgotten transpose of a square matrix raises nothing: the
+numbers are just wrong. Each function here takes one module and returns a dict
+
+    {"w_q", "w_k", "w_v", "w_o": (d_model, d_model) float64, (in, out) layout,
+     "b_q", "b_k", "b_v", "b_o": (d_model,) float64, "n_heads": int}
+
+ready for ``multi_head_attention(x, **weights, causal=...)``. Where each layout
+comes from:
+
+==================================  ===================================================================
+module                              how its weights are stored, and what is done here
+==================================  ===================================================================
+``torch.nn.Linear``                 ``weight`` is (out, in), used as ``x @ weight.T``: transposed
+``torch.nn.MultiheadAttention``     ``in_proj_weight`` (3·d, d) = [W_Q; W_K; W_V] stacked by rows,
+                                    each (out, in): split by rows, then transposed; ``out_proj`` a Linear
+GPT-2 (``transformers``)            ``c_attn``, ``c_proj`` are ``Conv1D``: weight (in, out), used as
+                                    ``x @ weight``, the course's layout; ``c_attn`` holds
+                                    [W_Q | W_K | W_V] side by side: split by columns, not transposed
+BERT self-attention                 ``query``, ``key``, ``value`` are Linear: transposed; the output
+                                    projection lives in ``BertSelfOutput.dense`` (given a
+                                    ``BertAttention``, it is read; a bare ``BertSelfAttention`` has
+                                    none: W_O = I, b_O = 0)
+nanoGPT ``CausalSelfAttention``     ``c_attn`` = Linear(d, 3·d), ``c_proj`` = Linear(d, d): split by
+                                    rows, then transposed
+==================================  ===================================================================
+
+torch is imported only inside the functions: ``import lessons_lib`` never imports it.
+Dropout is not read: use the modules in ``eval()`` mode to compare.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["weights_from_torch_multihead", "weights_from_gpt2_attention", "weights_from_bert_attention",
+           "weights_from_nanogpt_attention", "attention_weights_of"]
+
+
+def _numpy(tensor) -> np.ndarray:
+    """A torch parameter as a float64 numpy array (a copy, detached from autograd)."""
+    return tensor.detach().cpu().double().numpy().copy()
+
+
+def _bias(layer, d_out: int) -> np.ndarray:
+    """A Linear's or Conv1D's bias as float64, zeros when it has none (``bias=False``)."""
+    return np.zeros(d_out) if layer.bias is None else _numpy(layer.bias)
+
+
+def _pack(w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, n_heads) -> dict:
+    return {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o,
+            "b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o, "n_heads": int(n_heads)}
+
+
+def _require(module, attributes: tuple, what: str, function: str):
+    missing = [a for a in attributes if not hasattr(module, a)]
+    if missing:
+        raise TypeError(f"{function} takes {what}; got {type(module).__name__}, which has no "
+                        f"{', '.join(missing)}.")
+
+
+def weights_from_torch_multihead(module) -> dict:
+    """The weights of a ``torch.nn.MultiheadAttention``, in the course's (in, out) layout.
+
+    ``in_proj_weight`` is ``(3·d, d)``: rows 0…d−1 are W_Q, then W_K, then W_V, each
+    in Linear's (out, in) layout, so each block is transposed. Needs the packed form
+    (``kdim = vdim = embed_dim``, the default). Biases are zeros for ``bias=False``.
+    ``multi_head_attention`` then matches ``module(x, x, x, need_weights=True,
+    average_attn_weights=False)``; the module's ``attn_mask`` uses True = may *not*
+    attend, the course's mask is its ``~``.
+    """
+    _require(module, ("in_proj_weight", "out_proj", "num_heads"), "a torch.nn.MultiheadAttention",
+             "weights_from_torch_multihead")
+    if module.in_proj_weight is None:
+        raise ValueError("This nn.MultiheadAttention has separate q/k/v projections (kdim or vdim differ "
+                         "from embed_dim): the course's self-attention needs them equal.")
+    d = module.embed_dim
+    w = _numpy(module.in_proj_weight)                        # (3d, d), each block (out, in)
+    b = np.zeros(3 * d) if module.in_proj_bias is None else _numpy(module.in_proj_bias)
+    w_q, w_k, w_v = (w[i * d:(i + 1) * d].T for i in range(3))
+    b_q, b_k, b_v = (b[i * d:(i + 1) * d] for i in range(3))
+    out = module.out_proj
+    return _pack(w_q, w_k, w_v, _numpy(out.weight).T, b_q, b_k, b_v, _bias(out, d), module.num_heads)
+
+
+def weights_from_gpt2_attention(module) -> dict:
+    """The weights of a Hugging Face GPT-2 attention layer (``model.transformer.h[i].attn``).
+
+    GPT-2's ``Conv1D`` computes ``x @ weight + bias`` with ``weight (in, out)``: the
+    course's layout already, so nothing is transposed. ``c_attn.weight (d, 3·d)``
+    holds W_Q, W_K, W_V side by side: split by *columns*. GPT-2 is causal: call
+    ``multi_head_attention(x, **weights, causal=True)``.
+    """
+    _require(module, ("c_attn", "c_proj", "num_heads"), "a GPT-2 attention layer (with c_attn, c_proj)",
+             "weights_from_gpt2_attention")
+    if getattr(module, "is_cross_attention", False):
+        raise ValueError("This GPT-2 attention is cross-attention (q_attn separate); the course's "
+                         "multi_head_attention is self-attention.")
+    w = _numpy(module.c_attn.weight)                         # (d, 3d), (in, out)
+    d = w.shape[0]
+    b = _bias(module.c_attn, 3 * d)
+    w_q, w_k, w_v = (w[:, i * d:(i + 1) * d] for i in range(3))
+    b_q, b_k, b_v = (b[i * d:(i + 1) * d] for i in range(3))
+    proj = module.c_proj
+    return _pack(w_q, w_k, w_v, _numpy(proj.weight), b_q, b_k, b_v, _bias(proj, d), module.num_heads)
+
+
+def weights_from_bert_attention(module) -> dict:
+    """The weights of a Hugging Face BERT attention (``BertAttention``) or self-attention.
+
+    ``query``, ``key``, ``value`` are ``nn.Linear``, weight (out, in): transposed. Given
+    a ``BertAttention`` (``layer.attention``), W_O and b_O come from its
+    ``output.dense``; a bare ``BertSelfAttention`` (``layer.attention.self``) stops at the
+    concatenated heads, so W_O = I and b_O = 0. (BERT then adds the residual and a
+    LayerNorm, outside attention.) BERT is not causal.
+    """
+    self_attention = getattr(module, "self", module)
+    _require(self_attention, ("query", "key", "value", "num_attention_heads"),
+             "a BERT attention (BertAttention or BertSelfAttention)", "weights_from_bert_attention")
+    d = self_attention.query.weight.shape[1]
+    w_q, w_k, w_v = (_numpy(getattr(self_attention, name).weight).T for name in ("query", "key", "value"))
+    b_q, b_k, b_v = (_bias(getattr(self_attention, name), d) for name in ("query", "key", "value"))
+    dense = getattr(getattr(module, "output", None), "dense", None)
+    w_o, b_o = (np.eye(d), np.zeros(d)) if dense is None else (_numpy(dense.weight).T, _bias(dense, d))
+    return _pack(w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, self_attention.num_attention_heads)
+
+
+def weights_from_nanogpt_attention(module) -> dict:
+    """The weights of a nanoGPT-style ``CausalSelfAttention`` (``c_attn``, ``c_proj`` as ``nn.Linear``).
+
+    ``c_attn`` is Linear(d, 3·d): weight (3·d, d), W_Q, W_K, W_V stacked by rows in
+    (out, in) layout, so split by rows, then transposed. ``n_head`` heads; causal.
+    """
+    _require(module, ("c_attn", "c_proj", "n_head"), "a nanoGPT CausalSelfAttention (c_attn, c_proj, n_head)",
+             "weights_from_nanogpt_attention")
+    w = _numpy(module.c_attn.weight)                         # (3d, d), (out, in)
+    d = w.shape[1]
+    b = _bias(module.c_attn, 3 * d)
+    w_q, w_k, w_v = (w[i * d:(i + 1) * d].T for i in range(3))
+    b_q, b_k, b_v = (b[i * d:(i + 1) * d] for i in range(3))
+    proj = module.c_proj
+    return _pack(w_q, w_k, w_v, _numpy(proj.weight).T, b_q, b_k, b_v, _bias(proj, d), module.n_head)
+
+
+def attention_weights_of(module) -> dict:
+    """The course-layout weights of any module above, recognised by its attributes."""
+    if hasattr(module, "in_proj_weight"):
+        return weights_from_torch_multihead(module)
+    if hasattr(module, "num_heads") and hasattr(module, "c_attn"):
+        return weights_from_gpt2_attention(module)
+    if hasattr(module, "n_head") and hasattr(module, "c_attn"):
+        return weights_from_nanogpt_attention(module)
+    if hasattr(getattr(module, "self", module), "num_attention_heads"):
+        return weights_from_bert_attention(module)
+    raise TypeError(f"attention_weights_of does not know {type(module).__name__}: give an "
+                    f"nn.MultiheadAttention, a GPT-2 or BERT attention layer, or a nanoGPT "
+                    f"CausalSelfAttention.")

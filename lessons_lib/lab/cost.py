@@ -1,0 +1,541 @@
+"""The cost of attention against sequence length N: count it, then measure it (notebook 08).
+
+Counting. Every query is compared with every key, so one head of self-attention over
+N tokens computes N² scores. Two matrix products do the arithmetic: Q·Kᵀ and
+weights·V, each N·N·d multiply-adds, so
+
+    scores  = N² per head                      (1,000 tokens → 1,000,000 scores)
+    FLOPs   = 4·N²·d per head                  (halved with a causal mask)
+    memory  = N² · itemsize for the scores     (100,000 tokens in float32: 40 GB)
+
+Measuring. :func:`measure` times one method at one N and records its peak memory;
+:func:`measure_scaling` does it for several N with a progress bar and returns a
+:class:`CostTable`, whose :meth:`~CostTable.slope` is the slope of the log-log line:
+about 2 for time (N² work) and for the naive method's memory, about 1 or less for
+the tiled method's memory (one fixed tile plus the N × d output). Methods:
+
+    "naive numpy"     lessons_lib.low_memory_attention (holds one N × N buffer)
+    "tiled numpy"     lessons_lib.flash_attention (one tile at a time)
+    "torch SDPA"      lessons_lib.sdpa_attention on the CPU, torch's choice of kernel
+    "torch SDPA math" the same with torch's reference ("math") kernel, which holds N × N
+
+Memory is the peak the call allocates beyond its inputs (the output included):
+measured with ``tracemalloc`` for numpy (exact, any OS) and as the peak resident set
+for torch (Linux only; ``None`` elsewhere). Before a run, :func:`estimate_memory`
+predicts the need and :func:`~lessons_lib._checks.check_memory` refuses a size that
+would not fit a 2 GB machine. torch is imported only for the torch methods.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._checks import SizeLimitError, check_memory, check_positive_int, format_bytes
+from ..core.flash import default_block_size
+
+METHODS = ("naive numpy", "tiled numpy", "torch SDPA", "torch SDPA math")
+MIN_TIMING_S = 0.1     # at one N, keep timing fast methods until this long was spent in them ...
+MAX_ROUNDS = 30        # ... but at most this many rounds
+TORCH_METHODS = ("torch SDPA", "torch SDPA math")
+
+
+# --------------------------------------------------------------------------- counting
+def _count_args(n_queries, n_keys, n_heads, batch):
+    n_queries = check_positive_int(n_queries, "n_queries (the sequence length N)")
+    n_keys = n_queries if n_keys is None else check_positive_int(n_keys, "n_keys")
+    return n_queries, n_keys, check_positive_int(n_heads, "n_heads"), check_positive_int(batch, "batch")
+
+
+def score_count(n_queries: int, n_keys: int | None = None, *, n_heads: int = 1, batch: int = 1) -> int:
+    """How many scores q_i·k_j attention computes: N_q · N_k per head (N² for self-attention).
+
+    ``score_count(1_000)`` → 1,000,000; ``score_count(100_000)`` → 10,000,000,000.
+    """
+    n_queries, n_keys, n_heads, batch = _count_args(n_queries, n_keys, n_heads, batch)
+    return batch * n_heads * n_queries * n_keys
+
+
+def attention_flops(n_queries: int, d: int, *, n_keys: int | None = None, n_heads: int = 1,
+                    batch: int = 1, causal: bool = False) -> float:
+    """Floating-point operations of the two matrix products: 4 · N_q · N_k · d per head.
+
+    Q·Kᵀ and weights·V are each N_q·N_k·d multiply-adds (2 FLOPs each). Softmax adds a
+    few operations per score, O(N²) too but not counted, as is usual. ``causal`` halves
+    the count: a causal kernel skips the masked half. ``d`` is the head dimension.
+    """
+    n_queries, n_keys, n_heads, batch = _count_args(n_queries, n_keys, n_heads, batch)
+    d = check_positive_int(d, "d (the head dimension)")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False; got {causal!r}.")
+    flops = 4.0 * batch * n_heads * n_queries * n_keys * d
+    return flops / 2 if causal else flops
+
+
+def _itemsize(dtype) -> int:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a numpy float type such as 'float32'; got {dtype!r}.") from None
+    if dt.kind != "f":
+        raise TypeError(f"dtype must be a floating-point type such as 'float32'; got {dt}.")
+    return dt.itemsize
+
+
+def score_memory(n_queries: int, n_keys: int | None = None, *, n_heads: int = 1, batch: int = 1,
+                 dtype="float32") -> int:
+    """Bytes needed to hold the score matrix: N_q · N_k · itemsize per head.
+
+    ``score_memory(100_000)`` → 40,000,000,000 bytes (float32): far more than a GPU holds.
+    """
+    return score_count(n_queries, n_keys, n_heads=n_heads, batch=batch) * _itemsize(dtype)
+
+
+# --------------------------------------------------------------------------- estimating
+def _as_list(values, name: str, example: str) -> list:
+    """``values`` as a list, refusing one number or one string where a list of them is expected."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a list, e.g. {name}={example}; got {values!r}. "
+                        f"For a single one, put it in a list: {name}=[{values!r}].")
+    return list(values)
+
+
+def _check_method(method) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}.")
+    return method
+
+
+def estimate_memory(method: str, n: int, d: int = 64, *, dtype="float32",
+                    block_size: int | None = None) -> int:
+    """Bytes one call of ``method`` at sequence length ``n`` will need, inputs included.
+
+    Q, K, V and the output are 4·N·d numbers. On top: naive numpy holds the N × N
+    weights; tiled numpy a block × block tile and a temporary; torch's math kernel about three
+    N × N buffers; torch's fused (flash) CPU kernel small per-thread buffers.
+    """
+    method = _check_method(method)
+    n = check_positive_int(n, "n (the sequence length)")
+    d = check_positive_int(d, "d (the head dimension)")
+    size = _itemsize(dtype)
+    linear = 4 * n * d * size
+    if method == "naive numpy":
+        return linear + n * n * size
+    if method == "tiled numpy":
+        block = default_block_size() if block_size is None else block_size
+        tile = min(check_positive_int(block, "block_size"), n)
+        return linear + 2 * tile * tile * size      # the tile, and room for a temporary
+    if method == "torch SDPA math":
+        return linear + 3 * n * n * size
+    return 2 * linear + 4 * 2**20           # torch SDPA (fused): blocked, per-thread buffers
+
+
+_INSTEAD = {
+    "naive numpy": "Use a shorter sequence, or 'tiled numpy' (flash_attention), which never holds "
+                   "the N × N matrix.",
+    "torch SDPA math": "Use a shorter sequence, or 'torch SDPA' (the fused kernel), which never holds "
+                       "the N × N matrix.",
+}
+
+
+def check_fits(method: str, n: int, d: int = 64, *, dtype="float32",
+               block_size: int | None = None) -> int:
+    """Refuse (``SizeLimitError``) a run that would not fit comfortably; else return its estimate."""
+    need = estimate_memory(method, n, d, dtype=dtype, block_size=block_size)
+    check_memory(need, f"{method} attention at N = {n:,} (d = {d}, {np.dtype(dtype).name})",
+                 _INSTEAD.get(method, "Use a shorter sequence."))
+    return need
+
+
+# --------------------------------------------------------------------------- measuring
+@dataclass(frozen=True)
+class Measurement:
+    """One method at one sequence length: best time of ``repeats`` calls and peak memory.
+
+    ``peak_bytes``: memory the call allocated beyond its inputs (output included), or
+    ``None`` where it cannot be measured (torch outside Linux). ``input_bytes``: Q, K, V.
+    ``memory_source``: "tracemalloc" (numpy) or "resident set" (torch). ``kernel``: the
+    SDPA kernel torch ran, "" for numpy. ``block_size``: the tiled method's block, else None.
+    """
+
+    method: str
+    n: int
+    d: int
+    dtype: str
+    seconds: float
+    peak_bytes: int | None
+    input_bytes: int
+    memory_source: str
+    kernel: str = ""
+    block_size: int | None = None
+    threads: int | None = None     # threads the timing ran on (None: the libraries' defaults)
+
+    @property
+    def total_bytes(self) -> int | None:
+        """Inputs plus peak extra memory: what attention at this N needs in all."""
+        return None if self.peak_bytes is None else self.input_bytes + self.peak_bytes
+
+
+@contextlib.contextmanager
+def _threads(threads: int | None):
+    """Run numpy's BLAS and torch on ``threads`` threads inside the block (None: leave them alone).
+
+    On a shared machine (a classroom hub, Binder, a busy laptop) a multi-threaded matrix
+    product can wait a whole scheduler time slice for a second core, so small sizes come out
+    many times too slow and the slopes mean nothing. On one thread the times are steadier
+    and the growth with N is the same.
+    """
+    if threads is None:
+        yield
+        return
+    threads = check_positive_int(threads, "threads")
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=threads, user_api="blas"):
+        if torch is not None:
+            torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            if torch is not None:
+                torch.set_num_threads(before)
+
+
+def _inputs(n: int, d: int, dtype, seed: int):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((n, d), dtype=np.float64).astype(dtype) for _ in range(3))
+
+
+def _runner(method: str, block_size: int | None) -> Callable:
+    """``fn(q, k, v) -> (output, kernel)`` for ``method``."""
+    if method == "naive numpy":
+        from ..core.attention import low_memory_attention
+
+        return lambda q, k, v: (low_memory_attention(q, k, v)[0], "")
+    if method == "tiled numpy":
+        from ..core.flash import flash_attention
+
+        return lambda q, k, v: (flash_attention(q, k, v, block_size=block_size), "")
+    from ..core.backends import sdpa_attention
+
+    kernel = "math" if method == "torch SDPA math" else None
+
+    def run(q, k, v):
+        result = sdpa_attention(q, k, v, device="cpu", kernel=kernel)
+        return result.output, result.kernel
+    return run
+
+
+def _traced_peak(fn: Callable) -> int:
+    """Peak bytes numpy allocated while ``fn()`` ran (its result included), by tracemalloc."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        result = fn()
+        peak = tracemalloc.get_traced_memory()[1] - base
+        del result
+    finally:
+        if started:
+            tracemalloc.stop()
+    return max(int(peak), 0)
+
+
+def _status_kb(field_name: str) -> int:
+    with open("/proc/self/status") as status:
+        line = next(x for x in status if x.startswith(field_name))
+    return int(line.split()[1])
+
+
+def _release_free_heap() -> None:
+    """Give freed heap memory back to the OS (glibc ``malloc_trim``), so reusing it shows in the RSS."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _resident_peak(fn: Callable) -> int | None:
+    """Peak growth of the resident set while ``fn()`` ran (Linux: VmHWM reset first), else None.
+
+    Without ``malloc_trim`` first, glibc would hand torch heap pages it already holds and a
+    16 MB score matrix could show as 0 bytes.
+    """
+    _release_free_heap()
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")                    # reset the peak-RSS counter VmHWM to the current RSS
+        before = _status_kb("VmRSS")
+    except (OSError, StopIteration):
+        return None
+    result = fn()
+    peak = (_status_kb("VmHWM") - before) * 1024
+    del result
+    return max(peak, 0)
+
+
+def _peak_memory(method: str, fn: Callable) -> tuple[int | None, str]:
+    if method in TORCH_METHODS:
+        return _resident_peak(fn), "resident set"
+    return _traced_peak(fn), "tracemalloc"
+
+
+def measure(method: str, n: int, d: int = 64, *, dtype="float32", repeats: int = 3, seed: int = 0,
+            block_size: int | None = None, memory: bool = True, threads: int | None = 1) -> Measurement:
+    """Time ``method`` at sequence length ``n`` (best of ``repeats``) and measure its peak memory.
+
+    One head, ``q, k, v`` of shape ``(n, d)`` drawn from ``seed``. Refuses at once
+    (``SizeLimitError``) a size whose estimate exceeds the course's memory limit. Timed on
+    ``threads`` threads (default 1, steady on a shared machine; None: the libraries' defaults).
+    """
+    return _measure_runs([(_check_method(method), block_size)], n, d, dtype=dtype, repeats=repeats,
+                         seed=seed, memory=memory, threads=threads)[0]
+
+
+def _measure_runs(runs, n, d, *, dtype, repeats, seed, memory, threads) -> list[Measurement]:
+    """Every ``(method, block_size)`` of ``runs`` at one N on the same inputs, repeats interleaved.
+
+    Interleaving (method A, B, C, A, B, C, …) keeps the ratios fair on a machine whose load
+    changes while it measures. Fast sizes get more rounds than ``repeats`` (until about
+    :data:`MIN_TIMING_S` has been spent, at most :data:`MAX_ROUNDS`), so that the best time
+    is not one disturbed by another program. ``threads``: see :func:`_threads`. Each run is first
+    checked against the memory limit.
+    """
+    repeats = check_positive_int(repeats, "repeats")
+    for method, block in runs:
+        check_fits(method, n, d, dtype=dtype, block_size=block)
+    q, k, v = _inputs(n, d, dtype, seed)
+    fns = [_runner(method, block) for method, block in runs]
+    kernels = [fn(q, k, v)[1] for fn in fns]                     # warm up, learn the kernel (imports torch)
+    best = [float("inf")] * len(runs)
+    spent, rounds = 0.0, 0
+    with _threads(threads):
+        while rounds < repeats or (spent < MIN_TIMING_S and rounds < MAX_ROUNDS):
+            for i, fn in enumerate(fns):
+                start = time.perf_counter()
+                fn(q, k, v)
+                elapsed = time.perf_counter() - start
+                best[i], spent = min(best[i], elapsed), spent + elapsed
+            rounds += 1
+    results = []
+    for (method, block), fn, seconds, kernel in zip(runs, fns, best, kernels):
+        peak, source = _peak_memory(method, lambda fn=fn: fn(q, k, v)) if memory else (None, "not measured")
+        block = (block or default_block_size()) if method == "tiled numpy" else None
+        results.append(Measurement(method, n, d, np.dtype(dtype).name, seconds, peak, 3 * q.nbytes, source,
+                                   kernel, block, threads))
+    return results
+
+
+@dataclass(frozen=True)
+class BlockSizes:
+    """Tiled numpy at one N for several block sizes, beside naive numpy (see :func:`measure_block_sizes`)."""
+
+    naive: Measurement
+    tiled: list[Measurement]
+
+    @property
+    def block_sizes(self) -> np.ndarray:
+        return np.array([m.block_size for m in self.tiled])
+
+    @property
+    def time_ratios(self) -> np.ndarray:
+        """Tiled time ÷ naive time per block size (< 1: the tiled method is faster)."""
+        return np.array([m.seconds / self.naive.seconds for m in self.tiled])
+
+    @property
+    def memory_ratios(self) -> np.ndarray:
+        """Tiled peak memory ÷ naive peak memory per block size."""
+        return np.array([m.peak_bytes / self.naive.peak_bytes
+                         if m.peak_bytes and self.naive.peak_bytes else np.nan for m in self.tiled])
+
+    def __str__(self) -> str:
+        n = self.naive
+        lines = [f"N = {n.n:,}, d = {n.d}, {n.dtype}: naive numpy {n.seconds * 1e3:.1f} ms, "
+                 f"{format_bytes(n.peak_bytes or 0)}",
+                 f"{'block':>6} {'ms':>9} {'× naive':>8} {'peak memory':>12} {'× naive':>8}"]
+        for m, t, r in zip(self.tiled, self.time_ratios, self.memory_ratios):
+            lines.append(f"{m.block_size:>6} {m.seconds * 1e3:>9.1f} {t:>8.2f} "
+                         f"{format_bytes(m.peak_bytes or 0):>12} {r:>8.3f}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+def measure_block_sizes(n: int = 2048, block_sizes: Sequence[int] = (32, 64, 128, 256, 512, 1024, 2048),
+                        d: int = 64, *, dtype="float32", repeats: int = 3, seed: int = 0,
+                        progress: bool = True, threads: int | None = 1) -> BlockSizes:
+    """The block-size trade-off of ``flash_attention`` at one N: time and peak memory per block size.
+
+    Small blocks hold little memory (a tile is block² scores) but pay numpy's per-call
+    overhead once per tile, (N / block)² times; large blocks approach the naive method's
+    memory. Measured interleaved with naive numpy on the same inputs, on ``threads`` threads.
+    """
+    blocks = [check_positive_int(b, "each block size")
+              for b in _as_list(block_sizes, "block_sizes", "(64, 256, 1024)")]
+    if not blocks:
+        raise ValueError("Give at least one block size.")
+    runs = [("naive numpy", None)] + [("tiled numpy", b) for b in blocks]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=1, desc=f"measuring {len(blocks)} block sizes at N = {n:,}", unit="N")
+    try:
+        results = _measure_runs(runs, n, d, dtype=dtype, repeats=repeats, seed=seed, memory=True,
+                                threads=threads)
+        if bar is not None:
+            bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+    return BlockSizes(results[0], results[1:])
+
+
+def loglog_slope(x, y) -> float:
+    """Slope of the least-squares line through (log x, log y): y ∝ x^slope.
+
+    Time of an N² algorithm gives about 2, memory that grows like N about 1.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"x and y must be 1-D and the same length; got shapes {x.shape} and {y.shape}.")
+    if len(x) < 2 or len(np.unique(x)) < 2:
+        raise ValueError("A slope needs at least two different sizes.")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y)) and (x > 0).all() and (y > 0).all()):
+        raise ValueError("A log-log slope needs positive, finite x and y.")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+@dataclass
+class CostTable:
+    """Measurements of several methods at several sequence lengths (from :func:`measure_scaling`)."""
+
+    measurements: list[Measurement] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)   # messages of runs left out as too big
+
+    @property
+    def methods(self) -> list[str]:
+        return list(dict.fromkeys(m.method for m in self.measurements))
+
+    def sizes(self, method: str) -> np.ndarray:
+        return np.array([m.n for m in self._of(method)])
+
+    def seconds(self, method: str) -> np.ndarray:
+        return np.array([m.seconds for m in self._of(method)])
+
+    def memory(self, method: str, *, total: bool = False) -> np.ndarray:
+        """Peak extra bytes per size (``total``: inputs included); NaN where not measured."""
+        values = [m.total_bytes if total else m.peak_bytes for m in self._of(method)]
+        return np.array([np.nan if b is None else b for b in values], dtype=float)
+
+    def _of(self, method: str) -> list[Measurement]:
+        rows = [m for m in self.measurements if m.method == method]
+        if not rows:
+            raise ValueError(f"No measurements of {method!r}; this table has {self.methods}.")
+        return rows
+
+    def slope(self, method: str, what: str = "time", *, min_n: int = 1, total: bool = False) -> float:
+        """Log-log slope of time (``what="time"``) or memory (``"memory"``) against N, for N ≥ ``min_n``."""
+        if what not in ("time", "memory"):
+            raise ValueError(f"what must be 'time' or 'memory'; got {what!r}.")
+        n = self.sizes(method)
+        y = self.seconds(method) if what == "time" else self.memory(method, total=total)
+        keep = (n >= min_n) & np.isfinite(y) & (y > 0)
+        return loglog_slope(n[keep], y[keep])
+
+    def rows(self) -> list[dict]:
+        """One dict per measurement, with the time ratio to the naive method at the same N."""
+        naive = {m.n: m.seconds for m in self.measurements if m.method == "naive numpy"}
+        return [{"method": m.method, "N": m.n, "ms": m.seconds * 1e3,
+                 "× naive": m.seconds / naive[m.n] if m.n in naive else np.nan,
+                 "peak memory": "–" if m.peak_bytes is None else format_bytes(m.peak_bytes),
+                 "kernel": m.kernel} for m in self.measurements]
+
+    def __str__(self) -> str:
+        lines = [f"{'method':<16} {'N':>6} {'ms':>9} {'× naive':>8} {'peak memory':>12} kernel"]
+        for r in self.rows():
+            ratio = "" if np.isnan(r["× naive"]) else f"{r['× naive']:.2f}"
+            lines.append(f"{r['method']:<16} {r['N']:>6} {r['ms']:>9.2f} {ratio:>8} "
+                         f"{r['peak memory']:>12} {r['kernel']}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+def default_methods() -> list[str]:
+    """naive numpy, tiled numpy, and torch SDPA when PyTorch is installed (it is not on every Binder)."""
+    from ..core.backends import torch_available
+
+    return list(METHODS[:3] if torch_available() else METHODS[:2])
+
+
+def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequence[str] | None = None,
+                    d: int = 64, *, dtype="float32", repeats: int = 3, seed: int = 0,
+                    block_size: int | None = None, memory: bool = True, progress: bool = True,
+                    too_big: str = "raise", threads: int | None = 1) -> CostTable:
+    """Measure every method at every size (interleaved at each N), with a tqdm progress bar.
+
+    Every (method, size) is checked against the memory limit before anything runs. With
+    ``too_big="raise"`` a run that would not fit raises ``SizeLimitError`` at once, not
+    after minutes of measuring; with ``too_big="skip"`` it is left out and its message
+    kept in ``CostTable.refused``. ``methods`` defaults to :func:`default_methods`. Timed on
+    ``threads`` threads: 1 by default, so that other programs on a shared machine disturb the
+    times less (None: numpy's and torch's own defaults, faster on an idle multi-core machine).
+    """
+    sizes = sorted(check_positive_int(n, "each size") for n in _as_list(sizes, "sizes", "(256, 512, 1024)"))
+    methods = default_methods() if methods is None else _as_list(methods, "methods", "['naive numpy']")
+    methods = [_check_method(m) for m in methods]
+    if not sizes or not methods:
+        raise ValueError("Give at least one size and one method.")
+    if too_big not in ("raise", "skip"):
+        raise ValueError(f"too_big must be 'raise' or 'skip'; got {too_big!r}.")
+    table = CostTable()
+    plan = {}
+    for n in sizes:
+        plan[n] = []
+        for method in methods:
+            try:
+                check_fits(method, n, d, dtype=dtype, block_size=block_size)
+                plan[n].append(method)
+            except SizeLimitError as exc:
+                if too_big == "raise":
+                    raise
+                table.refused.append(str(exc))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(sizes), desc="measuring", unit="size")
+    try:
+        for n in sizes:
+            if bar is not None:
+                bar.set_postfix_str(f"N = {n:,}")
+            if plan[n]:
+                runs = [(m, block_size) for m in plan[n]]
+                table.measurements += _measure_runs(runs, n, d, dtype=dtype, repeats=repeats, seed=seed,
+                                                    memory=memory, threads=threads)
+            if bar is not None:
+                bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+    return table
+
+
+__all__ = ["METHODS", "default_methods", "score_count", "attention_flops", "score_memory", "estimate_memory",
+           "check_fits", "Measurement", "measure", "measure_scaling", "measure_block_sizes", "BlockSizes",
+           "loglog_slope", "CostTable"]

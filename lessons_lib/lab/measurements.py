@@ -1,0 +1,85 @@
+"""What the lessons measure, computed here so that figures (plots, live figures) only draw.
+
+* :func:`measure_score_variance` (notebook 04): var(q·k) ≈ d_k, and ≈ 1 after dividing by √d_k.
+* :func:`difference_claim` (notebooks 00, 08): how closely two computations of the same thing agree,
+  said as a claim at its precision ("largest difference below 1e-12"), never as roundoff digits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.attention import attention_scores, scale_scores
+from .data import random_qkv
+
+__all__ = ["measure_score_variance", "difference_claim"]
+
+DEFAULT_D_KS = tuple(2 ** i for i in range(10))  # 1, 2, 4, ..., 512 (the d_k slider of the explorers)
+
+
+def check_d_ks(d_ks) -> np.ndarray:
+    """``d_ks`` as a 1-D integer array of positive sizes, or a ValueError that says what is wrong."""
+    arr = np.asarray(d_ks)
+    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu" or (arr < 1).any():
+        raise ValueError(
+            f"d_ks must be a non-empty list of positive whole numbers such as [1, 2, 4, 8]; got {d_ks!r}."
+        )
+    return arr
+
+
+def measure_score_variance(d_ks=DEFAULT_D_KS, *, seq_len: int = 256, seed: int = 0):
+    """Measured variance of q·k and of q·k/√d_k for random unit-variance Q, K, one value per d_k.
+
+    q·k = Σ_m q_m k_m is a sum of d_k independent terms of variance 1, so
+    var(q·k) ≈ d_k, and dividing by √d_k brings it back to ≈ 1 (notebook 04).
+    Uses ``data.random_qkv`` (seed ``seed + i`` for the i-th d_k) and
+    ``attention.attention_scores`` / ``scale_scores``. Returns
+    ``(d_ks, raw_variances, scaled_variances)`` as arrays (ints, floats, floats).
+
+    >>> d_ks, raw, scaled = measure_score_variance([1, 64], seq_len=64)
+    >>> d_ks.tolist(), bool(40 < raw[1] < 90), bool(0.6 < scaled[1] < 1.4)
+    ([1, 64], True, True)
+    """
+    d_ks = check_d_ks(d_ks)
+    raw, scaled = [], []
+    for i, d_k in enumerate(d_ks):
+        q, k, _ = random_qkv(seq_len, int(d_k), seed=seed + i)
+        s = attention_scores(q, k)
+        raw.append(float(np.var(s)))
+        scaled.append(float(np.var(scale_scores(s, int(d_k)))))
+    return d_ks, np.array(raw), np.array(scaled)
+
+
+def _power_of_ten(bound: float) -> str:
+    """1e-12 -> '1e-12', 0.001 -> '1e-3', 5e-7 -> '5e-7': a bound as a learner writes it."""
+    mantissa, exponent = f"{bound:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def difference_claim(a, b, *, below: float) -> str:
+    """The largest difference max|a − b|, said as a claim that holds on every machine.
+
+    Two computations of the same formula (tiled and plain attention, float32 and float64) differ by
+    rounding errors, and those depend on the CPU: another one (AVX-512, ARM, another BLAS) adds the same
+    numbers in another order and gets other last digits. So the digits of the difference are never
+    printed: it is compared with ``below``, a bound chosen well above the rounding error of the dtype
+    (1e-12 for float64, 1e-6 for float32 at the lessons' sizes). Notebooks 00 and 08 print it.
+
+    >>> difference_claim([1.0, 2.0], [1.0, 2.0 + 4e-16], below=1e-12)
+    'largest difference below 1e-12'
+    >>> difference_claim([1.0, 2.0], [1.0, 2.5], below=1e-12)
+    'largest difference 0.5, NOT below 1e-12'
+    """
+    if isinstance(below, bool) or not isinstance(below, (int, float, np.floating)) or not 0 < below < 1:
+        raise ValueError(f"below must be a bound between 0 and 1 such as 1e-12; got {below!r}.")
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "iuf" or b.dtype.kind not in "iuf":
+        raise TypeError(f"difference_claim compares arrays of numbers; got dtypes {a.dtype} and {b.dtype}.")
+    try:
+        largest = float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max(initial=0.0))
+    except ValueError:
+        raise ValueError(f"difference_claim compares arrays of the same shape; got {a.shape} and "
+                         f"{b.shape}.") from None
+    if largest < below:
+        return f"largest difference below {_power_of_ten(below)}"
+    return f"largest difference {largest:.2g}, NOT below {_power_of_ten(below)}"

@@ -1,0 +1,157 @@
+"""The quizzes as widgets: one :class:`Quiz` per lesson, shown with :func:`show`."""
+
+from __future__ import annotations
+
+import html
+import importlib
+import pkgutil
+from pathlib import Path
+
+from ..course.feedback import FAILED, NOT_ATTEMPTED, PASSED, box_html
+from .model import LETTERS, Question
+
+__all__ = ["Quiz", "QUIZZES", "show"]
+
+
+
+def _collect() -> dict[str, tuple[Question, ...]]:
+    """lesson id ("07") -> its questions: the QUESTIONS of every ``lessonNN_topic`` module beside this one."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
+        if info.name.startswith("lesson"):
+            found[info.name[6:8]] = importlib.import_module(f".{info.name}", __package__).QUESTIONS
+    return found
+
+
+#: lesson id -> its questions (each lesson's file ``quizzes/lessonNN_topic.py`` holds them as data)
+QUIZZES: dict[str, tuple[Question, ...]] = _collect()
+
+
+def _seed_question(n: int) -> Question:
+    """The seed lesson's "Check Your Understanding" question ``n``, from the lesson that asks it first."""
+    tag = f"Check Your Understanding Q{n}"
+    return next(q for questions in QUIZZES.values() for q in questions if q.source.endswith(tag))
+
+
+# Notebook 10 asks the seed's three questions in order (Q1 from lesson 02, Q2 from 05, Q3 its own),
+# then its review across the course; each question is written once.
+QUIZZES["10"] = (_seed_question(1), _seed_question(2), *QUIZZES["10"])
+
+
+def _lesson_questions(lesson_id) -> tuple[str, tuple[Question, ...]]:
+    key = f"{lesson_id:02d}" if isinstance(lesson_id, int) and not isinstance(lesson_id, bool) else lesson_id
+    if not isinstance(key, str):
+        raise TypeError(f"lesson_id must be a string such as \"02\"; got {lesson_id!r}.")
+    if key not in QUIZZES:
+        raise ValueError(f"There is no quiz for lesson {lesson_id!r}; quizzes exist for {sorted(QUIZZES)}.")
+    return key, QUIZZES[key]
+
+
+# --------------------------------------------------------------------------- widgets
+
+
+class QuestionView:
+    """One question as widgets: the prompt and lettered options (HTML), A/B/C/D radio buttons,
+    a Check button and a feedback area. ``select`` and ``check`` drive it without a browser."""
+
+    def __init__(self, question: Question, number: int):
+        import ipywidgets as widgets
+
+        self.question, self.number = question, number
+        items = "".join(f"<li><strong>{LETTERS[i]}.</strong> {html.escape(o.text)}</li>"
+                        for i, o in enumerate(question.options))
+        self.prompt = widgets.HTML(
+            f'<div style="font-size:1.05em;line-height:1.45"><p><strong>Q{number}.</strong> '
+            f'{html.escape(question.prompt)}</p>'
+            f'<ul style="list-style:none;padding-left:0.5em">{items}</ul></div>'
+        )
+        self.choices = widgets.RadioButtons(
+            options=[(LETTERS[i], i) for i in range(len(question.options))], value=None,
+            description="Your answer:", orientation="horizontal", style={"description_width": "initial"},
+            layout=widgets.Layout(width="auto"),
+        )
+        self.choices.add_class("lessons-quiz-choices")
+        self.button = widgets.Button(description="Check", tooltip=f"Check your answer to question {number}",
+                                     icon="check", button_style="primary",
+                                     layout=widgets.Layout(margin="0 0 0 1em"))
+        self.button.add_class("lessons-quiz-check")
+        self.feedback = widgets.HTML("")
+        self.feedback.add_class("lessons-quiz-feedback")
+        self.button.on_click(lambda _button: self.check())
+        self.choices.observe(self._clear_feedback, names="value")
+        row = widgets.HBox([self.choices, self.button], layout=widgets.Layout(align_items="center"))
+        self.widget = widgets.VBox([self.prompt, row, self.feedback])
+
+    def _clear_feedback(self, _change) -> None:
+        """A new pick makes the old feedback stale: clear it until Check is pressed again."""
+        self.feedback.value = ""
+
+    def select(self, choice) -> None:
+        """Pick an option by letter, index or text (as a learner clicking a radio button)."""
+        self.choices.value = self.question.index_of(choice)
+
+    def check(self) -> str:
+        """Show and return the feedback for the current pick (as the Check button does)."""
+        text = self.question.feedback(self.choices.value)
+        self.feedback.value = _feedback_html(text)
+        return text
+
+
+def _feedback_html(text: str) -> str:
+    """The quiz's feedback text in the course's feedback box (the same look as the exercise checks)."""
+    status = PASSED if text.startswith("✓") else FAILED if text.startswith("✗") else NOT_ATTEMPTED
+    first, *rest = text.split("\n")
+    body = f"<div>{html.escape(first)}</div>"
+    if rest:
+        body += f"<div style='margin-top:0.3em'><em>{html.escape(rest[0])}</em></div><ul>"
+        body += "".join(f"<li>{html.escape(line)}</li>" for line in rest[1:]) + "</ul>"
+    return box_html(status, body, css_class="lessons-quiz-box")
+
+
+class Quiz:
+    """The quiz of one lesson, as widgets (``.widget``) and as text.
+
+    Displays itself in Jupyter; its plain-text form (what GitHub, nbviewer and nbval
+    see) lists the questions and options without the answers. ``answer`` picks an
+    option and returns the feedback text, for tests and headless use.
+    """
+
+    def __init__(self, lesson_id):
+        import ipywidgets as widgets
+
+        self.lesson_id, self.questions = _lesson_questions(lesson_id)
+        self.views = [QuestionView(q, n) for n, q in enumerate(self.questions, start=1)]
+        title = widgets.HTML(f"<h3>Quiz, lesson {self.lesson_id}: check your understanding</h3>")
+        self.widget = widgets.VBox([title, *(view.widget for view in self.views)])
+        self.widget.add_class("lessons-quiz")
+
+    def answer(self, question: int, choice) -> str:
+        """Pick ``choice`` (letter, index or text) in question ``question`` (0-based) and check it."""
+        if isinstance(question, bool) or not isinstance(question, int) or not 0 <= question < len(self.views):
+            raise ValueError(f"question must be an index 0-{len(self.views) - 1}; got {question!r}.")
+        view = self.views[question]
+        view.select(choice)
+        return view.check()
+
+    def text(self) -> str:
+        lines = [f"Quiz, lesson {self.lesson_id} ({len(self.questions)} questions; "
+                 "run the notebook to check your answers)"]
+        return "\n\n".join([*lines, *(q.text(n) for n, q in enumerate(self.questions, start=1))])
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = self.text()
+        return bundle
+
+
+def show(lesson_id) -> None:
+    """Display the quiz of a lesson (e.g. ``show("04")``) below the current cell.
+
+    Returns nothing, so the quiz shows once; use :class:`Quiz` for an object to drive.
+    """
+    from IPython.display import display
+
+    display(Quiz(lesson_id))

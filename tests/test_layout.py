@@ -1,0 +1,151 @@
+"""The layout of lessons_lib is its architecture: layers, lesson names, no private imports.
+
+* Imports flow one way: ``core`` ← ``lab`` ← ``figures`` ← ``explorers`` ← ``course``/``exercises``/
+  ``quizzes`` (``_checks`` lies under them all); a module imports from its own layer or lower ones.
+* A lesson's parts share its name: ``lesson07_causal`` is the stills, the explorer, the exercise and
+  the quiz of lesson 07, and its number is a notebook's.
+* No module imports a private ``_name`` of another module (nor reaches one as ``module._name``):
+  shared pieces are public names of a base module.
+
+The checks read the source (``ast``), so they import nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "lessons_lib"
+LAYER = {"_checks": 0, "core": 1, "lab": 2, "figures": 3, "explorers": 4, "course": 5, "exercises": 5,
+         "quizzes": 5}
+#: folders whose modules, besides their shared pieces, are one per lesson
+PER_LESSON = {"figures": {"base", "style"}, "explorers": {"base"}, "exercises": {"engine"},
+              "quizzes": {"model", "widget"}}
+LESSON = re.compile(r"^lesson(\d\d)_[a-z0-9_]+$")
+
+
+def _modules() -> dict[str, Path]:
+    """dotted name under lessons_lib ("core.attention", "figures.live") -> its file."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path):
+    """(line, imported module, imported names) for every lessons_lib import of a module, at any depth."""
+    is_package = path.name == "__init__.py"
+    here = name.split(".") if name else []
+    package = here if is_package else here[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = ".".join(base + (node.module.split(".") if node.module else []))
+            elif node.module and node.module.startswith("lessons_lib"):
+                target = node.module.removeprefix("lessons_lib").lstrip(".")
+            else:
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}" if target else alias.name
+                if sub in MODULES:  # "from . import attention": the module itself
+                    yield node.lineno, sub, None
+                else:
+                    yield node.lineno, target, alias.name
+
+
+def _layer(module: str) -> int | None:
+    return LAYER.get(module.split(".")[0]) if module else None
+
+
+def test_every_module_lies_in_a_layer():
+    loose = [m for m in MODULES if m and _layer(m) is None]
+    assert not loose, f"modules outside the layers {sorted(LAYER)}: {loose}"
+
+
+@pytest.mark.parametrize("name", [m for m in MODULES if m])
+def test_imports_flow_one_way(name):
+    upward = [f"line {line}: {target}" for line, target, _ in _imports(name, MODULES[name])
+              if target and _layer(target) is not None and _layer(target) > _layer(name)]
+    assert not upward, (f"lessons_lib.{name} (layer {name.split('.')[0]}) imports from a higher layer: "
+                        f"{upward}. Move the shared piece down, or the importer up.")
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_no_module_imports_a_private_name(name):
+    path = MODULES[name]
+    private = [f"line {line}: {target}.{imported}" for line, target, imported in _imports(name, path)
+               if imported and imported.startswith("_") and not imported.startswith("__")]
+    modules = {alias.asname or alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.ImportFrom) for alias in node.names
+               if any(m == alias.name or m.endswith("." + alias.name) for m in MODULES)}
+    private += [f"line {node.lineno}: {node.value.id}.{node.attr}"
+                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and node.attr.startswith("_") and not node.attr.startswith("__")]
+    assert not private, (f"lessons_lib.{name or '__init__'} uses private names of other modules: {private}; "
+                         f"make the shared piece a public name of its base module.")
+
+
+def _lesson_names() -> dict[str, dict[str, str]]:
+    """lesson number -> {folder: module name} over the per-lesson folders."""
+    names: dict[str, dict[str, str]] = {}
+    for folder, shared in PER_LESSON.items():
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            if path.stem == "__init__" or path.stem in shared:
+                continue
+            match = LESSON.match(path.stem)
+            assert match, (f"lessons_lib/{folder}/{path.name} is neither a shared piece {sorted(shared)} "
+                           f"nor a lesson module lessonNN_topic.py")
+            names.setdefault(match[1], {})[folder] = path.stem
+    return names
+
+
+def test_a_lessons_parts_share_its_name():
+    names = _lesson_names()
+    notebooks = {p.name[:2] for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+    for number, by_folder in names.items():
+        assert number in notebooks, f"lesson{number}_* has no notebook notebooks/{number}_*.ipynb"
+        assert len(set(by_folder.values())) == 1, (
+            f"lesson {number} goes by several names: {by_folder}; give every part the same name")
+    assert names["07"]["exercises"] == "lesson07_causal"
+
+
+def test_the_folder_table_of_the_package_docstring_names_every_folder():
+    import lessons_lib
+
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    listed = set(re.findall(r"^``(\w+)/``", lessons_lib.__doc__, re.M))
+    assert listed == folders, f"the docstring lists {sorted(listed)}; the folders: {sorted(folders)}"
+
+
+def test_contributings_map_names_every_folder_and_tool():
+    """CONTRIBUTING.md's map has a row per folder of lessons_lib and names every tool."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `lessons_lib/([\w.]+/?)`", text, re.M))
+    tree = {p.name + "/" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    tree |= {"__init__.py", "_checks.py"}
+    assert rows == tree, f"CONTRIBUTING.md's table has rows {sorted(rows)}; lessons_lib holds {sorted(tree)}"
+    tools_row = next(line for line in text.splitlines() if line.startswith("| `tools/`"))
+    missing = [p.name for p in sorted((ROOT / "tools").glob("*.py")) if f"`{p.name}`" not in tools_row]
+    assert not missing, f"CONTRIBUTING.md's tools row does not name {missing}"
+    for lesson in ("figures", "explorers", "exercises", "quizzes"):
+        assert f"lessons_lib/{lesson}/lesson11_rope.py" in text, f"the lesson recipe has no {lesson} file"
+
+
+def test_the_exercises_docstring_lists_every_check():
+    from lessons_lib import exercises
+
+    checks = [name for name in exercises.__all__ if name.startswith("check_")]
+    missing = [name for name in checks if f"``{name}``" not in exercises.__doc__]
+    assert not missing, f"lessons_lib/exercises/__init__.py's table does not list {missing}"

@@ -1,0 +1,88 @@
+"""Every check that grades a softmax-like function tries rows beyond exp's range.
+
+exp overflows above about 709 and underflows below about −745 (float64). A softmax shifted by
+anything but each row's own maximum (the array's maximum, a row's minimum or mean) is right on
+ordinary scores and NaN on a row that spans more than that range, or on rows far apart from
+each other: the checks' cases must contain both, so that such an answer never passes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lessons_lib import exercises
+
+EXP_RANGE = 709.0
+
+# exercise -> (the argument holding the scores, a wrongly shifted version of the right answer)
+SOFTMAX_LIKE = {
+    "SOFTMAX": "x",
+    "CAUSAL_WEIGHTS": "scores",
+    "SOFTMAX_OFF": "scores",
+    "ONLINE_UPDATE": "chunk",
+}
+
+
+def _rows(exercise, arg):
+    for case in exercise.cases():
+        scores = np.asarray(case.args[arg], dtype=np.float64)
+        yield scores.reshape(-1, scores.shape[-1])
+
+
+@pytest.mark.parametrize("name", sorted(SOFTMAX_LIKE))
+def test_the_cases_hold_a_row_spanning_more_than_exps_range(name):
+    exercise, arg = getattr(exercises, name), SOFTMAX_LIKE[name]
+    spans = [np.ptp(row[np.isfinite(row)]) for rows in _rows(exercise, arg) for row in rows
+             if np.isfinite(row).sum() > 1]
+    assert max(spans) > EXP_RANGE
+
+
+@pytest.mark.parametrize("name", sorted(SOFTMAX_LIKE))
+def test_the_cases_hold_rows_far_apart(name):
+    exercise, arg = getattr(exercises, name), SOFTMAX_LIKE[name]
+    apart = []
+    for rows in _rows(exercise, arg):
+        peaks = [row[np.isfinite(row)].max() for row in rows if np.isfinite(row).any()]
+        apart.append(max(peaks) - min(peaks))
+    assert max(apart) > EXP_RANGE
+
+
+def _shifted_softmax(constant):
+    def softmax(x, axis=-1):
+        with np.errstate(all="ignore"):
+            e = np.exp(x - constant(x))
+            return e / e.sum(axis=axis, keepdims=True)
+    return softmax
+
+
+@pytest.mark.parametrize("constant", [lambda x: x.max(), lambda x: x.min(axis=-1, keepdims=True),
+                                      lambda x: x.mean(axis=-1, keepdims=True)],
+                         ids=["the array's maximum", "each row's minimum", "each row's mean"])
+def test_a_softmax_shifted_by_the_wrong_constant_fails_the_softmax_check(constant):
+    feedback = exercises.check_softmax(_shifted_softmax(constant))
+    assert feedback.passed is False, str(feedback)
+
+
+@pytest.mark.parametrize("constant", [lambda s: max(s.max(), 0.0), lambda s: s.min(axis=-1, keepdims=True),
+                                      lambda s: s.mean(axis=-1, keepdims=True)],
+                         ids=["the array's maximum", "each row's minimum", "each row's mean"])
+def test_an_off_softmax_shifted_by_the_wrong_constant_is_named(constant):
+    def answer(scores):
+        with np.errstate(all="ignore"):
+            m = constant(scores)
+            e = np.exp(scores - m)
+            return e / (np.exp(-m) + e.sum(axis=-1, keepdims=True))
+    feedback = exercises.check_softmax_off(answer)
+    assert feedback.passed is False and feedback.mistake == "shift_not_per_row", str(feedback)
+
+
+def test_the_hints_own_warning_is_named():
+    """Lesson 09's hint: shift by m = max(0, row maximum), and the off slot's 1 becomes exp(−m)."""
+    def answer(scores):
+        m = np.maximum(scores.max(axis=-1, keepdims=True), 0)
+        e = np.exp(scores - m)
+        return e / (1 + e.sum(axis=-1, keepdims=True))
+    feedback = exercises.check_softmax_off(answer)
+    assert feedback.mistake == "off_slot_not_shifted", str(feedback)
+    assert "exp(−m)" in str(feedback)

@@ -73,13 +73,16 @@ def drag(kernel, seconds: float, rate: float = 2.0) -> tuple[list[float], int]:
     """Move the first slider ``rate`` times a second for ``seconds``; (latencies, errors)."""
     sliders, times, errors = kernel.sliders(), [], 0
     if not sliders:  # the explorer's widgets never reached this learner
+        print(f"{kernel.learner.name}: no slider", flush=True)
         return times, int(seconds * rate)
     slider = sliders[0]
     for i in range(int(seconds * rate)):
         started = time.monotonic()
         try:
             times.append(kernel.move(slider, 2 + i % 6, timeout=10))
-        except Exception:
+        except Exception as exc:
+            if not errors:
+                print(f"{kernel.learner.name}: first failed move: {type(exc).__name__}: {exc}", flush=True)
             errors += 1
         time.sleep(max(0.0, 1 / rate - (time.monotonic() - started)))
     return times, errors

@@ -117,6 +117,8 @@ def at_once(hub, bare: Path, sizes: list[int], seconds: float) -> list[dict]:
         cpu_before = tree_cpu(hub.process.pid)
         kcpu = [kernel_process(hub, lr.name) for lr in learners[:n]]
         kcpu_before = sum(p.cpu_times().user + p.cpu_times().system for p in kcpu if p)
+        for kernel in kernels[:n]:
+            kernel.reconnect()  # idle while the others set up: the server has closed its socket
         with ThreadPoolExecutor(max_workers=n) as pool:
             runs = list(pool.map(lambda k: drag(k, seconds), kernels[:n]))
         moves = sorted(t for times, _ in runs for t in times)

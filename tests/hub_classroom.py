@@ -224,12 +224,14 @@ class Learner:
         session = self.send(prefix + "api/sessions", "POST", {
             "path": notebook, "type": "notebook", "name": Path(notebook).name,
             "kernel": {"name": "python3"}}, xsrf_path=prefix.rstrip("/"))
-        cookies = "; ".join(f"{c.name}={c.value}" for c in self.jar)
         kernel_id = session["kernel"]["id"]
         ws_url = self.hub.url.replace("http", "ws", 1) + f"{prefix}api/kernels/{kernel_id}/channels"
-        ws = websocket.create_connection(ws_url, header=[f"Cookie: {cookies}"], origin=self.hub.url,
-                                         timeout=300)
-        return Kernel(ws, session["kernel"]["id"], self, session["id"])
+        return Kernel(self.connect(ws_url), session["kernel"]["id"], self, session["id"], ws_url)
+
+    def connect(self, ws_url: str) -> websocket.WebSocket:
+        cookies = "; ".join(f"{c.name}={c.value}" for c in self.jar)
+        return websocket.create_connection(ws_url, header=[f"Cookie: {cookies}"], origin=self.hub.url,
+                                           timeout=300)
 
 
 def _decode(frame: str | bytes) -> dict:
@@ -248,6 +250,7 @@ class Kernel:
     id: str
     learner: Learner
     session_id: str
+    ws_url: str
     comms: dict = field(default_factory=dict)   # comm_id -> widget state (from comm_open)
     session: str = field(default_factory=lambda: uuid.uuid4().hex)
 
@@ -306,6 +309,13 @@ class Kernel:
                     and content.get("data", {}).get("method") == "update"):
                 return time.perf_counter() - started
         raise AssertionError(f"no figure update within {timeout} s of moving the slider")
+
+    def reconnect(self) -> None:
+        """A new websocket to the same kernel (its widgets live on): a socket left unread for
+        minutes answers no pings, and the server closes it."""
+        with contextlib.suppress(Exception):
+            self.ws.close()
+        self.ws = self.learner.connect(self.ws_url)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -251,6 +251,7 @@ class Kernel:
     learner: Learner
     session_id: str
     ws_url: str
+    reconnects: int = 0
     comms: dict = field(default_factory=dict)   # comm_id -> widget state (from comm_open)
     session: str = field(default_factory=lambda: uuid.uuid4().hex)
 
@@ -268,7 +269,18 @@ class Kernel:
         return msg
 
     def execute(self, code: str, timeout: float = 300) -> list[dict]:
-        """Run ``code``; return its iopub outputs; raise with the traceback when it fails."""
+        """Run ``code``; return its iopub outputs; raise when it fails.
+
+        When the websocket drops (it did under a load average of 20 on 2 cores), reconnect, as
+        JupyterLab does, and run the cell again, as the learner would; ``reconnects`` counts it."""
+        try:
+            return self._execute(code, timeout)
+        except websocket.WebSocketConnectionClosedException:
+            self.reconnects += 1
+            self.reconnect()
+            return self._execute(code, timeout)
+
+    def _execute(self, code: str, timeout: float) -> list[dict]:
         request = self._message("shell", "execute_request", {
             "code": code, "silent": False, "store_history": True, "user_expressions": {},
             "allow_stdin": False, "stop_on_error": True})

@@ -85,7 +85,8 @@ def _lesson_and_sliders(learner: Learner, link: str) -> dict:
         memory = learner.memory_mb()
     finally:
         kernel.close()
-    return {"landed": learner.landed, "latencies": latencies, "memory_mb": memory}
+    return {"landed": learner.landed, "latencies": latencies, "memory_mb": memory,
+            "reconnects": kernel.reconnects}
 
 
 def test_a_class_logs_in_follows_the_link_runs_a_lesson_and_moves_sliders(classroom):
@@ -102,7 +103,8 @@ def test_a_class_logs_in_follows_the_link_runs_a_lesson_and_moves_sliders(classr
           f"median {statistics.median(moves) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms; memory per learner "
           f"(server + kernel, after lesson 00 and an explorer): median "
           f"{statistics.median(r['memory_mb'] for r in results):.0f} MB, "
-          f"max {max(r['memory_mb'] for r in results):.0f} MB")
+          f"max {max(r['memory_mb'] for r in results):.0f} MB; kernel websockets reconnected: "
+          f"{sum(r['reconnects'] for r in results)}")
 
 
 def test_a_learner_cannot_open_another_learners_server(classroom):

@@ -79,7 +79,7 @@ def drag(kernel, seconds: float, rate: float = 2.0) -> tuple[list[float], int]:
     for i in range(int(seconds * rate)):
         started = time.monotonic()
         try:
-            times.append(kernel.move(slider, 2 + i % 6, timeout=10))
+            times.append(kernel.move(slider, 1 + 2 * (i % 2), timeout=10))
         except Exception as exc:
             if not errors:
                 print(f"{kernel.learner.name}: first failed move: {type(exc).__name__}: {exc}", flush=True)

@@ -265,7 +265,11 @@ class Kernel:
         msg = _decode(self.ws.recv())
         if msg.get("msg_type") == "comm_open" or msg["header"]["msg_type"] == "comm_open":
             content = msg["content"]
-            self.comms[content["comm_id"]] = content.get("data", {}).get("state", {})
+            self.comms[content["comm_id"]] = dict(content.get("data", {}).get("state", {}))
+        elif msg["header"]["msg_type"] == "comm_msg" and msg["content"].get("comm_id") in self.comms:
+            data = msg["content"].get("data", {})  # add_class and the like arrive as updates
+            if data.get("method") == "update":
+                self.comms[msg["content"]["comm_id"]].update(data.get("state", {}))
         return msg
 
     def execute(self, code: str, timeout: float = 300) -> list[dict]:
@@ -304,13 +308,16 @@ class Kernel:
         return outputs
 
     def sliders(self) -> list[str]:
-        """comm ids of the integer sliders the kernel has opened (the explorers' controls)."""
-        return [cid for cid, state in self.comms.items() if state.get("_model_name") == "IntSliderModel"]
+        """comm ids of the explorers' sliders (class lessons-slider-<name>; not lesson 00's echo check)."""
+        return [cid for cid, state in self.comms.items()
+                if any(c.startswith("lessons-slider-") and c != "lessons-slider-check"
+                       for c in state.get("_dom_classes", []))]
 
     def move(self, slider: str, value: int, timeout: float = 60) -> float:
         """Set the slider as the browser does; seconds until the kernel updates another model."""
+        key = "index" if self.comms[slider].get("_model_name") == "SelectionSliderModel" else "value"
         update = self._message("shell", "comm_msg", {
-            "comm_id": slider, "data": {"method": "update", "state": {"value": value}, "buffer_paths": []}})
+            "comm_id": slider, "data": {"method": "update", "state": {key: value}, "buffer_paths": []}})
         started = time.perf_counter()
         self.ws.send(json.dumps(update))
         deadline = time.monotonic() + timeout

@@ -81,7 +81,7 @@ def _lesson_and_sliders(learner: Learner, link: str) -> dict:
         kernel.execute(next(c for c in lesson_02 if "ProjectionExplorer(" in c))
         sliders = kernel.sliders()
         assert sliders, "the explorer opened no slider"
-        latencies = [kernel.move(slider, value) for slider in sliders[:2] for value in (2, 3)]
+        latencies = [kernel.move(slider, value) for slider in sliders[:2] for value in (1, 3)]
         memory = learner.memory_mb()
     finally:
         kernel.close()

@@ -36,22 +36,23 @@ export PYTHONHASHSEED := 0
 
 # The tests never reach the internet: lesson 10 shows its offline path (the course's own model, not
 # GPT-2 downloaded), in every stage of make test and in CI.
-TEST_TARGETS := test lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading
+TEST_TARGETS := test lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading test-hub
 $(TEST_TARGETS): export LESSONS_OFFLINE := 1
 
 STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help lab teach test lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading notebooks learner html html-teacher bench clean distclean
+.PHONY: help lab teach test lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading test-hub notebooks learner release html html-teacher bench clean distclean
 
 help:
 	@echo "make lab        open the course in JupyterLab, in your own workspace/ (sets up $(VENV) the first time)"
 	@echo "make teach      open the source notebooks (solutions filled in): teachers and authors"
 	@echo "make test       lint + library tests + nbval over notebooks/ (twice: this CPU, another numeric path)"
-	@echo "                + browser test + Binder's environment"
+	@echo "                + browser test + Binder's environment + a class on a real JupyterHub"
 	@echo "make notebooks  stamp (Colab cell, slides, README map), then re-run every notebook from a clean kernel"
 	@echo "make learner    the learner copy in build/learner (solutions removed, answers cleared)"
+	@echo "make release VERSION=x.y.z   the learner release: branch learner, tag learner-vx.y.z, CHANGELOG.md"
 	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
 	@echo "make test-grading  nbgrader's real pipeline over every lesson with exercises"
@@ -79,14 +80,14 @@ teach:
 
 # --------------------------------------------------------------------- tests
 
-test: lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading
+test: lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading test-hub
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check lessons_lib tests notebooks benchmarks tools .ci
 
 # the library tests, then every example in the library's docstrings (doctests)
 test-lib: $(STAMP_DEV)
-	$(BIN)/pytest -m "not browser and not binder and not grading" tests
+	$(BIN)/pytest -m "not browser and not binder and not grading and not hub" tests
 	$(BIN)/pytest --doctest-modules lessons_lib tools/course.py
 
 # Every notebook under nbval, in a kernel with the network cut off that records its peak memory
@@ -116,9 +117,13 @@ test-browser: $(STAMP_DEV)
 	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py \
 	  tests/test_offline_pages.py tests/test_slides_fit.py
 
-# Binder's environment (binder/requirements.txt: the same pins, torch's CPU build) in a fresh venv,
-# then every notebook under nbval in it (slow: a few minutes).
+# Binder's environment as repo2docker builds it (its base Jupyter versions, then binder/: the same
+# pins, torch's CPU build, nbgitpuller), built once into $(BINDER_ENV) by tools/binder_env.py and
+# reused while binder/, the pins and lessons_lib are unchanged; then pip check, /lab and /tree,
+# an empty home + nbgitpuller, and every notebook under nbval in it (slow: a few minutes).
+BINDER_ENV := build/binder-env
 test-binder: $(STAMP_DEV)
+	$(PY) tools/binder_env.py --dest $(BINDER_ENV)
 	$(BIN)/pytest -m binder -s tests/test_binder.py
 
 # nbgrader's real pipeline in a temporary course directory: generate_assignment for every lesson
@@ -127,6 +132,18 @@ test-binder: $(STAMP_DEV)
 # exercises untouched (04, 06). A few minutes.
 test-grading: $(STAMP_DEV)
 	$(BIN)/pytest -m grading tests/test_grading.py
+
+# A class on a real JupyterHub: configurable-http-proxy from npm (into build/node), the Binder
+# environment as each learner's server, the course by an nbgitpuller link (a few minutes).
+CHP_VERSION := 5.3.0
+CHP := build/node/node_modules/.bin/configurable-http-proxy
+$(CHP):
+	@command -v npm >/dev/null || { echo "npm is missing: apt-get install nodejs npm (.ci/run does)"; exit 1; }
+	npm install --no-save --no-audit --no-fund --prefix build/node configurable-http-proxy@$(CHP_VERSION)
+
+test-hub: $(STAMP_DEV) $(CHP)
+	$(PY) tools/binder_env.py --dest $(BINDER_ENV)
+	$(BIN)/pytest -m hub -s tests/test_hub.py
 
 # ----------------------------------------------------------------- notebooks
 
@@ -137,6 +154,13 @@ notebooks: $(STAMP_RUN)
 
 learner: $(STAMP_RUN)
 	$(PY) tools/learner_release.py --out build/learner
+
+# The learner release: branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry,
+# the copy's own README; prints the push commands (tests/test_release.py checks it on a bare remote).
+release: $(STAMP_RUN)
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (pyproject.toml's version)"; exit 1; }
+	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner
+
 
 # Static pages that work offline (MathJax copied into the build folder from jupyter-server-mathjax,
 # a test-tools requirement): the learner's copy by default, the teacher's (solutions) by name.

@@ -155,7 +155,7 @@ def _descendants(process: subprocess.Popen) -> list:
         return []
 
 
-def _kill_tree(process: subprocess.Popen, descendants: list) -> None:
+def kill_tree(process: subprocess.Popen, descendants: list) -> None:
     """SIGTERM, then SIGKILL, the server's process group and the given descendants that still run."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         if process.poll() is None:
@@ -187,8 +187,13 @@ def running_lab(
     *,
     settings: dict | None = None,
     startup_timeout: float = 120.0,
+    jupyter: list[str] | None = None,
+    extra_env: dict | None = None,
 ) -> Iterator[LabServer]:
-    """Start ``jupyter lab *lab_args`` in ``root`` (as `make lab` runs it from the repo root)."""
+    """Start ``jupyter lab *lab_args`` in ``root`` (as `make lab` runs it from the repo root).
+
+    ``jupyter`` is another environment's ``jupyter`` command (the Binder one); ``extra_env`` is
+    added to the server's environment (a learner's ``HOME``)."""
     home = Path(tempfile.mkdtemp(prefix="lessons-lab-"))
     dirs = {name: home / name for name in ("config", "data", "runtime", "settings", "workspaces", "ipython")}
     for path in dirs.values():
@@ -210,10 +215,11 @@ def running_lab(
         JUPYTER_PLATFORM_DIRS="1",
         PYTHONUNBUFFERED="1",
     )
+    env.update(extra_env or {})
     token = secrets.token_hex(16)
     port = free_port()
     cmd = [
-        *jupyter_command(), "lab", *lab_args,
+        *(jupyter or jupyter_command()), "lab", *lab_args,
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
@@ -255,7 +261,7 @@ def running_lab(
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 pass
-        _kill_tree(process, descendants)
+        kill_tree(process, descendants)
         log.close()
         shutil.rmtree(home, ignore_errors=True)
 

@@ -1,29 +1,39 @@
-"""Binder's environment, built as repo2docker builds it, runs every lesson (``make test-binder``).
+"""Binder's environment, built as repo2docker builds it, serves and runs every lesson (``make test-binder``).
 
-repo2docker installs ``binder/requirements.txt`` (the course pins of ``../requirements.txt`` with
-torch as the CPU-only build) and runs ``binder/postBuild``. This test does the same into a fresh
-virtual environment, then runs every notebook under nbval in that environment's kernel (the
-offline kernel of tools/offline_kernel.py, which also records each kernel's peak memory), and
-checks that each fits a 2 GB Binder. The only line skipped is the extra index URL of PyTorch's CPU
-wheels, which this machine cannot reach: its local torch wheel is that same CPU build
-(``2.13.0+cpu``). The sizes it measures go to ``test-artifacts/binder.json``.
+tools/binder_env.py builds it once into build/binder-env: repo2docker's base versions first
+(JupyterLab 4.4.9, Notebook 7.4.7, ...), then ``binder/requirements.txt`` (the course pins with torch
+as the CPU-only build, the Notebook of the browser test, nbgitpuller) from a copy of the repository
+at a home path, then ``binder/postBuild``; then the home copy is deleted, as a hub's home volume
+hides it. These tests require a clean ``pip check``, that both ``/lab`` and ``/tree`` serve, that
+``lessons_lib`` imports from an empty home and lesson 00 opens and runs after an nbgitpuller pull,
+and every notebook under nbval in that environment's kernel (the offline kernel of
+tools/offline_kernel.py, which records each kernel's peak memory against a 2 GB Binder).
+The sizes it measures go to ``test-artifacts/binder.json``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
+import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import running_lab
+from course_remote import LESSON_00, NAME, learner_remote
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "offline_kernel.py"
 ARTIFACTS = ROOT / "test-artifacts"
+# Jupyter refuses to run as root unless told (containers, CI), as the Makefile's ROOT_ARGS
+SERVE = ["--ServerApp.root_dir=.", *(["--ServerApp.allow_root=True"] if os.geteuid() == 0 else [])]
 PEAK_LIMIT_MB = 1500  # Binder gives 1-2 GB per user; the Jupyter server needs the rest
+sys.path.insert(0, str(ROOT / "tools"))
+import binder_env  # noqa: E402
 
 pytestmark = pytest.mark.binder
 
@@ -46,28 +56,108 @@ def test_binder_requirements_pin_the_cpu_build_of_the_course_torch():
     assert runtime.startswith("python-3."), runtime
 
 
-@pytest.mark.slow
-def test_binder_environment_installs_and_runs_every_notebook(tmp_path):
-    venv = tmp_path / "binder-venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    py = venv / "bin" / "python"
-    # repo2docker's install, minus the index this machine cannot reach (pip reads -r relative to the file).
-    reqs = ROOT / "binder" / ".requirements-offline-test.txt"
-    text = (ROOT / "binder/requirements.txt").read_text()
-    reqs.write_text("".join(ln + "\n" for ln in text.splitlines() if not ln.startswith("--extra-index-url")))
-    try:
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "-r", str(reqs)], check=True, cwd=ROOT)
-    finally:
-        reqs.unlink()
-    env = dict(os.environ, PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    subprocess.run(["bash", "binder/postBuild"], check=True, cwd=ROOT, env=env)
+def _pins(path: Path) -> dict[str, str]:
+    lines = (ln.split("#")[0].strip() for ln in path.read_text().splitlines())
+    return dict(ln.split("==", 1) for ln in lines if "==" in ln)
 
+
+def test_binder_installs_the_notebook_of_the_browser_test_and_nbgitpuller():
+    binder, dev = _pins(ROOT / "binder/requirements.txt"), _pins(ROOT / "requirements-dev.txt")
+    assert binder["notebook"] == dev["notebook"], "Binder's Notebook 7 must be the one the browser test runs"
+    assert "nbgitpuller" in binder, "learners get the notebooks by an nbgitpuller link"
+    post = (ROOT / "binder/postBuild").read_text()
+    assert "pip install" in post and " -e " not in post, "an editable install lives in the home a hub hides"
+
+
+@pytest.fixture(scope="module")
+def binder_python() -> Path:
+    """The Binder environment's python (built once by tools/binder_env.py, reused while its inputs hold)."""
+    return binder_env.build()
+
+
+def _version(py: Path, package: str) -> str:
+    return subprocess.run([str(py), "-c", f"import importlib.metadata as m; print(m.version({package!r}))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.mark.slow
+def test_binder_environment_starts_from_repo2docker_base_and_pip_check_is_clean(binder_python):
+    check = (binder_python.parents[2] / "pip-check.txt").read_text()
+    assert "No broken requirements found" in check, check
+    top, dev = _pins(ROOT / "requirements.txt"), _pins(ROOT / "requirements-dev.txt")
+    assert _version(binder_python, "jupyterlab") == top["jupyterlab"]
+    assert _version(binder_python, "notebook") == dev["notebook"]
+    assert _version(binder_python, "jupyterhub").startswith("5."), "repo2docker's jupyterhub-singleuser 5"
+
+
+@pytest.mark.slow
+def test_binder_environment_serves_lab_and_tree(binder_python, tmp_path):
+    jupyter = [str(binder_python.parent / "jupyter")]
+    with running_lab(tmp_path, SERVE, jupyter=jupyter) as server:
+        for page, title in (("/lab", b"JupyterLab"), ("/tree", b"Jupyter Notebook")):
+            status, body = server.request(page)
+            assert status == 200 and title in body, (page, status, body[:300])
+
+
+def _nbgitpuller_pull(server, repo: str, branch: str, timeout: float = 120) -> list[dict]:
+    """What the nbgitpuller link's page does: stream ``/git-pull/api`` until it finishes."""
+    query = urllib.parse.urlencode({"repo": repo, "branch": branch, "targetpath": NAME})
+    req = urllib.request.Request(f"{server.url}/git-pull/api?{query}",
+                                 headers={"Authorization": f"token {server.token}"})
+    events = []
+    with urllib.request.urlopen(req, timeout=timeout) as stream:
+        for line in stream:
+            if line.startswith(b"data:"):
+                events.append(json.loads(line[5:]))
+                if events[-1].get("phase") in ("finished", "error"):
+                    break
+    return events
+
+
+@pytest.mark.slow
+def test_image_survives_an_empty_home_and_lesson_00_opens_after_nbgitpuller(binder_python, tmp_path):
+    home = tmp_path / "home" / "jovyan"  # the learner's home volume, empty, over the image's copy
+    home.mkdir(parents=True)
+    env = dict(os.environ, HOME=str(home))
+    probe = subprocess.run(
+        [str(binder_python), "-c", "import lessons_lib, pathlib; print(lessons_lib.__file__); "
+         "print(*sorted(p.name for p in pathlib.Path(lessons_lib.__file__).parent.rglob('live_figures.*')"
+         " if p.suffix in ('.js', '.css')))"],
+        cwd=home, env=env, capture_output=True, text=True)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    where, assets = probe.stdout.splitlines()
+    assert "site-packages" in where and str(ROOT / "lessons_lib") not in where, where
+    assert assets.split() == ["live_figures.css", "live_figures.js"], assets
+
+    bare = learner_remote(tmp_path)
+    jupyter = [str(binder_python.parent / "jupyter")]
+    with running_lab(home, SERVE, jupyter=jupyter, extra_env={"HOME": str(home)}) as server:
+        link = urllib.parse.urlencode({"repo": f"file://{bare}", "branch": "learner",
+                                       "urlpath": f"lab/tree/{NAME}/{LESSON_00}"})
+        status, page = server.request(f"/git-pull?{link}")
+        assert status == 200 and b"nbgitpuller" in page.lower(), page[:300]
+        events = _nbgitpuller_pull(server, f"file://{bare}", "learner")
+        assert events and events[-1]["phase"] == "finished", events[-3:]
+        model = server.api(f"contents/{NAME}/{LESSON_00}")
+        assert model["type"] == "notebook" and model["content"]["cells"]
+    lesson = home / NAME / LESSON_00
+    started = time.monotonic()
+    run = subprocess.run(
+        [str(binder_python), "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+         "--output", str(tmp_path / "ran.ipynb"), str(lesson)],
+        cwd=lesson.parent, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    print(f"lesson 00 ran in the Binder environment from an empty home in {time.monotonic() - started:.0f} s")
+
+
+@pytest.mark.slow
+def test_binder_environment_runs_every_notebook(binder_python, tmp_path):
+    py = binder_python
     probe = subprocess.run(
         [str(py), "-c", "import torch, lessons_lib; print(torch.__version__, torch.version.cuda)"],
         capture_output=True, text=True, check=True, cwd=tmp_path)
     version, cuda = probe.stdout.split()
     assert version.endswith("+cpu") and cuda == "None", probe.stdout
-
     jupyter_dir, log = tmp_path / "jupyter", tmp_path / "peaks"
     subprocess.run([str(py), str(TOOL), "install", str(jupyter_dir), "--name", "course-binder"], check=True)
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -82,6 +172,7 @@ def test_binder_environment_installs_and_runs_every_notebook(tmp_path):
     print(peaks.stdout)
     assert peaks.returncode == 0, peaks.stdout
 
+    venv = py.parents[1]
     site = next((venv / "lib").glob("python3*/site-packages"))
     sizes = {"venv_mb": _size_mb(venv), "torch_mb": _size_mb(site / "torch"),
              "torch_version": version,
@@ -89,4 +180,3 @@ def test_binder_environment_installs_and_runs_every_notebook(tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "binder.json").write_text(json.dumps(sizes, indent=1) + "\n")
     print(f"binder venv {sizes['venv_mb']} MB, of which torch (CPU build) {sizes['torch_mb']} MB")
-    shutil.rmtree(venv, ignore_errors=True)

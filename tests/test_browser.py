@@ -271,7 +271,7 @@ def _explorer_cells(path: Path) -> int:
     return sum(1 for c in nb.cells if c.cell_type == "code" and re.search(r"\w+Explorer\(", c.source))
 
 
-def _menu(page, menu: str, item: str) -> None:
+def click_menu(page, menu: str, item: str) -> None:
     """Click ``menu`` > ``item`` in the menu bar (JupyterLab and Notebook 7 share it)."""
     page.locator(".lm-MenuBar-item", has_text=re.compile(rf"^{re.escape(menu)}$")).first.click()
     page.locator(".lm-Menu:visible .lm-Menu-item", has_text=re.compile(rf"^{re.escape(item)}")).first.click()
@@ -283,9 +283,9 @@ def _run_all_and_wait(page, server, path: str, timeout: float, settle: float = 1
     Finished means: no cell waiting ("[*]") and the kernel idle for ``settle`` s in a row. The front end
     stops a run at the first error, so cells may stay unrun ("[ ]"); the caller reports them.
     """
-    _menu(page, "Edit", "Clear Outputs of All Cells")
+    click_menu(page, "Edit", "Clear Outputs of All Cells")
     page.wait_for_function(f"() => ({PROMPTS.strip()})().every((p) => !/\\d/.test(p))", timeout=10_000)
-    _menu(page, "Run", "Run All Cells")
+    click_menu(page, "Run", "Run All Cells")
     start = time.perf_counter()
     deadline = time.monotonic() + timeout
     idle_since = None
@@ -334,7 +334,7 @@ def _output_problems(page, allowed_error_cells: set[int]) -> list[str]:
     return problems
 
 
-def _wait_widgets_loaded(page, timeout_s: float = 30.0) -> None:
+def wait_widgets_loaded(page, timeout_s: float = 30.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         loading = page.evaluate(
@@ -404,7 +404,7 @@ def _press(page, handle, key: str) -> None:
         handle.dispatch_event("keydown", {"key": key, "code": key, "bubbles": True})
 
 
-def _press_and_wait(page, slider, handle, key: str, wire: Wire) -> dict:
+def press_and_wait(page, slider, handle, key: str, wire: Wire) -> dict:
     """One key press on a slider; wait until the explorer drew the new value; return ms and kB."""
     n_draws = page.evaluate("() => window.__lessonsProbe.draws.length")
     bytes_before = wire.received
@@ -450,7 +450,7 @@ def _exercise_sliders(page, wire: Wire, notebook: str) -> tuple[list[dict], list
             value, high = (float(handle.get_attribute(a) or 0) for a in ("aria-valuenow", "aria-valuemax"))
             key = "ArrowLeft" if value >= high else "ArrowRight"
             try:
-                moves.append(_press_and_wait(page, slider, handle, key, wire))
+                moves.append(press_and_wait(page, slider, handle, key, wire))
             except Exception as exc:
                 problems.append(f"{label}: press {press + 1} ({key}): the figures did not show the new value "
                                 f"within {REDRAW_S} s ({type(exc).__name__})")
@@ -483,7 +483,7 @@ def _exercise_sliders(page, wire: Wire, notebook: str) -> tuple[list[dict], list
             value, high = (float(d_handle.get_attribute(a) or 0) for a in ("aria-valuenow", "aria-valuemax"))
             key = "ArrowLeft" if value >= high else "ArrowRight"
             try:
-                moves.append(_press_and_wait(page, d_k, d_handle, key, wire))
+                moves.append(press_and_wait(page, d_k, d_handle, key, wire))
             except Exception as exc:
                 problems.append(f"{notebook}: d_k at 128 tokens: no redraw ({type(exc).__name__})")
                 break
@@ -682,7 +682,7 @@ def test_notebook_runs_in_browser(source: Path, front: str, lab_for_browser, bro
         ran = _run_all_and_wait(page, server, rel, RUN_ALL_S)
         run["run_all_s"] = round(ran["seconds"], 2)
         _wait_for_kernel_idle(server, rel, RUN_ALL_S)
-        _wait_widgets_loaded(page)
+        wait_widgets_loaded(page)
 
         problems = _output_problems(page, allowed_error_cells)
         unrun = [i for i, p in enumerate(ran["prompts"]) if not re.fullmatch(r"\[\d+\]:?", p)]
@@ -781,7 +781,7 @@ def test_lesson_presents_as_slides(lab_for_browser, browser_context):
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=KERNEL_START_S * 1000)
         _wait_for_kernel_idle(server, rel, KERNEL_START_S)
         ran = _run_all_and_wait(page, server, rel, RUN_ALL_S)
-        _wait_widgets_loaded(page)
+        wait_widgets_loaded(page)
 
         # as a teacher starts: the first cell selected (command mode), then the toolbar's deck button
         page.locator(".jp-Notebook .jp-Cell").first.click()
@@ -828,7 +828,7 @@ def test_lesson_presents_as_slides(lab_for_browser, browser_context):
         moves = []
         for _ in range(2):
             value, high = (float(handle.get_attribute(a) or 0) for a in ("aria-valuenow", "aria-valuemax"))
-            moves.append(_press_and_wait(page, slider, handle, "ArrowLeft" if value >= high else "ArrowRight",
+            moves.append(press_and_wait(page, slider, handle, "ArrowLeft" if value >= high else "ArrowRight",
                                          wire))
             after = _deck(page)
             assert after["slide"] == where["slide"] and after["explorer"], (

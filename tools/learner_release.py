@@ -29,15 +29,20 @@ functions, never with a solutions file, so the learner copy needs nothing that i
 The learner copy is the whole course as a learner needs it (``git ls-files`` of this repository,
 without the teacher's files in ``TEACHER_ONLY``), with the notebooks stripped as above. It is what
 learners clone, and what the Binder badge, the Colab links and the hub's nbgitpuller link open:
-``--branch learner`` commits it to the branch ``learner`` (and tags it ``learner-vVERSION``), for
-the maintainer to push with ``git push origin learner learner-vVERSION``.
+``--branch learner`` commits it to the branch ``learner``. ``--release VERSION`` (``make release
+VERSION=…``) does that as a release: VERSION must be pyproject.toml's version (the one every launch
+link names), the tag ``learner-vVERSION`` must not exist yet (a release tag never moves), the copy
+gets its own README (what to open, how to get updates; nothing about the teacher's files), the
+entry of CHANGELOG.md is written, the tag is created, and the push commands are printed.
 
-Usage: python tools/learner_release.py [--out build/learner] [--branch learner] | [--workspace workspace]
+Usage: python tools/learner_release.py [--out build/learner] [--branch learner] [--release VERSION]
+       | [--workspace workspace]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import re
 import shutil
@@ -165,6 +170,48 @@ def release(out: Path, root: Path = ROOT) -> dict[str, int]:
     return counts
 
 
+LEARNER_README = """\
+# {title}: the learner copy
+
+This is the course as learners get it (release `{tag}`): every lesson, with the exercises for you
+to solve. Open **notebooks/00_start_here.ipynb** first; it says how the lessons go on.
+
+{launch}
+
+## Getting the updates your teacher makes
+
+- **On a hub**: click the link your teacher gave you again. It merges the teacher's changes into
+  your copy and keeps your own edits; where you and the teacher changed the same line, your line
+  stays. A notebook you deleted comes back fresh.
+- **On your computer**: `git pull` in this folder (commit or copy your work first).
+
+## On your computer
+
+```bash
+git clone --branch learner https://github.com/{repository}
+cd {name}
+make lab      # the first time sets up .venv with the course's pinned packages, then opens lesson 00
+```
+
+The course runs offline after that first set-up. Code: MIT; lesson text and figures: see LICENSE-CONTENT.
+"""
+
+
+class ReleaseError(RuntimeError):
+    """A release that must not be made (a tag that would move, a version that the links do not name)."""
+
+
+def learner_readme(root: Path = ROOT) -> str:
+    """The learner copy's README: the launch block (Binder, lessons, Colab links), none of the teacher's."""
+    import stamp_notebooks as stamp
+
+    title = (root / "README.md").read_text().splitlines()[0].lstrip("# ").strip()
+    block = stamp.readme_block(sorted((root / "notebooks").glob("*.ipynb")), root)
+    repository = stamp.repository(root)
+    return LEARNER_README.format(title=title, tag=stamp.launch_ref(root), launch=block,
+                                 repository=repository, name=repository.split("/")[1])
+
+
 def update_workspace(workspace: Path, root: Path = ROOT) -> tuple[list[str], list[str]]:
     """Give ``workspace`` the learner version of every lesson it lacks; never touch one it has.
 
@@ -189,8 +236,51 @@ def version(root: Path = ROOT) -> str:
         return tomllib.load(fh)["project"]["version"]
 
 
-def commit_to_branch(tree: Path, branch: str, root: Path = ROOT) -> str:
-    """Commit the folder ``tree`` as the next commit of ``branch`` and tag it; return the commit id."""
+def tag_exists(tag: str, root: Path = ROOT) -> bool:
+    return subprocess.run(["git", "rev-parse", "-q", "--verify", f"refs/tags/{tag}"], cwd=root,
+                          capture_output=True).returncode == 0
+
+
+def changelog_entry(tag: str, source: str, counts: dict[str, int], today: str) -> str:
+    removed = sum(counts.values())
+    return (f"## {tag} ({today})\n\nLearner release of `{source}`: {len(counts)} lessons, "
+            f"{removed} exercise solutions removed.\n")
+
+
+def write_changelog(entry: str, root: Path = ROOT) -> Path:
+    """Put ``entry`` first under CHANGELOG.md's title (created when missing)."""
+    path = root / "CHANGELOG.md"
+    title = "# Changelog\n\nEach learner release (`make release VERSION=…`), newest first.\n"
+    text = path.read_text() if path.exists() else title
+    head, sep, rest = text.partition("\n## ")
+    path.write_text(head.rstrip("\n") + "\n\n" + entry + (("\n## " + rest) if sep else ""))
+    return path
+
+
+def make_release(release_version: str, out: Path, branch: str = "learner", root: Path = ROOT) -> str:
+    """The learner release ``learner-vVERSION``: copy, README, CHANGELOG entry, branch commit, new tag."""
+    tag = f"learner-v{release_version}"
+    if release_version != version(root):
+        raise ReleaseError(f"VERSION={release_version} but pyproject.toml says {version(root)}: the launch "
+                           "links name pyproject's version; change it there, run make notebooks, commit")
+    if tag_exists(tag, root):
+        raise ReleaseError(f"tag {tag} exists already and a release tag never moves: choose a new VERSION")
+    counts = release(out, root)
+    (out / "README.md").write_text(learner_readme(root))
+    source = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    changelog = write_changelog(changelog_entry(tag, source, counts, datetime.date.today().isoformat()), root)
+    shutil.copy2(changelog, out / "CHANGELOG.md")
+    commit = commit_to_branch(out, branch, root, tag=tag)
+    print(f"released {tag} as {commit[:12]} on branch {branch}; CHANGELOG.md has its entry (commit it)")
+    print("push it (the Binder badge, Colab links and nbgitpuller link need both):")
+    print(f"  git push origin {branch} {tag}")
+    return commit
+
+
+def commit_to_branch(tree: Path, branch: str, root: Path = ROOT, tag: str | None = None) -> str:
+    """Commit the folder ``tree`` as the next commit of ``branch``, tag it ``tag`` (never moving an
+    existing tag; default ``learner-vVERSION``); return the commit id."""
     def git(*args: str, env: dict | None = None) -> str:
         return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True,
                               env=env).stdout.strip()
@@ -204,8 +294,11 @@ def commit_to_branch(tree: Path, branch: str, root: Path = ROOT) -> str:
     source = git("rev-parse", "--short", "HEAD")
     message = f"Learner release {version(root)} of {source} (tools/learner_release.py)"
     commit = git("commit-tree", tree_id, *(["-p", parent] if parent else []), "-m", message)
+    tag = tag or f"learner-v{version(root)}"
+    if tag_exists(tag, root):
+        raise ReleaseError(f"tag {tag} exists already and a release tag never moves: choose a new VERSION")
     git("update-ref", f"refs/heads/{branch}", commit)
-    git("tag", "-f", f"learner-v{version(root)}", commit)
+    git("tag", tag, commit)
     return commit
 
 
@@ -213,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "learner")
     parser.add_argument("--branch", help="also commit the copy to this branch and tag it learner-vVERSION")
+    parser.add_argument("--release", metavar="VERSION",
+                        help="make the learner release VERSION (on branch learner unless --branch says)")
     parser.add_argument("--workspace", type=Path,
                         help="instead: add the lessons this folder lacks (learner versions), keep the rest")
     args = parser.parse_args(argv)
@@ -223,15 +318,22 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  + {name}")
         return 0
     try:
+        if args.release:
+            make_release(args.release, args.out, args.branch or "learner")
+            return 0
         counts = release(args.out)
-    except SolutionMarkerError as exc:
+    except (SolutionMarkerError, ReleaseError) as exc:
         print(f"learner release failed: {exc}", file=sys.stderr)
         return 1
     for name, count in counts.items():
         print(f"  {name:40s} {count} solution region{'s' if count != 1 else ''} removed")
     print(f"learner copy written to {args.out}")
     if args.branch:
-        commit = commit_to_branch(args.out, args.branch)
+        try:
+            commit = commit_to_branch(args.out, args.branch)
+        except ReleaseError as exc:
+            print(f"learner release failed: {exc}", file=sys.stderr)
+            return 1
         print(f"committed as {commit[:12]} on branch {args.branch}, tagged learner-v{version()}")
     return 0
 

@@ -230,6 +230,23 @@ class ExplorerBase:
         return self._control("query", ipw.IntSlider(value=value, min=0, max=n - 1, description="query",
                                                     continuous_update=True))
 
+    def _head_view(self, token: int, n_tokens: int):
+        """The head grid's view (lessons 06 and 10): a ``token`` slider, a row/column toggle and a
+        :class:`~lessons_lib.figures.live.heads.HeadView` that follows both in the browser, without the
+        kernel (the token and the direction only change what is framed, not the weights)."""
+        from ..figures.live.heads import COLUMN, ROW, HeadView
+
+        self._control("token", ipw.IntSlider(value=token, min=0, max=n_tokens - 1, description="token",
+                                             continuous_update=True), redraw=False)
+        self._control("direction", ipw.ToggleButtons(
+            options=[("where does this token look? (its row)", ROW),
+                     ("who looks at this token? (its column)", COLUMN)], value=ROW,
+            style={"button_width": "auto"}), redraw=False)
+        self.view = HeadView(width=1000, height=450)
+        self._links = [ipw.jslink((self.controls["token"], "value"), (self.view, "token")),
+                       ipw.jslink((self.controls["direction"], "index"), (self.view, "direction"))]
+        return self.view
+
     def _figure(self, name: str, fig):
         self.figures[name] = fig
         return fig

@@ -22,7 +22,6 @@ import numpy as np
 
 from .._checks import check_choice, check_int_in_range, check_real, check_seed
 from ..core.multihead import multi_head_attention
-from ..figures.live.heads import COLUMN, ROW, HeadView
 from ..lab import data
 from .base import ExplorerBase, embedding
 
@@ -70,16 +69,7 @@ class HeadGridExplorer(ExplorerBase):
         self._control("d_model", widgets.SelectionSlider(options=list(D_MODEL_OPTIONS), value=d_model,
                                                          description="d_model", continuous_update=True))
         self._slider_seq_len(seq_len, hi=SEQ_LEN_MAX)
-        self._control("token", widgets.IntSlider(value=token, min=0, max=seq_len - 1,
-                                                 description="token", continuous_update=True), redraw=False)
-        self._control("direction", widgets.ToggleButtons(
-            options=[("where does this token look? (its row)", ROW),
-                     ("who looks at this token? (its column)", COLUMN)], value=ROW,
-            style={"button_width": "auto"}), redraw=False)
-        self.view = HeadView(width=1000, height=450)
-        # token and direction live in the browser: the figure follows them without the kernel
-        self._links = [widgets.jslink((self.controls["token"], "value"), (self.view, "token")),
-                       widgets.jslink((self.controls["direction"], "index"), (self.view, "direction"))]
+        self._head_view(token, seq_len)   # token and direction live in the browser, without the kernel
         c = self.controls
         self.widget = self._box(widgets.HBox([c["n_heads"], c["d_model"], c["seq_len"], c["token"]],
                                              layout=widgets.Layout(flex_flow="row wrap")),

@@ -9,7 +9,6 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._checks import check_int_in_range
-from ..figures.live.heads import COLUMN, ROW, HeadView
 from ..lab.real_model import ModelAttention
 from .base import ExplorerBase
 
@@ -36,15 +35,7 @@ class RealModelExplorer(ExplorerBase):
         token = check_int_in_range(token, "token", 0, L - 1)
         self._control("layer", widgets.IntSlider(value=layer, min=1, max=n_layers, description="layer",
                                                  continuous_update=True))
-        self._control("token", widgets.IntSlider(value=token, min=0, max=L - 1, description="token",
-                                                 continuous_update=True), redraw=False)
-        self._control("direction", widgets.ToggleButtons(
-            options=[("where does this token look? (its row)", ROW),
-                     ("who looks at this token? (its column)", COLUMN)], value=ROW,
-            style={"button_width": "auto"}), redraw=False)
-        self.view = HeadView(width=1000, height=450)
-        self._links = [widgets.jslink((self.controls["token"], "value"), (self.view, "token")),
-                       widgets.jslink((self.controls["direction"], "index"), (self.view, "direction"))]
+        self._head_view(token, L)
         c = self.controls
         self.widget = self._box(widgets.HBox([c["layer"], c["token"]]), c["direction"], self.view,
                                 self.readout, self.error_box)

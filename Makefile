@@ -135,7 +135,8 @@ test-grading: $(STAMP_DEV)
 
 # A class on a real JupyterHub: configurable-http-proxy from npm (into build/node), the Binder
 # environment as each learner's server, the course by an nbgitpuller link (a few minutes).
-CHP_VERSION := 5.3.0
+# configurable-http-proxy 5 needs Node >= 20; Debian bookworm's own nodejs is 18, where 4.6.3 runs.
+CHP_VERSION := $(shell node -e 'process.stdout.write(+process.versions.node.split(".")[0] >= 20 ? "5.3.0" : "4.6.3")' 2>/dev/null || echo 4.6.3)
 CHP := build/node/node_modules/.bin/configurable-http-proxy
 $(CHP):
 	@command -v npm >/dev/null || { echo "npm is missing: apt-get install nodejs npm (.ci/run does)"; exit 1; }

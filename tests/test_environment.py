@@ -171,7 +171,7 @@ def test_make_test_runs_every_layer():
     text = (REPO / "Makefile").read_text(encoding="utf-8")
     recipe = re.search(r"^test:(.*)$", text, re.M).group(1).split()
     assert recipe == ["lint", "test-lib", "test-notebooks", "test-other-cpu", "test-browser", "test-binder",
-                      "test-grading"]
+                      "test-grading", "test-hub"]
     assert "pytest --nbval --nbval-kernel-name course-offline notebooks/" in text  # offline, memory recorded
     assert "--doctest-modules lessons_lib" in text
     assert "LESSONS_SCREENSHOTS=" in text
@@ -188,7 +188,8 @@ def _pins(path: Path) -> dict[str, str]:
 
 
 def test_binder_requirements_are_the_course_pins():
-    """Binder installs the course's pins; torch, when listed there, is the CPU-only build of the same pin."""
+    """Binder installs the course's pins; torch, when listed there, is the CPU-only build of the same pin;
+    beyond them only what a hub needs: the browser test's Notebook 7 and nbgitpuller."""
     main = _pins(REPO / "requirements.txt")
     text = (REPO / "binder" / "requirements.txt").read_text(encoding="utf-8")
     shared = main if re.search(r"^-r\s+\.\./requirements\.txt", text, flags=re.MULTILINE) else {}
@@ -196,7 +197,11 @@ def test_binder_requirements_are_the_course_pins():
     def without_torch(pins):
         return {k: v for k, v in pins.items() if k != "torch"}
 
-    assert without_torch(binder) == without_torch(main)
+    extra = {k: v for k, v in binder.items() if k not in main}
+    assert without_torch({k: v for k, v in binder.items() if k in main}) == without_torch(main)
+    assert set(extra) == {"notebook", "nbgitpuller"}, extra
+    dev = _pins(REPO / "requirements-dev.txt")
+    assert extra["notebook"] == dev["notebook"], "Binder gets the browser test's Notebook 7"
     if "torch" in binder:
         assert binder["torch"] == main["torch"] + "+cpu", "Binder gets the CPU-only torch build"
         assert "download.pytorch.org/whl/cpu" in text
@@ -206,7 +211,9 @@ def test_binder_postbuild_installs_the_library():
     post = REPO / "binder" / "postBuild"
     assert os.access(post, os.X_OK), "binder/postBuild must be executable"
     text = post.read_text(encoding="utf-8")
-    assert text.startswith("#!") and "pip install" in text and "-e ." in text
+    assert text.startswith("#!") and "pip install" in text
+    # a regular install: the hub mounts each learner's home over the repository's copy in /home/jovyan
+    assert "-e ." not in text and "--no-deps ." in text
     runtime = (REPO / "binder" / "runtime.txt").read_text(encoding="utf-8").strip()
     assert re.fullmatch(r"python-3\.\d+", runtime), runtime
     assert tuple(map(int, runtime.split("-")[1].split("."))) >= (3, 11), "numpy 2.4 needs Python >= 3.11"

@@ -298,8 +298,12 @@ def set_xticks(ax, positions, labels: list[str]) -> None:
 
 
 def draw_heatmap(ax, m, rows, cols, *, title, colorbar_label, cmap, vmin, vmax, mask, annotate, fmt,
-                  xlabel, ylabel, colorbar=True):
-    """Draw a checked matrix on ``ax``; returns (image, colorbar or None)."""
+                  xlabel, ylabel, colorbar=True, mask_note: str | None = MASK_NOTE):
+    """Draw a checked matrix on ``ax``; returns (image, colorbar or None).
+
+    ``mask_note`` is the caption under masked cells (None: no caption, when the figure
+    carries one note for all its panels, or a legend of its own).
+    """
     allowed = resolve_mask(mask, m)
     hidden = ~allowed
     lo, hi = color_range(m[allowed], vmin, vmax)
@@ -312,7 +316,8 @@ def draw_heatmap(ax, m, rows, cols, *, title, colorbar_label, cmap, vmin, vmax, 
     ax.set_title(title, fontsize=FONT_TITLE)
     if hidden.any():
         _draw_mask_patches(ax, hidden)
-        caption(ax, MASK_NOTE)
+        if mask_note is not None:
+            caption(ax, mask_note)
     if annotate is None:
         annotate = m.shape[0] <= 12 and m.shape[1] <= 12
     if annotate:

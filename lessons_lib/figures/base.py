@@ -56,6 +56,7 @@ from .._checks import (
     check_memory,
     check_text,
     color_range,
+    is_flag,
 )
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_VALUES,
@@ -218,7 +219,7 @@ def _check_fmt(fmt) -> str:
 
 
 def _check_annotate(annotate):
-    if annotate is not None and not isinstance(annotate, bool | np.bool_):
+    if annotate is not None and not is_flag(annotate):
         raise TypeError(f"annotate must be True, False or None (automatic); got {annotate!r}.")
     return annotate
 

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import numbers
-
 import matplotlib
 import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .._checks import as_bool_mask, check_labels, check_mask
+from .._checks import as_bool_mask, check_labels, check_mask, is_whole_number
 from .base import auto_size, caption, check_matrix, draw_heatmap, new_figure
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_VALUES,
@@ -151,7 +149,7 @@ def plot_masking_steps(scores, mask, tokens, *, query: int | None = None) -> Fig
                   colorbar_label="attention weight", cmap=CMAP_WEIGHTS, vmin=0.0, vmax=1.0, mask=allowed,
                   annotate=None, fmt=".2f", xlabel=XLABEL, ylabel="", mask_note=None)
     if query is not None:
-        if isinstance(query, bool) or not isinstance(query, numbers.Integral) or not 0 <= query < s.shape[0]:
+        if not is_whole_number(query) or not 0 <= query < s.shape[0]:
             raise ValueError(f"query must be a row index 0..{s.shape[0] - 1}; got {query!r}.")
         for ax in axes:
             ax.add_patch(Rectangle((-0.5, query - 0.5), s.shape[1], 1, fill=False, edgecolor="#d62728",

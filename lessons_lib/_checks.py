@@ -17,13 +17,16 @@ __all__ = [
     "check_mask", "check_flag", "check_axis", "check_seed", "check_float_dtype", "check_real",
     "check_positive_int", "check_int_in_range", "check_scale", "check_scores_finite", "check_output_finite",
     "memory_limit_bytes", "format_bytes", "check_memory", "check_text", "check_label", "check_labels",
-    "color_range", "check_choice",
+    "color_range", "check_choice", "is_flag", "is_whole_number", "is_real_number", "MAX_LIVE_CELLS",
+    "check_cells", "check_number", "int_or_none",
 ]
 
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
 # still hold the kernel, numpy, matplotlib (and torch) beside it. A teacher on a bigger machine
 # raises it with the environment variable LESSONS_MEMORY_LIMIT_MB before starting Jupyter.
 DEFAULT_MEMORY_LIMIT_MB = 1000
+
+MAX_LIVE_CELLS = 512 * 512  # a live figure draws at most this many cells (all panels together)
 
 
 # What an array must look like, by its least number of dimensions (for messages).
@@ -179,16 +182,34 @@ def check_mask(mask, target_shape: tuple, name: str = "mask") -> np.ndarray | No
     return mask
 
 
+def is_flag(value) -> bool:
+    """True or False (a Python or numpy bool): the test of every switch."""
+    return isinstance(value, (bool, np.bool_))
+
+
+def is_whole_number(value) -> bool:
+    """A whole number (a Python or numpy integer), and not a bool: the test of every count and index.
+
+    ``True`` is an ``int`` to Python, but never a count a learner meant.
+    """
+    return not is_flag(value) and isinstance(value, numbers.Integral)
+
+
+def is_real_number(value) -> bool:
+    """A real number (int, float or their numpy kinds), and not a bool; it may still be NaN or ±inf."""
+    return not is_flag(value) and isinstance(value, numbers.Real)
+
+
 def check_flag(value, name: str) -> bool:
     """Check a True/False switch such as ``causal``: a truthy string like ``"no"`` is refused."""
-    if not isinstance(value, (bool, np.bool_)):
+    if not is_flag(value):
         raise TypeError(f"{name} must be True or False; got {value!r} ({type(value).__name__}).")
     return bool(value)
 
 
 def check_axis(axis, ndim: int, name: str = "axis") -> int:
     """Check an axis index for an array with ``ndim`` dimensions; returns it as a non-negative int."""
-    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+    if not is_whole_number(axis):
         raise TypeError(
             f"{name} must be a whole number such as -1 (the last axis, where each row's scores are); "
             f"got {axis!r} ({type(axis).__name__})."
@@ -205,7 +226,7 @@ def check_seed(seed, name: str = "seed", *, allow_generator: bool = True):
     """Check a random seed: a whole number ≥ 0, or (when allowed) a ``np.random.Generator``."""
     if allow_generator and isinstance(seed, np.random.Generator):
         return seed
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+    if not is_whole_number(seed):
         what = "a whole number (e.g. 0)" + (" or a np.random.Generator" if allow_generator else "")
         raise TypeError(
             f"{name} must be {what}; got {seed!r} ({type(seed).__name__}). "
@@ -235,7 +256,7 @@ def check_float_dtype(dtype, name: str = "dtype") -> np.dtype:
 
 def check_real(value, name: str, *, positive: bool = False) -> float:
     """Check a finite real number (not NaN, not ±inf, not a bool); ``positive`` also refuses ≤ 0."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if not is_real_number(value):
         raise TypeError(f"{name} must be a number; got {value!r} ({type(value).__name__}).")
     if not np.isfinite(value):
         raise ValueError(f"{name} must be a finite number; got {value}.")
@@ -245,7 +266,7 @@ def check_real(value, name: str, *, positive: bool = False) -> float:
 
 
 def _whole_number(value, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if not is_whole_number(value):
         raise TypeError(f"{name} must be a whole number; got {value!r} ({type(value).__name__}).")
     return int(value)
 
@@ -266,6 +287,32 @@ def check_int_in_range(value, name: str, lo: int, hi: int) -> int:
     return value
 
 
+def int_or_none(value, name: str, n: int) -> int:
+    """-1 for None, else an index 0..n-1 (a live figure's highlighted row or token)."""
+    if value is None:
+        return -1
+    if not is_whole_number(value):
+        raise TypeError(f"{name} must be a whole number (a row index) or None; got {value!r}.")
+    return check_int_in_range(value, name, 0, n - 1)
+
+
+def check_number(value, name: str) -> float:
+    """A finite number for a live figure (a marker's position, an axis' top), or a ``TypeError``."""
+    if not is_real_number(value) or not np.isfinite(value):
+        raise TypeError(f"{name} must be a finite number; got {value!r}.")
+    return float(value)
+
+
+def check_cells(n_cells: int, shape: tuple, what: str) -> None:
+    """Refuse a matrix too big for a live figure (:data:`MAX_LIVE_CELLS`), saying how to show it instead."""
+    if n_cells > MAX_LIVE_CELLS:
+        raise ValueError(
+            f"{what} of shape {shape} has {n_cells:,} cells; a live figure draws at most "
+            f"{MAX_LIVE_CELLS:,} (512 × 512). Show a slice (e.g. matrix[:128, :128]) or a pooled view "
+            f"(e.g. the mean over blocks of 8 × 8 cells), or draw it as a still (lessons_lib.heatmap)."
+        )
+
+
 def check_choice(value, name: str, options):
     """One of ``options`` (a slider's or a button row's values), or a ``ValueError`` naming ``name``.
 
@@ -273,7 +320,7 @@ def check_choice(value, name: str, options):
     """
     options = list(options)
     whole = numbers.Integral
-    ok = not isinstance(value, (bool, np.bool_)) and any(
+    ok = not is_flag(value) and any(
         type(value) is type(o) or isinstance(value, whole) and isinstance(o, whole) for o in options
         if _equal(value, o))
     if not ok:

@@ -23,7 +23,8 @@ PACKAGE = ROOT / "lessons_lib"
 LAYER = {"_checks": 0, "core": 1, "lab": 2, "figures": 3, "explorers": 4, "course": 5, "exercises": 5,
          "quizzes": 5}
 #: folders whose modules, besides their shared pieces, are one per lesson
-PER_LESSON = {"figures": {"base", "style"}, "explorers": {"base"}, "exercises": {"engine", "grading"},
+PER_LESSON = {"figures": {"base", "style"}, "explorers": {"base"},
+              "exercises": {"engine", "runner", "mistakes", "messages", "catalogue", "grading"},
               "quizzes": {"model", "widget"}}
 LESSON = re.compile(r"^lesson(\d\d)_[a-z0-9_]+$")
 

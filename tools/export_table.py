@@ -26,9 +26,10 @@ INIT = ROOT / "lessons_lib" / "__init__.py"
 BEGIN, END = "# exports:begin", "# exports:end"
 #: the library's layers, lowest first: a module imports only from its own layer or lower ones
 LAYERS = ("core", "lab", "figures", "explorers", "course", "exercises", "quizzes")
-#: modules whose ``__all__`` is for the library's own lesson modules, not for learners (the exercise
-#: engine's ``run``, ``show`` and ``Case`` would shadow the quizzes' ``show``)
-INTERNAL = ("exercises.engine",)
+#: modules whose ``__all__`` is for the library's own lesson modules, not for learners: the exercise
+#: engine and its pieces (its ``run``, ``show`` and ``Case`` would shadow the quizzes' ``show``)
+INTERNAL = ("exercises.engine", "exercises.runner", "exercises.mistakes", "exercises.messages",
+            "exercises.catalogue")
 
 
 def public_modules() -> list[str]:

@@ -33,6 +33,7 @@ from .._checks import (
     check_qkv,
     check_scale,
     check_scores_finite,
+    is_whole_number,
 )
 from .masks import combine_masks
 
@@ -222,7 +223,7 @@ def _check_d_k(d_k, scale):
     if d_k is None:
         raise TypeError("Give d_k (the length of the query/key vectors) so the scores can be "
                         "divided by √d_k.")
-    if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k < 1:
+    if not is_whole_number(d_k) or d_k < 1:
         raise ValueError(f"d_k must be a positive whole number (the key length); got {d_k!r}.")
     return int(d_k)
 

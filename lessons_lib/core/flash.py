@@ -41,6 +41,7 @@ import numpy as np
 
 from .._checks import (
     as_float_array,
+    check_flag,
     check_memory,
     check_positive_int,
     check_qkv,
@@ -264,8 +265,7 @@ def _prepare(q, k, v, causal, scale, block_size):
     if block_size is None:
         block_size = default_block_size(int(np.prod(batch, dtype=np.int64)))
     block_size = check_positive_int(block_size, "block_size")
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal must be True or False; got {causal!r}.")
+    causal = check_flag(causal, "causal")
     _check_tile_memory(batch, q.shape[-2], k.shape[-2], v.shape[-1], block_size, q.dtype)
     factor = q.dtype.type(check_scale(scale, q.shape[-1]))
     with np.errstate(over="ignore"):

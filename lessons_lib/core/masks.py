@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_flag, check_mask, check_memory, check_positive_int
+from .._checks import check_flag, check_mask, check_memory, check_positive_int, is_whole_number
 
 __all__ = ["causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask", "sliding_window_mask",
            "combine_masks", "causal_average_weights",
@@ -352,8 +352,7 @@ def future_leak(attend, x, position: int, *, seed: int = 0) -> np.ndarray:
     x = as_float_array(x, "x", min_ndim=2)
     if x.ndim != 2:
         raise ValueError(f"x must be (seq_len, d), one row per token; got shape {x.shape}.")
-    whole = isinstance(position, (int, np.integer)) and not isinstance(position, bool)
-    if not whole or not 0 <= position < len(x):
+    if not is_whole_number(position) or not 0 <= position < len(x):
         raise ValueError(f"position must be a token index 0..{len(x) - 1}; got {position!r}.")
     changed = x.copy()
     changed[position] = np.random.default_rng(seed).standard_normal(x.shape[1]).astype(x.dtype)

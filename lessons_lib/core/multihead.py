@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import as_float_array, check_mask, check_positive_int
+from .._checks import as_float_array, check_mask, check_positive_int, is_whole_number
 from .attention import project_qkv, scaled_dot_product_attention
 
 __all__ = ["split_heads", "merge_heads", "multi_head_attention", "shape_stages", "split_projection",
@@ -266,7 +266,7 @@ def handmade_heads(tokens, subject: int | str, sharpness: float = 8.0) -> dict:
         if subject not in tokens:
             raise ValueError(f"subject {subject!r} is not one of the tokens {tokens}.")
         subject = tokens.index(subject)
-    if isinstance(subject, bool) or not isinstance(subject, (int, np.integer)) or not 0 <= subject < L:
+    if not is_whole_number(subject) or not 0 <= subject < L:
         raise ValueError(f"subject must be a word of the sentence or its index 0..{L - 1}; got {subject!r}.")
     if isinstance(sharpness, bool) or not np.isfinite(sharpness) or sharpness < 0:
         raise ValueError(f"sharpness must be a finite number ≥ 0; got {sharpness!r}.")

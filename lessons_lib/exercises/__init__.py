@@ -25,10 +25,13 @@ check                       learner writes                                  note
 ``check_softmax_off``       ``my_softmax_off(scores)``                      09_attention_in_action
 ==========================  ==============================================  ===========================
 
-Layout: :mod:`.engine` runs and diagnoses (time limit per case, the generic mistakes,
-the rule for naming a candidate mistake); each ``lessonNN_topic`` module holds one
-lesson's content, its cases and table of likely mistakes, and is collected here
-automatically. The engine's docstring says how a later lesson adds an exercise.
+Layout: :mod:`.engine` runs and diagnoses (an :class:`Exercise`, the rule for naming a
+candidate mistake) from four pieces: :mod:`.runner` runs the learner's code (copies of the
+inputs, a time limit per case), :mod:`.mistakes` holds :class:`Mistake` and its matchers,
+:mod:`.messages` the feedback's text, :mod:`.catalogue` the mistakes any exercise can make.
+Each ``lessonNN_topic`` module holds one lesson's content, its cases and table of likely
+mistakes, and is collected here automatically. The engine's docstring says how a later
+lesson adds an exercise.
 The answers are compared with the library's own reference functions
 (:mod:`lessons_lib.core`), never with a solutions file: a learner's copy of
 the course holds no solutions, and the checks work there.

@@ -44,7 +44,6 @@ import base64
 import html
 import io
 import math
-import numbers
 import time
 import traceback
 from functools import lru_cache
@@ -52,7 +51,7 @@ from functools import lru_cache
 import ipywidgets as ipw
 import numpy as np
 
-from .._checks import check_int_in_range
+from .._checks import check_flag, check_int_in_range, is_real_number, is_whole_number
 from ..core import attention
 from ..figures.base import add_footnote, plain_text
 from ..lab import data
@@ -91,7 +90,7 @@ def check_sentence(sentence) -> str:
 
 
 def _check_d_k(d_k) -> int:
-    if isinstance(d_k, bool) or not isinstance(d_k, numbers.Integral) or d_k not in D_K_OPTIONS:
+    if not is_whole_number(d_k) or d_k not in D_K_OPTIONS:
         raise ValueError(f"d_k must be one of the slider's values {', '.join(map(str, D_K_OPTIONS))}; "
                          f"got {d_k!r}.")
     return int(d_k)
@@ -156,18 +155,13 @@ def _check_value(name: str, control, value) -> None:
         if isinstance(value, bool) or value not in allowed:
             raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}.")
     elif isinstance(control, ipw.Checkbox):
-        if not isinstance(value, bool | np.bool_):
-            raise TypeError(f"{name} must be True or False; got {value!r}.")
+        check_flag(value, name)
     elif isinstance(control, ipw.FloatLogSlider):
         lo, hi = control.base ** control.min, control.base ** control.max
-        number = isinstance(value, int | float | np.floating) and not isinstance(value, bool)
-        if not number or not lo <= value <= hi:
+        if not is_real_number(value) or not lo <= value <= hi:
             raise ValueError(f"{name} must be a number from {lo:g} to {hi:g}; got {value!r}.")
     elif isinstance(control, ipw.IntSlider):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            raise TypeError(f"{name} must be a whole number; got {value!r}.")
-        if not control.min <= value <= control.max:
-            raise ValueError(f"{name} must be from {control.min} to {control.max}; got {value}.")
+        check_int_in_range(value, name, control.min, control.max)
     elif isinstance(control, ipw.Text) and not isinstance(value, str):
         raise TypeError(f"{name} must be text; got {value!r}.")
 

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import ipywidgets as ipw
 import numpy as np
 
+from .._checks import check_flag, is_real_number
 from ..core import attention
 from ..figures import style
 from ..figures.live import Bars, Heatmap, LinePlot
@@ -48,10 +48,8 @@ class ScaleSoftmaxExplorer(Explorer):
         super().__init__(d_model=d_model, seed=seed)
         self.sentence = check_sentence(sentence)
         self.tokens = data.tokenize(data.SENTENCES[sentence])
-        if not isinstance(scaled, bool):
-            raise TypeError(f"scaled must be True or False; got {scaled!r}.")
-        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) \
-                or not 0.1 <= temperature <= 10:
+        scaled = check_flag(scaled, "scaled")
+        if not is_real_number(temperature) or not 0.1 <= temperature <= 10:
             raise ValueError(f"temperature must be a number from 0.1 to 10; got {temperature!r}.")
         self._slider_d_k(d_k)
         self._control("scaled", ipw.Checkbox(value=scaled, description="scale by 1/√d_k", indent=False))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipywidgets as ipw
 import numpy as np
 
-from .._checks import check_int_in_range
+from .._checks import check_flag, check_int_in_range
 from ..core import attention, masks
 from ..figures import style
 from ..figures.live import Bars, Heatmap
@@ -50,8 +50,7 @@ class PipelineExplorer(Explorer):
         self.sentence = check_sentence(sentence)
         if seq_len is None:
             seq_len = max(len(data.tokenize(data.SENTENCES[sentence])), SEQ_LEN_MIN)
-        if not isinstance(causal, bool):
-            raise TypeError(f"causal must be True or False; got {causal!r}.")
+        causal = check_flag(causal, "causal")
         self._slider_seq_len(seq_len)
         self._slider_d_k(d_k)
         self._slider_query(query, seq_len)

@@ -22,7 +22,7 @@ import html
 import ipywidgets as ipw
 import numpy as np
 
-from .._checks import SizeLimitError, check_positive_int, format_bytes
+from .._checks import SizeLimitError, check_positive_int, format_bytes, is_whole_number
 from ..core.flash import flash_attention_steps
 from ..figures import lesson08_flash as cost_plots
 from ..figures.base import plain_text
@@ -63,8 +63,7 @@ class ScalingExplorer(ExplorerBase):
         self.d, self.dtype = first.d, first.dtype
         self.block_size = next((m.block_size for m in table.measurements if m.block_size), None)
         self.threads = first.threads
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not N_MIN <= n <= N_MAX \
-                or n % N_STEP:
+        if not is_whole_number(n) or not N_MIN <= n <= N_MAX or n % N_STEP:
             raise ValueError(f"n must be a multiple of {N_STEP} from {N_MIN} to {N_MAX}; got {n!r}.")
         self.slider = self._control("seq_len", ipw.IntSlider(value=int(n), min=N_MIN, max=N_MAX, step=N_STEP,
                                                              description="N (seq_len)",
@@ -213,7 +212,7 @@ class TileExplorer(ExplorerBase):
         self.steps = flash_attention_steps(q, k, v, causal=causal, block_size=block_size, rows=rows)
         self.rows = rows if rows is not None else range(0, len(self.steps[0].max))
         d_v = self.steps[0].output.shape[1]
-        if isinstance(feature, bool) or not isinstance(feature, (int, np.integer)) or not 0 <= feature < d_v:
+        if not is_whole_number(feature) or not 0 <= feature < d_v:
             raise ValueError(f"feature must be a whole number from 0 to {d_v - 1}; got {feature!r}.")
         self.feature = int(feature)
         n_tiles = len(self.steps)

@@ -6,12 +6,11 @@ This module does not import torch; ``SentenceExplorer`` does, when it runs the m
 from __future__ import annotations
 
 import html
-import numbers
 
 import ipywidgets as ipw
 import numpy as np
 
-from .._checks import check_choice
+from .._checks import check_choice, is_whole_number
 from ..figures.base import new_figure
 from ..figures.lesson09_attention_in_action import check_run, head_names, plot_it_rows, plot_reading
 from ..lab import coref
@@ -135,7 +134,7 @@ class TrainingExplorer(ExplorerBase):
         self.run = check_run(run)
         steps = [int(s) for s in self.run.snapshot_steps]
         step = steps[0] if step is None else step
-        if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step not in steps:
+        if not is_whole_number(step) or step not in steps:
             raise ValueError(f"step must be one of the recorded steps {steps[0]}, {steps[1]}, …, "
                              f"{steps[-1]}; got {step!r}.")
         self._control("step", ipw.SelectionSlider(options=steps, value=int(step), description="training step",

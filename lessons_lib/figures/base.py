@@ -56,6 +56,7 @@ from .._checks import (
     check_memory,
     check_text,
     color_range,
+    is_flag,
 )
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_VALUES,
@@ -218,7 +219,7 @@ def _check_fmt(fmt) -> str:
 
 
 def _check_annotate(annotate):
-    if annotate is not None and not isinstance(annotate, bool | np.bool_):
+    if annotate is not None and not is_flag(annotate):
         raise TypeError(f"annotate must be True, False or None (automatic); got {annotate!r}.")
     return annotate
 
@@ -298,8 +299,12 @@ def set_xticks(ax, positions, labels: list[str]) -> None:
 
 
 def draw_heatmap(ax, m, rows, cols, *, title, colorbar_label, cmap, vmin, vmax, mask, annotate, fmt,
-                  xlabel, ylabel, colorbar=True):
-    """Draw a checked matrix on ``ax``; returns (image, colorbar or None)."""
+                  xlabel, ylabel, colorbar=True, mask_note: str | None = MASK_NOTE):
+    """Draw a checked matrix on ``ax``; returns (image, colorbar or None).
+
+    ``mask_note`` is the caption under masked cells (None: no caption, when the figure
+    carries one note for all its panels, or a legend of its own).
+    """
     allowed = resolve_mask(mask, m)
     hidden = ~allowed
     lo, hi = color_range(m[allowed], vmin, vmax)
@@ -312,7 +317,8 @@ def draw_heatmap(ax, m, rows, cols, *, title, colorbar_label, cmap, vmin, vmax, 
     ax.set_title(title, fontsize=FONT_TITLE)
     if hidden.any():
         _draw_mask_patches(ax, hidden)
-        caption(ax, MASK_NOTE)
+        if mask_note is not None:
+            caption(ax, mask_note)
     if annotate is None:
         annotate = m.shape[0] <= 12 and m.shape[1] <= 12
     if annotate:

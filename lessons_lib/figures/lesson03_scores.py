@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._checks import check_labels, check_positive_int
+from .._checks import check_flag, check_labels, check_positive_int
 from .base import check_matrix, heatmap, resolve_mask
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_VALUES,
@@ -34,8 +34,7 @@ def plot_scores(scores, tokens, *, scaled: bool = False, d_k: int | None = None,
         )
     if d_k is not None:
         check_positive_int(d_k, "d_k")
-    if not isinstance(scaled, bool | np.bool_):
-        raise TypeError(f"scaled must be True or False; got {scaled!r}.")
+    scaled = check_flag(scaled, "scaled")
     what = "Q·Kᵀ/√d_k" if scaled else "Q·Kᵀ"
     if title is None:
         title = f"{'Scaled' if scaled else 'Raw'} attention scores {what}"

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import numbers
-
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from .._checks import as_float_array, check_labels, check_mask
+from .._checks import as_float_array, check_labels, check_mask, is_whole_number
 from ..lab.measurements import DEFAULT_D_KS, check_d_ks, measure_score_variance
 from .base import check_matrix, check_rows_sum_to_one, heatmap, new_figure, set_xticks
 from .style import (  # the course's look: one definition, shared with the live figures
@@ -126,7 +124,7 @@ def plot_row_weights(weights_row, tokens, query_token, *, mask=None, ax=None,
         raise ValueError(f"weights_row must be one row of weights, shape (seq_len,); got shape {row.shape}. "
                          f"Pick a row: weights[i].")
     tokens = check_labels(tokens, row.shape[0], "tokens", "key")
-    if isinstance(query_token, numbers.Integral) and not isinstance(query_token, bool):
+    if is_whole_number(query_token):
         if not 0 <= query_token < len(tokens):
             raise ValueError(f"query_token index {query_token} is outside 0..{len(tokens) - 1}.")
         query_token = tokens[int(query_token)]

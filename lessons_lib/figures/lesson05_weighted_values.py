@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import numbers
-
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
-from .._checks import check_labels
+from .._checks import check_labels, is_whole_number
 from .base import check_matrix, check_rows_sum_to_one, heatmap, new_figure
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_VALUES,
@@ -98,7 +96,7 @@ def plot_convex_combination(values, outputs, tokens, *, weights=None, query=None
             if query not in queries:
                 raise ValueError(f"query {query!r} is not one of the tokens {queries}.")
             query = queries.index(query)
-        if isinstance(query, bool) or not isinstance(query, numbers.Integral) or not 0 <= query < o.shape[0]:
+        if not is_whole_number(query) or not 0 <= query < o.shape[0]:
             raise ValueError(f"query must be a token or an index 0..{o.shape[0] - 1}; got {query!r}.")
         if w is None:
             raise ValueError("Give weights=... as well to draw the selected query's weights.")

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import numbers
-
 import matplotlib
 import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .._checks import as_bool_mask, check_labels, check_mask
+from .._checks import as_bool_mask, check_labels, check_mask, is_whole_number
 from .base import auto_size, caption, check_matrix, draw_heatmap, new_figure
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_VALUES,
@@ -26,6 +24,10 @@ from .style import (  # the course's look: one definition, shared with the live 
 )
 
 __all__ = ["plot_mask", "plot_mask_gallery", "plot_masking_steps"]
+
+
+#: the legend of a ✓/✗ table, in place of the generic mask caption
+MASK_LEGEND = "✓ may attend\n✗ masked (▨ grey hatched):\nscore set to −∞, so weight exactly 0"
 
 
 def plot_mask(mask, tokens, *, ax=None, title: str | None = None, key_tokens=None) -> Figure:
@@ -46,24 +48,23 @@ def plot_mask(mask, tokens, *, ax=None, title: str | None = None, key_tokens=Non
         w, h = auto_size(*m.shape)
         fig = new_figure(max(w + 1.8, 4.6), h + 2.9)
         ax = fig.add_subplot()
+    _draw_mask_table(ax, m, rows, cols, title)
+    caption(ax, MASK_LEGEND)
+    return ax.get_figure()
+
+
+def _draw_mask_table(ax, m: np.ndarray, rows: list[str], cols: list[str], title: str) -> None:
+    """The ✓/✗ cells of a checked bool mask on ``ax``, without a caption."""
     tint = np.array(matplotlib.colormaps[CMAP_WEIGHTS](0.8))
     allowed_colour = tuple(0.45 * tint[:3] + 0.55) + (1.0,)  # a pale green: the ✓ carries the meaning
     draw_heatmap(ax, np.ones(m.shape), rows, cols, title=title, colorbar_label="-", mask=m,
                   cmap=ListedColormap([allowed_colour]), vmin=0.0, vmax=1.0, annotate=False, fmt="",
-                  xlabel=XLABEL, ylabel=YLABEL, colorbar=False)
+                  xlabel=XLABEL, ylabel=YLABEL, colorbar=False, mask_note=None)
     if max(m.shape) <= 24:
         size = FONT_TITLE if max(m.shape) <= 12 else FONT_ANNOT
         for (i, j), ok in np.ndenumerate(m):
             ax.text(j, i, "✓" if ok else "✗", ha="center", va="center", fontsize=size,
                     color="black", zorder=3, fontweight="bold")
-    # replace the generic caption by a legend for both symbols
-    for text in list(ax.texts):
-        if text.get_text() == MASK_NOTE:
-            text.remove()
-    caption(ax, "✓ may attend\n✗ masked (▨ grey hatched):\nscore set to −∞, so weight exactly 0")
-    return ax.get_figure()
-
-
 
 
 PAD_LABEL = "<pad>"
@@ -105,11 +106,8 @@ def plot_mask_gallery(gallery: dict, tokens, *, title: str | None = None) -> Fig
     for ax, (name, m, batch) in zip(axes, panels):
         # in a padded batch, keys that no query may see are padding: label them so
         labels = [PAD_LABEL if batch and not m[:, j].any() else t for j, t in enumerate(tokens)]
-        plot_mask(m, labels, ax=ax, title=name)
+        _draw_mask_table(ax, m, labels, labels, name)  # one legend for the whole gallery: its title
         ax.title.set_fontsize(FONT_LABEL)
-        for text in list(ax.texts):   # one legend for the whole gallery, below
-            if text.get_text().startswith("✓ may attend"):
-                text.remove()
     for ax in axes[len(panels):]:
         ax.set_axis_off()
     fig.suptitle(title or "Mask gallery: ✓ may attend, ✗ masked (grey, hatched: weight exactly 0)",
@@ -139,28 +137,25 @@ def plot_masking_steps(scores, mask, tokens, *, query: int | None = None) -> Fig
     lim = float(np.max(np.abs(s))) or 1.0
     draw_heatmap(axes[0], s, tokens, tokens, title="1 · scaled scores", colorbar_label="score",
                   cmap=CMAP_VALUES, vmin=-lim, vmax=lim, mask=None, annotate=None, fmt=".1f",
-                  xlabel=XLABEL, ylabel=YLABEL)
+                  xlabel=XLABEL, ylabel=YLABEL, mask_note=None)
     draw_heatmap(axes[1], masked, tokens, tokens, title="2 · scores + mask (−∞ above the diagonal)",
                   colorbar_label="score", cmap=CMAP_VALUES, vmin=-lim, vmax=lim, mask=None, annotate=None,
-                  fmt=".1f", xlabel=XLABEL, ylabel="")
+                  fmt=".1f", xlabel=XLABEL, ylabel="", mask_note=None)
     if max(s.shape) <= 12:
         for i, j in np.argwhere(~allowed):
             axes[1].text(j, i, "−∞", ha="center", va="center", fontsize=FONT_ANNOT, zorder=4,
                          bbox=dict(boxstyle="round,pad=0.1", facecolor="white", edgecolor="none", alpha=0.85))
     draw_heatmap(axes[2], weights, tokens, tokens, title="3 · weights = softmax (exp(−∞) = 0)",
                   colorbar_label="attention weight", cmap=CMAP_WEIGHTS, vmin=0.0, vmax=1.0, mask=allowed,
-                  annotate=None, fmt=".2f", xlabel=XLABEL, ylabel="")
+                  annotate=None, fmt=".2f", xlabel=XLABEL, ylabel="", mask_note=None)
     if query is not None:
-        if isinstance(query, bool) or not isinstance(query, numbers.Integral) or not 0 <= query < s.shape[0]:
+        if not is_whole_number(query) or not 0 <= query < s.shape[0]:
             raise ValueError(f"query must be a row index 0..{s.shape[0] - 1}; got {query!r}.")
         for ax in axes:
             ax.add_patch(Rectangle((-0.5, query - 0.5), s.shape[1], 1, fill=False, edgecolor="#d62728",
                                    linewidth=2.5, zorder=5))
     for ax in axes:
         ax.title.set_fontsize(FONT_LABEL)
-        for text in list(ax.texts):   # one caption for the figure instead of one per panel
-            if text.get_text() == MASK_NOTE:
-                text.remove()
     fig.suptitle("Causal masking: −∞ is added before the softmax, so masked weights are exactly 0",
                  fontsize=FONT_TITLE)
     fig.supxlabel(MASK_NOTE, fontsize=FONT_TICK)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import check_positive_int
+from .._checks import check_positive_int, is_real_number, is_whole_number
 from .data import SENTENCES, tokenize
 
 # ----------------------------------------------------------------- vocabulary
@@ -164,11 +164,10 @@ def make_coref_data(n_train: int = 2000, n_test: int = 500, *, seed: int = 0,
     """
     n_train = check_positive_int(n_train, "n_train")
     n_test = check_positive_int(n_test, "n_test")
-    if isinstance(none_fraction, bool) or not isinstance(none_fraction, (int, float)) \
-            or not 0.0 <= none_fraction < 1.0:
+    if not is_real_number(none_fraction) or not 0.0 <= none_fraction < 1.0:
         raise ValueError(f"none_fraction must be a number in [0, 1): the share of sentences with a "
                          f"dummy 'it'; got {none_fraction!r}.")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if not is_whole_number(seed) or seed < 0:
         raise ValueError(f"seed must be a whole number ≥ 0; got {seed!r}.")
     rng = np.random.default_rng([int(seed), 10])
     held = held_out_pairs()

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import SizeLimitError, check_memory, check_positive_int, format_bytes
+from .._checks import SizeLimitError, check_flag, check_memory, check_positive_int, format_bytes
 from ..core.flash import default_block_size
 
 METHODS = ("naive numpy", "tiled numpy", "torch SDPA", "torch SDPA math")
@@ -73,8 +73,7 @@ def attention_flops(n_queries: int, d: int, *, n_keys: int | None = None, n_head
     """
     n_queries, n_keys, n_heads, batch = _count_args(n_queries, n_keys, n_heads, batch)
     d = check_positive_int(d, "d (the head dimension)")
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal must be True or False; got {causal!r}.")
+    causal = check_flag(causal, "causal")
     flops = 4.0 * batch * n_heads * n_queries * n_keys * d
     return flops / 2 if causal else flops
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import is_real_number
 from ..core.attention import attention_scores, scale_scores
 from .data import random_qkv
 
@@ -70,7 +71,7 @@ def difference_claim(a, b, *, below: float) -> str:
     >>> difference_claim([1.0, 2.0], [1.0, 2.5], below=1e-12)
     'largest difference 0.5, NOT below 1e-12'
     """
-    if isinstance(below, bool) or not isinstance(below, (int, float, np.floating)) or not 0 < below < 1:
+    if not is_real_number(below) or not 0 < below < 1:
         raise ValueError(f"below must be a bound between 0 and 1 such as 1e-12; got {below!r}.")
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype.kind not in "iuf" or b.dtype.kind not in "iuf":

@@ -7,6 +7,7 @@ import importlib
 import pkgutil
 from pathlib import Path
 
+from .._checks import is_whole_number
 from ..course.feedback import FAILED, NOT_ATTEMPTED, PASSED, box_html
 from .model import LETTERS, Question
 
@@ -127,7 +128,7 @@ class Quiz:
 
     def answer(self, question: int, choice) -> str:
         """Pick ``choice`` (letter, index or text) in question ``question`` (0-based) and check it."""
-        if isinstance(question, bool) or not isinstance(question, int) or not 0 <= question < len(self.views):
+        if not is_whole_number(question) or not 0 <= question < len(self.views):
             raise ValueError(f"question must be an index 0-{len(self.views) - 1}; got {question!r}.")
         view = self.views[question]
         view.select(choice)

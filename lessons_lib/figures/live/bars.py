@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import traitlets as t
 
-from ..._checks import as_float_array, check_label, check_labels
+from ..._checks import as_float_array, check_cells, check_label, check_labels, check_number
 from .. import style
-from .base import LiveFigure, check_cells, check_number, hidden_cells
+from .base import LiveFigure, hidden_cells
 from .wire import pack_mask
 
 

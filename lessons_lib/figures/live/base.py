@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import json
-import numbers
 from pathlib import Path
 
 import anywidget
 import numpy as np
 import traitlets as t
 
-from ..._checks import as_bool_mask, check_label
+from ..._checks import as_bool_mask, check_flag, check_label, is_whole_number
 from .. import style
 
 _HERE = Path(__file__).resolve().parent
@@ -21,26 +20,7 @@ _ESM = (f"const STYLE = {json.dumps(style.live_style(), ensure_ascii=False)};\n"
 _CSS = (_HERE / "live_figures.css").read_text(encoding="utf-8")
 
 
-MAX_LIVE_CELLS = 512 * 512  # a live figure draws at most this many cells (all panels together)
-
-
 # ------------------------------------------------------------------ checks
-
-
-def check_cells(n_cells: int, shape: tuple, what: str) -> None:
-    if n_cells > MAX_LIVE_CELLS:
-        raise ValueError(
-            f"{what} of shape {shape} has {n_cells:,} cells; a live figure draws at most "
-            f"{MAX_LIVE_CELLS:,} (512 × 512). Show a slice (e.g. matrix[:128, :128]) or a pooled view "
-            f"(e.g. the mean over blocks of 8 × 8 cells), or draw it as a still (lessons_lib.heatmap)."
-        )
-
-
-def check_number(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise TypeError(f"{name} must be a finite number; got {value!r}.")
-    return float(value)
-
 
 
 def hidden_cells(m: np.ndarray, mask, name: str = "mask") -> np.ndarray:
@@ -55,17 +35,6 @@ def hidden_cells(m: np.ndarray, mask, name: str = "mask") -> np.ndarray:
                              f"{m.shape}; give one True/False per cell (True = may attend).") from None
         hidden = hidden | ~allowed
     return hidden
-
-
-def int_or_none(value, name: str, n: int) -> int:
-    """-1 for None, else an index 0..n-1."""
-    if value is None:
-        return -1
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a whole number (a row index) or None; got {value!r}.")
-    if not 0 <= value < n:
-        raise ValueError(f"{name} must be from 0 to {n - 1}; got {value}.")
-    return int(value)
 
 
 # ------------------------------------------------------------------ the widgets
@@ -87,7 +56,7 @@ class LiveFigure(anywidget.AnyWidget):
 
     def __init__(self, *, width: int = 480, height: int = 420, title: str = "", **kwargs):
         for value, name in ((width, "width"), (height, "height")):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 80 <= value <= 4000:
+            if not is_whole_number(value) or not 80 <= value <= 4000:
                 raise ValueError(f"{name} must be a whole number of pixels from 80 to 4000; got {value!r}.")
         super().__init__(width=int(width), height=int(height), title=check_label(title, "title"), **kwargs)
         self.add_class("lessons-live")
@@ -130,13 +99,11 @@ class MatrixFigure(LiveFigure):
                  annotate_max: int = 12, percent: bool = False, row_name: str = "query",
                  col_name: str = "key", **kwargs):
         style.check_colormap(cmap)
-        if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral) or not 0 <= decimals <= 6:
+        if not is_whole_number(decimals) or not 0 <= decimals <= 6:
             raise ValueError(f"decimals (digits written in each cell) must be 0 to 6; got {decimals!r}.")
-        if isinstance(annotate_max, bool) or not isinstance(annotate_max, numbers.Integral) \
-                or annotate_max < 0:
+        if not is_whole_number(annotate_max) or annotate_max < 0:
             raise ValueError(f"annotate_max must be a whole number ≥ 0; got {annotate_max!r}.")
-        if not isinstance(percent, bool):
-            raise TypeError(f"percent must be True or False; got {percent!r}.")
+        percent = check_flag(percent, "percent")
         super().__init__(cmap=cmap, lut=style.colormap_table(cmap),
                          colorbar_label=check_label(colorbar_label, "colorbar_label"),
                          xlabel=check_label(xlabel, "xlabel"), ylabel=check_label(ylabel, "ylabel"),

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import traitlets as t
 
-from ..._checks import as_float_array, check_label, check_labels, color_range
+from ..._checks import as_float_array, check_cells, check_label, check_labels, color_range, is_whole_number
 from .. import style
-from .base import MatrixFigure, check_cells, hidden_cells
+from .base import MatrixFigure, hidden_cells
 from .wire import encode_matrix, pack_mask
 
 
@@ -40,7 +38,7 @@ class HeatmapGrid(MatrixFigure):
                  columns: int = 4, xlabel: str = "", ylabel: str = "", width: int = 960, height: int = 520,
                  decimals: int = 2, annotate_max: int = 0, percent: bool = False,
                  row_name: str = "query", col_name: str = "key"):
-        if isinstance(columns, bool) or not isinstance(columns, numbers.Integral) or columns < 1:
+        if not is_whole_number(columns) or columns < 1:
             raise ValueError(f"columns must be a whole number ≥ 1 (panels per row); got {columns!r}.")
         super().__init__(title=title, colorbar_label=colorbar_label, cmap=cmap, xlabel=xlabel, ylabel=ylabel,
                          width=width, height=height, decimals=decimals, annotate_max=annotate_max,

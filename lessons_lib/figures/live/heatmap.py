@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import traitlets as t
 
-from ..._checks import as_float_array, check_label, check_labels, color_range
+from ..._checks import as_float_array, check_cells, check_label, check_labels, color_range, int_or_none
 from .. import style
-from .base import MatrixFigure, check_cells, hidden_cells, int_or_none
+from .base import MatrixFigure, hidden_cells
 from .wire import encode_matrix, pack_mask
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import traitlets as t
 
-from ..._checks import as_float_array, check_label
-from .base import LiveFigure, check_number
+from ..._checks import as_float_array, check_label, check_number
+from .base import LiveFigure
 
 
 class LinePlot(LiveFigure):

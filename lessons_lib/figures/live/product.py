@@ -8,9 +8,9 @@ from typing import NamedTuple
 import numpy as np
 import traitlets as t
 
-from ..._checks import as_float_array, check_label, check_labels, color_range
+from ..._checks import as_float_array, check_cells, check_label, check_labels, color_range
 from .. import style
-from .base import LiveFigure, check_cells
+from .base import LiveFigure
 
 
 class ProductPanel(NamedTuple):

@@ -1,0 +1,256 @@
+"""The mistakes any exercise can make: a wrong kind of answer, the generic fallbacks, a notebook variable.
+
+Part of the exercise engine (:mod:`.engine`), which tries :data:`TYPE_MISTAKES` before a
+lesson's own mistakes, then :func:`uses_global_instead`, then :data:`FALLBACK_MISTAKES`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .messages import dtype_words, error_entry, explain_error, kind_of, quoted_names, show
+from .mistakes import Mistake, like
+from .runner import Outcome, close
+
+if TYPE_CHECKING:
+    from .engine import Exercise
+
+__all__ = ["TYPE_MISTAKES", "FALLBACK_MISTAKES", "uses_global_instead"]
+
+
+def _is_torch(value) -> bool:
+    return type(value).__module__.split(".")[0] == "torch"
+
+
+def _single(o: Outcome) -> bool:
+    """The exercise expects one array (not a tuple of several)."""
+    return not isinstance(o.expected, tuple)
+
+
+def _returned(o: Outcome) -> bool:
+    return o.error is None and not o.timed_out
+
+
+def _bad_dtype(value) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype.kind in "OSUVcMm"
+
+
+def _first_bad_part(o: Outcome):
+    """(index, value) of the first output that is not a numpy array of numbers, for tuple exercises."""
+    for i, part in enumerate(o.result):
+        if not isinstance(part, np.ndarray) or _bad_dtype(part):
+            return i, part
+    return None
+
+
+
+# Mistakes any exercise can make, checked in this order. TYPE first (before the
+# exercise's own mistakes), FALLBACK when no exercise-specific mistake fits.
+TYPE_MISTAKES = (
+    Mistake(
+        "timed_out", "it did not finish in time",
+        lambda o: f"On the case \"{o.case.label}\" your function was still running after "
+        f"{o.time_limit:g} s, so the check stopped it. These inputs are tiny: a right "
+        "answer takes about a millisecond. An endless loop is the usual cause (a `while` whose "
+        "condition never becomes False, or a loop that changes a copy instead of its counter).",
+        "Look at each loop: does something inside it move it toward its end? Numpy needs no loop "
+        "here at all: whole-array operations (@, np.exp, .sum(axis=-1, keepdims=True)) do the work.",
+        lambda o: o.timed_out,
+    ),
+    Mistake(
+        "returned_none", "it returns None",
+        "Your function returned None. A Python function returns None when it reaches its end "
+        "without a `return` statement (computing a value in the last line is not enough).",
+        "End the function with `return <your result>`.",
+        lambda o: _returned(o) and o.result is None,
+    ),
+    Mistake(
+        "returned_generator", "it returns a generator, not the numbers",
+        "Your function returned a generator: `(... for ... in ...)` in round brackets describes a "
+        "computation that has not run yet, so there are no numbers in it.",
+        "Compute the whole array with numpy operations, or wrap a loop's rows in np.array([...]) "
+        "with square brackets.",
+        lambda o: _returned(o) and inspect.isgenerator(o.result),
+    ),
+    Mistake(
+        "returned_tensor", "it returns a torch tensor, not a numpy array",
+        "Your function returned a torch tensor. These exercises work in numpy, and the next step of "
+        "the lesson expects a numpy array.",
+        "Stay in numpy (np.exp, @, .sum(axis=-1, keepdims=True)); if you used torch on purpose, "
+        "end with .numpy().",
+        lambda o: _returned(o) and (_is_torch(o.result) or (
+            isinstance(o.result, (tuple, list)) and any(_is_torch(p) for p in o.result))),
+    ),
+    Mistake(
+        "returned_tuple", "it returns a tuple, not one array",
+        lambda o: f"Your function returned a tuple of {len(o.result)} "
+        f"item{'s' if len(o.result) != 1 else ''}, but the answer is one array of shape "
+        f"{np.shape(o.expected)}. A comma makes a tuple: `return a, b` or a trailing comma in "
+        "`return a,` returns a tuple.",
+        "Return a single array: remove the extra comma, or the extra value.",
+        lambda o: _single(o) and _returned(o) and isinstance(o.result, tuple),
+    ),
+    Mistake(
+        "returned_list", "it returns a Python list",
+        lambda o: f"Your function returned a {type(o.result).__name__}, not a numpy array. Lists do not "
+        "support @, broadcasting or .shape, so the next step of attention could not use it.",
+        "Work with numpy operations from start to end (np.exp, @, .sum(axis=-1, keepdims=True)), "
+        "or convert at the end with np.array(...).",
+        lambda o: _single(o) and _returned(o) and isinstance(o.result, list),
+    ),
+    Mistake(
+        "not_a_tuple", "it does not return the outputs as a tuple",
+        lambda o: f"Your function returned {kind_of(o.result)}"
+        + (f" of shape {o.result.shape}" if isinstance(o.result, np.ndarray) else "")
+        + f", but this exercise returns {len(o.expected)} arrays at once.",
+        lambda o: f"End with `return {', '.join(_output_names(o))}` "
+        "(a tuple: the arrays separated by commas).",
+        lambda o: not _single(o) and _returned(o) and not isinstance(o.result, (tuple, list)),
+    ),
+    Mistake(
+        "wrong_count", "it returns the wrong number of outputs",
+        lambda o: f"Your function returned {len(o.result)} item{'s' if len(o.result) != 1 else ''}, but "
+        f"this exercise returns {len(o.expected)}: {', '.join(_output_names(o))}.",
+        lambda o: f"End with `return {', '.join(_output_names(o))}`.",
+        lambda o: not _single(o) and _returned(o) and isinstance(o.result, (tuple, list))
+        and len(o.result) != len(o.expected),
+    ),
+    Mistake(
+        "output_not_an_array", "one of the outputs is not a numpy array of numbers",
+        lambda o: (lambda i, part: f"Output {i + 1} ({_output_names(o)[i]}) is {kind_of(part)}"
+                   + (f" holding {dtype_words(part.dtype)}" if isinstance(part, np.ndarray) else "")
+                   + ", not a numpy array of floats.")(*_first_bad_part(o)),
+        "Compute each output with numpy (for example X @ W), and return the arrays themselves.",
+        lambda o: not _single(o) and _returned(o) and isinstance(o.result, (tuple, list))
+        and len(o.result) == len(o.expected) and _first_bad_part(o) is not None,
+    ),
+    Mistake(
+        "not_an_array", "it does not return a numpy array",
+        lambda o: f"Your function returned {kind_of(o.result)} {show(o.result)}, but the answer is "
+        f"an array of shape {np.shape(o.expected)}."
+        + (" A reduction without an axis (like .sum()) collapses a whole array into one number."
+           if np.ndim(o.result) == 0 else ""),
+        "Return the whole array; reduce only along one axis (axis=-1) and keep it (keepdims=True).",
+        lambda o: _single(o) and _returned(o) and not isinstance(o.result, np.ndarray),
+    ),
+    Mistake(
+        "not_numeric", "it returns an array that does not hold real numbers",
+        lambda o: f"Your function returned an array of {dtype_words(o.result.dtype)}",
+        "Keep the computation in numpy floats from start to end (np.exp, @, /).",
+        lambda o: _single(o) and _returned(o) and _bad_dtype(o.result),
+    ),
+)
+
+
+def _output_names(o: Outcome) -> list[str]:
+    return list(o.outputs) if o.outputs else [f"output {i + 1}" for i in range(len(o.expected))]
+
+
+def _differences(o: Outcome) -> str:
+    """Which output differs, and by how much."""
+    if not isinstance(o.expected, tuple):
+        return f"largest difference {np.max(np.abs(o.result - o.expected)):.3g}"
+    names = _output_names(o)
+    parts = []
+    for name, mine, right in zip(names, o.result, o.expected):
+        if mine.shape != right.shape:
+            parts.append(f"{name} has shape {mine.shape} instead of {right.shape}")
+        elif not close(mine, right):
+            parts.append(f"{name} is off by up to {np.max(np.abs(mine - right)):.3g}")
+    good = [n for n, mine, right in zip(names, o.result, o.expected) if close(mine, right)]
+    return "; ".join(parts) + (f" ({', '.join(good)} right)" if good else "")
+
+
+FALLBACK_MISTAKES = (
+    Mistake(
+        "raised", "it raises an exception",
+        explain_error,
+        lambda o: error_entry(o)[2],
+        lambda o: o.error is not None,
+    ),
+    Mistake(
+        "wrong_shape", "the result has the wrong shape",
+        lambda o: (f"Expected shape {o.expected.shape}, got {o.result.shape}." if _single(o)
+                   else f"The shapes differ: {_differences(o)}."),
+        "Write the shapes next to each line, e.g. (L, d_k) @ (d_k, S) -> (L, S), and check each step.",
+        lambda o: (o.result.shape != o.expected.shape if _single(o)
+                   else any(r.shape != e.shape for r, e in zip(o.result, o.expected))),
+    ),
+    Mistake(
+        "not_finite", "the result contains NaN or infinity",
+        "Some entries are NaN (not a number) or ±inf, usually from exp of a large number or from 0/0.",
+        "Print the intermediate arrays on the case below to find where the first NaN or inf appears.",
+        lambda o: not all(np.all(np.isfinite(part)) for part in (o.result if not _single(o) else [o.result])),
+    ),
+    Mistake(
+        "wrong_dtype", "the result has the wrong kind of numbers",
+        lambda o: f"The values are right, but your answer has dtype {o.result.dtype}; the answer "
+        f"is an array of {o.expected.dtype}.",
+        "Keep the computation in floating point (np.float64), from start to end.",
+        lambda o: _single(o) and o.result.dtype.kind not in o.answer_kind and close(
+            o.result.astype(o.expected.dtype, copy=False), o.expected),
+    ),
+    Mistake(
+        "wrong_values", "the numbers are off",
+        lambda o: "The shape is right but the values differ from the expected answer "
+        f"({_differences(o)}).",
+        "Compare your answer with the expected one on the small case below, entry by entry.",
+        lambda o: not o.values_ok,
+    ),
+    Mistake(
+        "mutates_input", "it changes its input in place",
+        lambda o: f"Your answer is right, but your function changed its input {quoted_names(o.mutated)}. "
+        "In-place operations (like x -= ..., x /= ..., x[...] = ...) overwrite the caller's array, "
+        "so the scores or weights the notebook computed earlier are silently altered.",
+        "Build a new array instead: y = x - m rather than x -= m.",
+        lambda o: bool(o.mutated),
+    ),
+)
+
+
+def uses_global_instead(exercise: Exercise, fn: Callable) -> list[Mistake]:
+    """Mistakes of reading a notebook variable instead of an argument (e.g. K instead of V).
+
+    For each global array the learner's function reads, a candidate computes the
+    exercise's formula with that array in place of one argument.
+    """
+    code, namespace = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
+    if code is None:
+        return []
+    arrays = {n: namespace[n] for n in code.co_names if isinstance(namespace.get(n), np.ndarray)}
+    try:  # the learner's own parameter names, which the message should use
+        params = [*inspect.signature(fn).parameters][: len(exercise.params)]
+    except (TypeError, ValueError):
+        params = []
+    params += exercise.params[len(params):]
+    formula = exercise.formula or exercise.reference
+    mistakes = []
+    for name, array in arrays.items():
+        for position, param in enumerate(params):
+            def candidate(*args, _pos=position, _array=array):
+                return formula(*args[:_pos], _array, *args[_pos + 1:])
+
+            if exercise.params[position] == "V" and name.lower().startswith("k"):
+                mistakes.append(Mistake(
+                    "weights_on_keys", "the weights are applied to K instead of V",
+                    f"Your function multiplies the weights by the notebook variable `{name}` (the keys) "
+                    "instead of its argument V (the values). Keys only decide where each query looks; "
+                    "the values are the content that gets mixed into the output.",
+                    "Use the argument: return weights @ V.",
+                    like(candidate),
+                ))
+            else:
+                mistakes.append(Mistake(
+                    "uses_global", f"it reads the notebook variable `{name}` instead of its argument",
+                    f"Your function computes with `{name}`, a variable defined elsewhere in the notebook, "
+                    f"where it should use its own argument `{param}`. The check passes new inputs, "
+                    "so the answer must depend only on the arguments.",
+                    f"Inside the function, use `{param}` (the name in the `def` line), not `{name}`.",
+                    like(candidate),
+                ))
+    return mistakes
+

@@ -1,0 +1,168 @@
+"""The text of a check's feedback: arrays shown small, exceptions explained in plain words.
+
+Part of the exercise engine (:mod:`.engine`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from .runner import Outcome, error_kind
+
+__all__ = ["quoted_names", "shape_text", "show", "describe", "error_entry", "explain_error", "kind_of",
+           "dtype_words", "count"]
+
+
+def quoted_names(names) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def shape_text(x) -> str:
+    """``(3, 5)`` → ``'3×5'``."""
+    return "×".join(str(n) for n in np.shape(x))
+
+
+def show(x, prefix: str = "") -> str:
+    """A small array as text, its later lines indented to follow ``prefix``."""
+    if isinstance(x, np.ndarray) and x.size > 30:
+        return f"array of shape {x.shape} (too big to print here)"
+    if isinstance(x, np.ndarray):
+        try:
+            return np.array2string(x, precision=4, suppress_small=True, separator=", ", prefix=prefix)
+        except (TypeError, ValueError):
+            return repr(x)
+    text = repr(x)
+    return text if len(text) <= 200 else text[:200] + " …"
+
+
+def describe(outcome: Outcome, outputs: tuple[str, ...] = ()) -> str:
+    """The failing case in text: inputs, expected answer, the learner's answer."""
+    lines = [f"Case: {outcome.case.label}"]
+    rows = list(outcome.case.args.items())
+
+    def answer(label, value):
+        if outputs and isinstance(value, (tuple, list)) and len(value) == len(outputs):
+            return [(f"{label} {name}", part) for name, part in zip(outputs, value)]
+        return [(label, value)]
+
+    if outcome.expected is not None:
+        rows += answer("expected", outcome.expected)
+    if outcome.error is None and not outcome.timed_out:
+        rows += answer("yours", outcome.result)
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        prefix = f"  {name:<{width}} = "
+        lines.append(prefix + show(value, prefix))
+    if outcome.timed_out:
+        lines.append("  yours: did not finish in time (stopped by the check)")
+    elif outcome.error is not None:
+        lines.append(f"  yours: {explain_error(outcome)}")
+        lines.append(f"  (Python's own message: {type(outcome.error).__name__}: {outcome.error})")
+    return "\n".join(lines)
+
+
+# Plain-word explanations of exceptions: (does it apply?, what happened, how to fix).
+_ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], str], str], ...] = (
+    (
+        lambda e: error_kind(e).startswith("matrix product shapes"),
+        lambda e: "the two matrices of a product do not fit together"
+        + (f" (inner sizes {m[1]} and {m[2]})" if (m := re.search(r"size (\d+) is different from (\d+)",
+                                                                   str(e))) else f" ({e})")
+        + ". In A @ B, the number of columns of A must equal the number of rows of B.",
+        "Print the shapes just before the product, e.g. print(A.shape, B.shape); "
+        "a missing or extra .T is the usual cause.",
+    ),
+    (
+        lambda e: error_kind(e).startswith("broadcast shapes"),
+        lambda e: "numpy could not line up two arrays element by element"
+        + (f" (shapes {m[1]} and {m[2]})" if (m := re.search(r"shapes (\(.*?\)) (\(.*?\))", str(e))) else "")
+        + ". Element-wise operations (+, -, *, /) need matching sizes, or sizes of 1.",
+        "A reduction such as .sum(axis=-1) or .max(axis=-1) drops that axis; add keepdims=True so "
+        "the result keeps one column per row. If you meant a matrix product, use @ instead of *.",
+    ),
+    (
+        lambda e: isinstance(e, np.exceptions.AxisError),
+        lambda e: f"it asked for an axis that does not exist ({e}).",
+        "A 2-D array has axis 0 (down the rows) and axis 1 (along each row); axis=-1 always means "
+        "the last axis.",
+    ),
+    (
+        lambda e: isinstance(e, NotImplementedError),
+        lambda e: "it still raises NotImplementedError for this input, although it runs on others "
+        "(a branch, or a case such as this shape, still to be written).",
+        "Make the function work for every input of the right shape, not only the first example.",
+    ),
+    (
+        lambda e: isinstance(e, NameError),
+        lambda e: f"it uses a name Python does not know ({e}).",
+        "Look for a typo, or run the cells above first (for example the one with `import numpy as np`).",
+    ),
+    (
+        lambda e: isinstance(e, RecursionError),
+        lambda e: "it calls itself again and again until Python gives up.",
+        "Inside the function, use numpy (np.exp, @, .sum) instead of calling the function you are writing.",
+    ),
+    (
+        lambda e: isinstance(e, (OverflowError, FloatingPointError)),
+        lambda e: f"a number grew too large for a float ({e}).",
+        "exp of a big number overflows; subtract each row's maximum before exponentiating.",
+    ),
+    (
+        lambda e: isinstance(e, AttributeError),
+        lambda e: f"it used an attribute or method this kind of object does not have ({e}).",
+        "Check the spelling, and that you work with numpy arrays (np.array), not lists.",
+    ),
+    (
+        lambda e: isinstance(e, TypeError),
+        lambda e: f"an operation got a kind of value it cannot handle ({e}).",
+        "Check the number and order of the arguments, and that you work with numpy arrays.",
+    ),
+    (
+        lambda e: True,
+        lambda e: f"{type(e).__name__}: {e}.",
+        "Read the message, then run your function by hand on a small array to see where it stops.",
+    ),
+)
+
+
+def error_entry(outcome: Outcome):
+    return next(entry for entry in _ERRORS if entry[0](outcome.error))
+
+
+def explain_error(outcome: Outcome) -> str:
+    where = f" at {outcome.line}" if outcome.line else ""
+    what = error_entry(outcome)[1](outcome.error)
+    return f"Your function stopped with a {type(outcome.error).__name__}{where}: {what}"
+
+
+def kind_of(value) -> str:
+    """A learner-friendly name for the kind of a returned value."""
+    module = type(value).__module__.split(".")[0]
+    if module == "torch":
+        return "a torch tensor"
+    if inspect.isgenerator(value):
+        return "a generator"
+    return f"a {type(value).__name__}"
+
+
+
+def dtype_words(dtype: np.dtype) -> str:
+    if dtype.kind == "c":
+        return (f"complex numbers (dtype {dtype}). Attention works with real numbers; a complex result "
+                "usually comes from np.emath / np.lib.scimath or from mixing in a complex constant "
+                "such as 1j.")
+    if dtype.kind == "O":
+        return (f"Python objects (dtype {dtype}), not floats: numpy falls back to objects when np.array is "
+                "given rows of different lengths, torch tensors, or a mix of numbers and other things.")
+    return f"dtype {dtype}, which is not a number type."
+
+
+
+
+def count(n: int, one: str, many: str) -> str:
+    """``count(1, 'key', 'keys')`` → ``'1 key'``; ``count(3, ...)`` → ``'3 keys'``."""
+    return f"{n} {one if n == 1 else many}"

@@ -5,7 +5,7 @@ figure or explorer a sub-slide, long prose after a figure goes to the speaker no
 lesson's cells are laid out in Chromium as JupyterLab lays them out (nbconvert's lab template, with
 the stored outputs: an explorer shows its still picture, the size of its live view), at the font
 sizes of the projector preset, 1280 px wide; the cells of each slide must add up to no more than
-720 px, so nothing scrolls.
+720 px, so nothing scrolls (but for the few single code cells of CODE_CELLS_TOO_TALL).
 """
 
 from __future__ import annotations
@@ -26,6 +26,20 @@ pytestmark = pytest.mark.browser
 CHROMIUM = Path("/usr/bin/chromium")
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDTH, HEIGHT = SLIDE_SIZE
+#: Single code cells whose own code and output stand taller than the screen (a quiz shows all its
+#: questions; a long experiment prints above its figure). Slide metadata cannot cut them and their
+#: source and outputs are compared by nbval, so they wait for a change to the lesson's code (a quiz
+#: shown a question at a time, the experiment's code moved into the library). Only these may overflow.
+CODE_CELLS_TOO_TALL = {
+    ("04_step3_scale_softmax", 'll.show("04")'),
+    ("05_step4_weighted_values", "it_outputs = []"),
+    ("06_multi_head", 'sentence = ll.tokenize(ll.SENTENCES["tired"])'),
+    ("07_causal_masking", "story = ll.tokens_of_length(10)"),
+    ("07_causal_masking", "if not ll.torch_available():"),
+    ("08_cost_and_flashattention", 'll.show("08")'),
+    ("10_review_and_paper", 'll.show("10")'),
+    ("10_review_and_paper", "Markdown(ll.equation_table())"),
+}
 
 
 def slides(nb) -> list[list[str]]:
@@ -89,12 +103,13 @@ def test_every_slide_fits_the_projector(browser_page, notebook, tmp_path):
     browser_page.goto(page_file.as_uri(), wait_until="load")
     measured = browser_page.evaluate(MEASURE, groups)
     assert all(m["found"] == m["cells"] for m in measured), f"{notebook.name}: cells missing from the page"
-    too_tall = [f"slide {i + 1} '{m['title']}' ({m['cells']} cells): {m['height']} px"
-                for i, m in enumerate(measured) if m["height"] > HEIGHT]
-    # A slide of one cell taller than the screen (a title cell with a long list of objectives, a quiz,
-    # a long exercise cell) cannot be cut by slide metadata: it needs its content shortened. Reported.
-    single = [t for t, m in zip(too_tall, [m for m in measured if m["height"] > HEIGHT]) if m["cells"] == 1]
-    print(f"{notebook.stem}: {len(groups)} slides, {len(notes)} speaker notes, "
-          f"{len(groups) - len(too_tall)} fit; one cell taller than the screen: {single}")
-    packed = [t for t in too_tall if t not in single]
-    assert not packed, f"{notebook.name}: slides taller than {HEIGHT} px:\n" + "\n".join(packed)
+    too_tall = {m["title"]: f"{notebook.stem}, slide {i + 1} of {len(groups)}: '{m['title']}' "
+                f"({m['cells']} cell{'s' if m['cells'] != 1 else ''}): {m['height']} px"
+                for i, m in enumerate(measured) if m["height"] > HEIGHT}
+    waived = {title for lesson, title in CODE_CELLS_TOO_TALL if lesson == notebook.stem}
+    print(f"{notebook.stem}: {len(groups)} slides, {len(notes)} notes, {len(groups) - len(too_tall)} fit")
+    fits_now = waived - set(too_tall)
+    assert not fits_now, f"{notebook.name}: fits now, drop from CODE_CELLS_TOO_TALL: {fits_now}"
+    overflow = [line for title, line in too_tall.items() if title not in waived]
+    assert not overflow, (f"slides taller than the {WIDTH} × {HEIGHT} projector (split the cell: "
+                          "run tools/split_tall_cells.py, then stamp_notebooks.py):\n" + "\n".join(overflow))

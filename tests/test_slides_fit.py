@@ -5,7 +5,8 @@ figure or explorer a sub-slide, long prose after a figure goes to the speaker no
 lesson's cells are laid out in Chromium as JupyterLab lays them out (nbconvert's lab template, with
 the stored outputs: an explorer shows its still picture, the size of its live view), at the font
 sizes of the projector preset, 1280 px wide; the cells of each slide must add up to no more than
-720 px, so nothing scrolls (but for the few single code cells of CODE_CELLS_TOO_TALL).
+720 px, so nothing scrolls (but for the single code cells of CODE_CELLS_TOO_TALL). A cell's own
+presenting styles (a zoom, as jupyterlab-slideshow's design tools store it) apply as they do there.
 """
 
 from __future__ import annotations
@@ -20,23 +21,19 @@ from conftest import require
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from export_html import exporter, static_notebook  # noqa: E402
-from stamp_notebooks import NOTES_WORDS, SLIDE_SIZE, projector_css  # noqa: E402
+from stamp_notebooks import FONTS_KEY, NOTES_WORDS, SLIDE_SIZE, projector_css  # noqa: E402
 
 pytestmark = pytest.mark.browser
 CHROMIUM = Path("/usr/bin/chromium")
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDTH, HEIGHT = SLIDE_SIZE
-#: Single code cells whose own code and output stand taller than the screen (a quiz shows all its
-#: questions; a long experiment prints above its figure). Slide metadata cannot cut them and their
-#: source and outputs are compared by nbval, so they wait for a change to the lesson's code (a quiz
-#: shown a question at a time, the experiment's code moved into the library). Only these may overflow.
+PRESENTING = "body[data-jp-deck-mode='presenting'] &"
+#: Single code cells whose own code and output stand taller than the screen even at the smallest
+#: zoom the course allows a cell (75%, set with jupyterlab-slideshow's design tools and stored in
+#: the cell's metadata): lesson 10's quiz shows its three questions at once, its equation table is
+#: a page long. Slide metadata cannot cut them and nbval compares their source and outputs, so they
+#: wait for a change to the lesson's code. Only these may overflow.
 CODE_CELLS_TOO_TALL = {
-    ("04_step3_scale_softmax", 'll.show("04")'),
-    ("05_step4_weighted_values", "it_outputs = []"),
-    ("06_multi_head", 'sentence = ll.tokenize(ll.SENTENCES["tired"])'),
-    ("07_causal_masking", "story = ll.tokens_of_length(10)"),
-    ("07_causal_masking", "if not ll.torch_available():"),
-    ("08_cost_and_flashattention", 'll.show("08")'),
     ("10_review_and_paper", 'll.show("10")'),
     ("10_review_and_paper", "Markdown(ll.equation_table())"),
 }
@@ -53,6 +50,22 @@ def slides(nb) -> list[list[str]]:
             groups.append([])
         groups[-1].append(cell.id)
     return groups
+
+
+def important(declarations: dict) -> str:
+    return "".join(f"{k}: {v} !important;" for k, v in declarations.items())
+
+
+def cell_styles(nb) -> str:
+    """Each cell's own presenting styles (jupyterlab-slideshow's design tools store them, a zoom for a
+    cell too tall for the screen, in the cell's jupyterlab-fonts metadata) as CSS for that cell."""
+    rules = []
+    for cell in nb.cells:
+        styles = cell.metadata.get(FONTS_KEY, {}).get("styles", {}).get("", {})
+        for selector, decl in styles.items():
+            assert selector == PRESENTING, f"cell {cell.id}: unexpected style selector {selector!r}"
+            rules.append(f'[id="cell-id={cell.id}"] {{{important(decl)}}}')
+    return "".join(rules)
 
 
 @pytest.fixture(scope="module")
@@ -95,9 +108,9 @@ def test_every_slide_fits_the_projector(browser_page, notebook, tmp_path):
     assert all(len(c.source.split()) > NOTES_WORDS for c in notes)
     body, _ = exporter().from_notebook_node(static_notebook(source, teacher=True),
                                             resources={"metadata": {"name": notebook.stem}})
-    preset = "".join(sel + " {" + "".join(f"{k}: {v} !important;" for k, v in decl.items()) + "}"
-                     for sel, decl in projector_css().items())
-    body = body.replace("</head>", f"<style>{preset} body {{margin: 0; padding: 0 16px;}}</style></head>")
+    preset = "".join(f"{sel} {{{important(decl)}}}" for sel, decl in projector_css().items())
+    page_css = f"{preset}{cell_styles(source)} body {{margin: 0; padding: 0 16px;}}"
+    body = body.replace("</head>", f"<style>{page_css}</style></head>")
     page_file = tmp_path / f"{notebook.stem}.html"
     page_file.write_text(body, encoding="utf-8")
     browser_page.goto(page_file.as_uri(), wait_until="load")

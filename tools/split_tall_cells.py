@@ -11,6 +11,10 @@ so it opens a sub-slide of the same section and stays on screen (never speaker n
 moved, never changed; code cells and outputs are left alone. A lesson's first cell keeps its title,
 its ⏱ line and the formula (the Colab link, which ``stamp_notebooks.py`` appends, is left to it).
 
+A code cell cannot be split (nbval compares its source and outputs): one too tall for the screen
+carries a presenting zoom instead (75% at the least), set as jupyterlab-slideshow's design tools
+set it, in the cell's ``@deathbeds/jupyterlab-fonts`` metadata; tests/test_slides_fit.py applies it.
+
 Re-runnable: a cell that fits is left as it is. Usage: python tools/split_tall_cells.py [notebooks/*.ipynb]
 """
 

@@ -16,7 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from export_html import alt_words, static_notebook  # noqa: E402
+from export_html import alt_words, handout, static_notebook  # noqa: E402
+from stamp_notebooks import SUBSLIDE_TAG  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 FALLBACK = "figure without a description"
@@ -80,6 +81,22 @@ def test_index_links_every_handout(pages):
         assert f'href="{notebook.stem}.handout.html"' in index
         handout = (pages / f"{notebook.stem}.handout.html").read_text(encoding="utf-8")
         assert "<h2>Takeaways</h2>" in handout and "<li>" in handout, notebook.name
+
+
+def test_a_handout_keeps_the_takeaways_split_over_several_slides():
+    """tools/split_tall_cells.py splits a long Takeaways cell to fit the projector; the handout joins it."""
+    split = 0
+    for notebook in NOTEBOOKS:
+        nb = nbformat.read(notebook, as_version=4)
+        start = next(i for i, c in enumerate(nb.cells) if re.match(r"##\s+.*Takeaways", c.source.lstrip()))
+        follower = (nb.cells[start + 1:] or [nb.cells[start]])[0]
+        if SUBSLIDE_TAG not in follower.metadata.get("tags", []):
+            continue
+        split += 1
+        words = re.findall(r"[A-Za-z]{4,}", re.sub(r"<[^>]+>", "", handout(nb, notebook.stem)))
+        tail = re.findall(r"[A-Za-z]{4,}", follower.source)[-4:]
+        assert any(words[i:i + 4] == tail for i in range(len(words))), (notebook.name, tail)
+    assert split, "no lesson splits its Takeaways any more: this test has nothing to hold"
 
 
 def text_of(page: Path) -> str:

@@ -41,7 +41,7 @@ from nbconvert.filters import markdown2html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from learner_release import learner_notebook
-from stamp_notebooks import lesson_title
+from stamp_notebooks import SUBSLIDE_TAG, lesson_title
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "tools" / "html_template"
@@ -102,13 +102,25 @@ def static_notebook(nb: nbformat.NotebookNode, teacher: bool = False) -> nbforma
 
 
 # ------------------------------------------------------------------------------------ handout
+def section(nb: nbformat.NotebookNode, heading: str) -> str:
+    """The markdown cell whose first line matches ``heading``, with the cells split off it to fit a
+    slide (tagged ``own-subslide`` by tools/split_tall_cells.py) joined back; "" if there is none."""
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and re.match(heading, cell.source.lstrip()):
+            parts = [cell.source]
+            for follower in nb.cells[index + 1:]:
+                if follower.cell_type != "markdown" or SUBSLIDE_TAG not in follower.metadata.get("tags", []):
+                    break
+                parts.append(follower.source)
+            return "\n\n".join(parts)
+    return ""
+
+
 def handout(nb: nbformat.NotebookNode, title: str) -> str:
     """A print-ready page: the lesson's formula, its figures (two a row) and its takeaways."""
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     formula = re.search(r"\$\$(.+?)\$\$", markdown, re.S)
-    takeaways = next((c.source for c in nb.cells if c.cell_type == "markdown"
-                      and re.match(r"##\s+.*Takeaways", c.source.lstrip())), "")
-    takeaways = re.sub(r"^##\s+.*\n", "", takeaways.lstrip(), count=1)
+    takeaways = re.sub(r"^##\s+.*\n", "", section(nb, r"##\s+.*Takeaways").lstrip(), count=1)
     figures = []
     for cell in nb.cells:
         for output in cell.get("outputs", []):

@@ -9,7 +9,8 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
   code cell that, only inside Google Colab, installs the course library at that tag and turns on
   Colab's widget manager for the explorers; anywhere else the cell does nothing;
 * slide metadata (``slideshow.slide_type``, read by jupyterlab-slideshow, nbconvert and RISE): a
-  ``#``/``##`` heading starts a slide, a ``###`` heading a sub-slide, the Colab cell is skipped, and every
+  ``#``/``##`` heading starts a slide, a ``###`` heading or a cell tagged ``own-subslide`` a sub-slide,
+  the Colab cell is skipped, long prose goes to the speaker notes (see :func:`slide_types`), and every
   other cell carries none, so it continues its slide;
 * nbgrader's metadata for every exercise (see :func:`stamp_grading`): the solution cell, the
   interactive check cell locked, and after it a graded test cell worth the points in
@@ -41,6 +42,9 @@ COLAB_TAG = "colab-setup"
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 README_BEGIN, README_END = "<!-- launch:begin -->", "<!-- launch:end -->"
 GRADED_TAG = "graded-test"
+#: A cell tagged so starts a sub-slide and stays on screen (never speaker notes): the second half of a
+#: cell split to fit the projector (tools/split_tall_cells.py), or a quiz that needs a screen of its own.
+SUBSLIDE_TAG = "own-subslide"
 
 #: Points of each graded exercise, lesson by lesson: the one place a teacher changes them.
 #: Keys are the names the learner defines in the exercise cell (``my_query``, ``my_softmax``...).
@@ -130,6 +134,8 @@ def slide_type(cell) -> str | None:
     """
     if {COLAB_TAG, GRADED_TAG} & set(cell.metadata.get("tags", [])):
         return "skip"
+    if SUBSLIDE_TAG in cell.metadata.get("tags", []):
+        return "subslide"
     if cell.cell_type == "markdown":
         first = cell.source.lstrip().split("\n", 1)[0]
         if re.match(r"#{1,2} ", first):

@@ -111,11 +111,13 @@ test-other-cpu: $(STAMP_DEV)
 	$(PY) tools/other_cpu.py $(BIN)/pytest -p no:cacheprovider --doctest-modules lessons_lib tools/course.py
 
 # Outside CI a missing Chromium skips this stage with one line on what to install; in CI it fails.
+# One pytest process per file: each holds its own playwright (sync API), which cannot share a process.
 test-browser: $(STAMP_DEV)
 	@if ! $(PY) tools/course.py check-browser && [ -z "$$CI" ]; then exit 0; fi; \
 	mkdir -p $(SCREENSHOTS) && \
-	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py \
-	  tests/test_offline_pages.py tests/test_slides_fit.py
+	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py && \
+	$(BIN)/pytest -m browser tests/test_offline_pages.py && \
+	$(BIN)/pytest -m browser tests/test_slides_fit.py
 
 # Binder's environment as repo2docker builds it (its base Jupyter versions, then binder/: the same
 # pins, torch's CPU build, nbgitpuller), built once into $(BINDER_ENV) by tools/binder_env.py and

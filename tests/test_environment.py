@@ -66,7 +66,7 @@ def test_torch_path_when_torch_is_installed():
 def test_torch_missing_is_explained_and_not_imported(monkeypatch):
     monkeypatch.setattr(backends, "torch_available", lambda: False)
 
-    def must_not_run():
+    def must_not_run(**_):
         raise AssertionError("describe_torch() imports torch; it must not run when torch is missing")
 
     monkeypatch.setattr(backends, "describe_torch", must_not_run)
@@ -81,7 +81,7 @@ def test_torch_missing_is_explained_and_not_imported(monkeypatch):
 def test_broken_torch_is_reported_not_raised(monkeypatch):
     monkeypatch.setattr(backends, "torch_available", lambda: True)
 
-    def broken():
+    def broken(**_):
         raise ImportError("libcudart.so.12: cannot open shared object file")
 
     monkeypatch.setattr(backends, "describe_torch", broken)
@@ -99,6 +99,17 @@ def test_missing_needed_package_makes_report_not_ready(monkeypatch):
     assert report.missing == ["matplotlib"]
     assert "matplotlib" in report.verdict and "make lab" in report.verdict
     assert "MISSING (needed)" in str(report)
+
+
+def test_environment_check_finds_torch_without_importing_it():
+    require_torch = pytest.importorskip("torch")
+    out = _run_python(
+        "import sys, lessons_lib as ll; report = ll.environment_report(); "
+        "print('torch' in sys.modules, report.torch_version)"
+    )
+    assert out.split() == ["False", require_torch.__version__], (
+        "the environment check must read torch's version and device in a separate Python, so that "
+        "lesson 00's kernel does not hold torch's memory")
 
 
 def test_import_lessons_lib_stays_light():

@@ -4,6 +4,9 @@ holds numerically."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -187,3 +190,28 @@ def test_sink_claim(sink_runs):
 def test_sink_runs_are_deterministic(sink_runs):
     again = models.train_sink_head(False)
     np.testing.assert_array_equal(again.losses, sink_runs[False].losses)
+
+
+def test_course_adamw_matches_torch_adamw_bit_for_bit():
+    torch.manual_seed(0)
+    ours, theirs = (models.CorefModel(d_model=16, n_heads=2, n_layers=1) for _ in range(2))
+    theirs.load_state_dict(ours.state_dict())
+    opts = (models.AdamW(ours.parameters(), lr=3e-3, weight_decay=0.05),
+            torch.optim.AdamW(theirs.parameters(), lr=3e-3, weight_decay=0.05))
+    ids = torch.randint(1, 20, (8, 10))
+    it_pos, target = torch.full((8,), 5), torch.randint(0, 5, (8,))
+    for _ in range(5):
+        for model, opt in zip((ours, theirs), opts):
+            logits, _ = model(ids, it_pos)
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(logits, target).backward()
+            opt.step()
+    for a, b in zip(ours.parameters(), theirs.parameters()):
+        assert torch.equal(a, b), "the course's AdamW must take exactly torch.optim.AdamW's steps"
+
+
+def test_training_keeps_torch_compiler_unloaded():
+    code = ("import sys, lessons_lib as ll; ll.train_coref_model(steps=2, progress=False); "
+            "print('torch._dynamo' in sys.modules, 'sympy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"], "training must not load torch's compiler (70 MB per kernel)"

@@ -342,10 +342,34 @@ def torch_attention_with_weights(q, k, v, mask=None, causal: bool = False, scale
     return out, weights
 
 
-def describe_torch() -> dict:
-    """Versions and devices, for the environment check (imports torch)."""
+def describe_torch(*, separate_process: bool = False) -> dict:
+    """Versions and devices, for the environment check (imports torch).
+
+    ``separate_process=True`` imports torch in a short-lived Python of its own and returns what it
+    found, so the caller (lesson 00's kernel) never holds torch's ~200 MB. Raises ``RuntimeError``
+    with that Python's last error line when torch fails to import there.
+    """
+    if separate_process:
+        return _describe_torch_in_child()
     torch = import_torch()
     info = {"torch": torch.__version__, "cuda": torch.cuda.is_available(), "device": default_device()}
     if info["cuda"]:
         info["gpu"] = torch.cuda.get_device_name(0)
     return info
+
+
+def _describe_torch_in_child() -> dict:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package_parent = str(Path(__file__).resolve().parents[2])
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); "
+            "from lessons_lib.core.backends import describe_torch; print(json.dumps(describe_torch()))")
+    done = subprocess.run([sys.executable, "-c", code, package_parent], capture_output=True, text=True,
+                          timeout=300)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+        raise RuntimeError(lines[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])

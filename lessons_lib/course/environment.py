@@ -243,7 +243,8 @@ def environment_report() -> EnvironmentReport:
     torch_version = device = gpu = error = None
     if backends.torch_available():
         try:
-            info = backends.describe_torch()
+            # a kernel that has not imported torch yet asks a separate Python: lesson 00 stays light
+            info = backends.describe_torch(separate_process="torch" not in sys.modules)
         except Exception as exc:  # a broken install must not break the check
             error = f"{type(exc).__name__}: {exc}"
             torch_version = _version("torch")

@@ -42,6 +42,7 @@ torch = import_torch()
 nn = torch.nn
 
 THREADS = 1  # one CPU thread: the same numbers on every machine, and fair on a shared one
+EVAL_BATCH = 250  # sentences per forward pass when measuring accuracy (bounds a kernel's memory)
 
 
 # --------------------------------------------------------------------------- attention
@@ -144,21 +145,56 @@ class CorefModel(nn.Module):
 # --------------------------------------------------------------------------- determinism
 @contextlib.contextmanager
 def deterministic(seed: int, threads: int = THREADS):
-    """Seed torch (without touching the caller's random state), deterministic kernels, fixed threads.
+    """Seed torch (without touching the caller's random state) and fix its CPU threads.
 
-    Yields a ``torch.Generator`` for batch sampling.
+    Yields a ``torch.Generator`` for batch sampling. One CPU thread is what makes the run
+    repeatable: each CPU kernel then adds in one fixed order. (``torch.use_deterministic_algorithms``
+    adds nothing on the CPU, and switching it on costs a kernel about 70 MB of memory.)
     """
     old_threads = torch.get_num_threads()
-    old_det = torch.are_deterministic_algorithms_enabled()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(True)
         try:
             yield torch.Generator().manual_seed(seed)
         finally:
-            torch.use_deterministic_algorithms(old_det)
             torch.set_num_threads(old_threads)
+
+
+class AdamW:
+    """AdamW (Loshchilov & Hutter, "Decoupled weight decay regularization"), written out.
+
+    Per parameter p with gradient g, at step t (moments m, v start at 0):
+    p ← p·(1 − lr·wd);  m ← β₁m + (1 − β₁)g;  v ← β₂v + (1 − β₂)g²;
+    p ← p − lr/(1 − β₁ᵗ) · m / (√v / √(1 − β₂ᵗ) + ε).
+    The same update, in the same order, as ``torch.optim.AdamW`` on the CPU (a test holds them equal
+    bit for bit). The course writes it out because torch's own optimizer loads its compiler (with
+    sympy) on first use, about 70 MB more in every learner's kernel of lessons 09 and 10.
+    """
+
+    def __init__(self, params, *, lr: float, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.01):
+        self.params = list(params)
+        self.lr, (self.beta1, self.beta2), self.eps, self.weight_decay = lr, betas, eps, weight_decay
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.steps = 0
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.steps += 1
+        correct1, correct2 = 1 - self.beta1 ** self.steps, 1 - self.beta2 ** self.steps
+        for p, m, v in zip(self.params, self.m, self.v):
+            if p.grad is None:
+                continue
+            p.mul_(1 - self.lr * self.weight_decay)
+            m.lerp_(p.grad, 1 - self.beta1)
+            v.mul_(self.beta2).addcmul_(p.grad, p.grad, value=1 - self.beta2)
+            p.addcdiv_(m, (v.sqrt() / correct2 ** 0.5).add_(self.eps), value=-self.lr / correct1)
 
 
 def _progress(iterable, enabled: bool, desc: str):
@@ -254,7 +290,7 @@ def train_coref_model(data: coref.CorefData | None = None, *, steps: int = 300, 
     start, cpu_start = time.perf_counter(), time.process_time()
     with deterministic(seed) as gen:
         model = CorefModel(d_model=d_model, n_heads=n_heads, n_layers=n_layers)
-        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+        opt = AdamW(model.parameters(), lr=lr, weight_decay=0.01)
         for step in _progress(range(steps + 1), progress, "training"):
             if step % snapshot_every == 0 or step == steps:
                 snap_steps.append(step)
@@ -312,9 +348,13 @@ def accuracy(model, split: coref.CorefSet, ablate=()) -> float:
     model = check_model(model)
     ablate = _check_ablate(model, ablate)
     ids, it_pos, target = _tensors(split)
-    with torch.no_grad():
-        logits, _ = model(ids, it_pos, ablate=ablate)
-    return float((logits.argmax(-1) == target).double().mean())
+    right = 0
+    with torch.no_grad():  # in batches: one forward pass over 2,000 sentences would hold ~100 MB at once
+        for start in range(0, len(ids), EVAL_BATCH):
+            part = slice(start, start + EVAL_BATCH)
+            logits, _ = model(ids[part], it_pos[part], ablate=ablate)
+            right += int((logits.argmax(-1) == target[part]).sum())
+    return right / len(ids)
 
 
 def _read(model: CorefModel, enc: dict, ablate=()) -> dict:
@@ -434,7 +474,7 @@ def train_sink_head(off_slot: bool = False, *, steps: int = 600, seed: int = 0, 
     losses = np.zeros(steps)
     with deterministic(seed) as gen:
         model = SinkHead(off_slot=off_slot, seed=seed)
-        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.05)
+        opt = AdamW(model.parameters(), lr=lr, weight_decay=0.05)
         history = []
         for step in _progress(range(steps), progress, "off slot" if off_slot else "softmax"):
             if step % history_every == 0:

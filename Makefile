@@ -116,8 +116,7 @@ test-browser: $(STAMP_DEV)
 	@if ! $(PY) tools/course.py check-browser && [ -z "$$CI" ]; then exit 0; fi; \
 	mkdir -p $(SCREENSHOTS) && \
 	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py && \
-	$(BIN)/pytest -m browser tests/test_offline_pages.py && \
-	$(BIN)/pytest -m browser tests/test_slides_fit.py
+	$(BIN)/pytest -m browser tests/test_offline_pages.py
 
 # Binder's environment as repo2docker builds it (its base Jupyter versions, then binder/: the same
 # pins, torch's CPU build, nbgitpuller), built once into $(BINDER_ENV) by tools/binder_env.py and
@@ -151,6 +150,7 @@ test-hub: $(STAMP_DEV) $(CHP)
 # ----------------------------------------------------------------- notebooks
 
 notebooks: $(STAMP_RUN)
+	$(PY) tools/split_tall_cells.py
 	$(PY) tools/stamp_notebooks.py
 	$(PY) tools/teaching_times.py --stamp
 	$(PY) tools/run_notebooks.py notebooks/*.ipynb

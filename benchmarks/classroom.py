@@ -5,17 +5,20 @@ server (tests/hub_classroom.py, the same set-up as ``make test-hub``; run that o
 installs the proxy and builds the environment). Not part of ``make test``.
 
 1. Learners at once: N learners log in, click the nbgitpuller link and open lesson 02's explorer;
-   then all of them drag its d_k slider at once, two moves a second each, for ``--seconds``. For
+   once the machine has settled after their start-up (and a short warm-up drag, not recorded),
+   all of them drag its d_k slider at once, two moves a second each, for ``--seconds``. For
    each N: the p50/p95/max time from the move (the widget's ``update`` sent into the proxy) to
-   the figure's update coming back, and the error count (a move without an answer in 10 s).
+   the figure's update coming back in answer to it, and the error count (a move without an
+   answer in 10 s). The clients run on the same machine, so their own CPU is part of the load.
 2. Memory per learner per lesson: one learner runs each lesson's code cells in order (an
    exercise cell of the learner copy raises NotImplementedError: it is skipped, as a learner who
    has not done it yet); the kernel's resident memory is sampled every 0.1 s (peak) and read
-   after the lesson (steady), next to the single-user server's.
+   after the lesson (steady), next to the single-user server's; and the kernel's CPU seconds for
+   the whole lesson (start-up included): what a class costs when everyone runs a lesson at once.
 3. CPU per slider move: the kernel's and the whole hub's (proxy, hub, servers) CPU seconds over
    the moves of step 1, divided by the moves.
 
-Usage: .venv/bin/python benchmarks/classroom.py [--learners 10 20 30] [--seconds 10] [--json out.json]
+Usage: .venv/bin/python benchmarks/classroom.py [--learners 10 20 30] [--seconds 20] [--json out.json]
 """
 
 from __future__ import annotations
@@ -106,12 +109,32 @@ def kernel_process(hub, name: str) -> psutil.Process | None:
     return None
 
 
+def settle(hub, below: float = 0.2, longest: float = 120.0) -> float:
+    """Wait until the hub's processes (proxy, hub, servers, kernels) use less than ``below`` of a core
+    over two seconds, at most ``longest`` seconds: N servers starting at once keep both cores busy
+    for a while, and a drag measured then measures the start-up. Returns the last share measured."""
+    deadline, share = time.monotonic() + longest, 1.0
+    while time.monotonic() < deadline:
+        before = tree_cpu(hub.process.pid)
+        time.sleep(2.0)
+        share = (tree_cpu(hub.process.pid) - before) / 2.0
+        if share < below:
+            break
+    return share
+
+
 def at_once(hub, bare: Path, sizes: list[int], seconds: float) -> list[dict]:
     learners = [Learner(hub, f"drag{i:02d}") for i in range(max(sizes))]
     with ThreadPoolExecutor(max_workers=len(learners)) as pool:
         opened = list(pool.map(lambda lr: open_explorer(lr, bare), learners))
     kernels = [k for k in opened if k is not None]
     learners = [lr for lr, k in zip(learners, opened) if k is not None]
+    settled = settle(hub)
+    print(f"set-up done; the hub's processes settled to {settled:.0%} of a core", flush=True)
+    for kernel in kernels:   # a warm-up drag, not recorded: every kernel has drawn once since set-up
+        kernel.reconnect()
+    with ThreadPoolExecutor(max_workers=len(kernels)) as pool:
+        list(pool.map(lambda k: drag(k, 2.0), kernels))
     rows = []
     for n in sizes:
         cpu_before = tree_cpu(hub.process.pid)
@@ -170,8 +193,10 @@ def memory_per_lesson(hub, bare: Path) -> list[dict]:
         sampler.join()
         steady = proc.memory_info().rss
         total = learner.memory_mb()
+        cpu = proc.cpu_times()
         rows.append({"lesson": lesson.stem[:2], "kernel_peak_mb": round(peak[0] / 2**20),
                      "kernel_steady_mb": round(steady / 2**20),
+                     "kernel_cpu_s": round(cpu.user + cpu.system, 1),
                      "server_mb": round(total - steady / 2**20), "cells_skipped": skipped})
         print(json.dumps(rows[-1]), flush=True)
         kernel.close()
@@ -181,7 +206,7 @@ def memory_per_lesson(hub, bare: Path) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, nargs="+", default=[10, 20, 30])
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)

@@ -314,7 +314,8 @@ class Kernel:
                        for c in state.get("_dom_classes", []))]
 
     def move(self, slider: str, value: int, timeout: float = 60) -> float:
-        """Set the slider as the browser does; seconds until the kernel updates another model."""
+        """Set the slider as the browser does; seconds until the kernel updates another model in answer
+        to this move (its parent header: what is left over from an earlier move does not count)."""
         key = "index" if self.comms[slider].get("_model_name") == "SelectionSliderModel" else "value"
         update = self._message("shell", "comm_msg", {
             "comm_id": slider, "data": {"method": "update", "state": {key: value}, "buffer_paths": []}})
@@ -325,6 +326,7 @@ class Kernel:
             msg = self._receive()
             content = msg["content"]
             if (msg["header"]["msg_type"] == "comm_msg" and content.get("comm_id") != slider
+                    and msg["parent_header"].get("msg_id") == update["header"]["msg_id"]
                     and content.get("data", {}).get("method") == "update"):
                 return time.perf_counter() - started
         raise AssertionError(f"no figure update within {timeout} s of moving the slider")

@@ -17,9 +17,10 @@ For each notebook in notebooks/ (whatever is there when the tests are collected)
 6. hover and click (JupyterLab, notebook 05): hovering a cell shows its value with no kernel round trip;
    clicking a row selects that query and the query slider follows;
 7. the environment check's slider (notebook 00) echoes from Python; a full-notebook screenshot is saved;
-8. slides (jupyterlab-slideshow): one lesson runs, is presented as slides (the notebook toolbar's deck
-   button), goes with the presenter's own key (Space) to the slide holding its explorer and moves a slider
-   there; the explorer must redraw, the slide must stay, and nothing may be fetched from outside the server.
+8. slides (JupyterLab, jupyterlab-slideshow): the run lesson is presented (the notebook toolbar's deck
+   button) on a 1280 × 720 screen and walked from its first cell to its last with the presenter's key
+   (Space): every slide must lie within the screen, no speaker note may show, and on every slide with an
+   explorer a slider moved with the keyboard must redraw it and leave the slide where it is.
 
 Screenshots go to ``$LESSONS_SCREENSHOTS`` (make test: test-artifacts/screenshots), the recorded figures to
 test-artifacts/latency.json. The server serves a temporary copy of the repository with autosave off, and
@@ -31,7 +32,6 @@ folder (served from a copy, under notebooks/).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -69,7 +69,6 @@ DRAG_PRESSES, DRAG_SPACING_MS = 20, 45      # 20 presses within one second
 FRONT_ENDS = ("lab", "notebook7")
 
 # Slides: the lesson presented with jupyterlab-slideshow (inside JupyterLab's own page, where widgets work).
-SLIDES_LESSON = "03_step2_scores.ipynb"
 DECK_BUTTON = '.jp-NotebookPanel-toolbar [data-command="deck:toggle"]'   # the notebook toolbar's deck icon
 PRESENTING = "body[data-jp-deck-mode='presenting']"
 
@@ -664,6 +663,9 @@ def test_notebook_runs_in_browser(source: Path, front: str, lab_for_browser, bro
     console_errors: list[str] = []
     page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda exc: console_errors.append(f"pageerror: {exc}"))
+    outside: list[str] = []
+    page.on("request", lambda req: outside.append(f"{req.resource_type} {req.url}")
+            if not req.url.startswith((server.url, "data:", "blob:")) else None)
     run: dict = {"front_end": front}
     shot = SCREENSHOTS / f"{source.stem}{'' if front == 'lab' else '-notebook7'}.png"
     try:
@@ -707,7 +709,11 @@ def test_notebook_runs_in_browser(source: Path, front: str, lab_for_browser, bro
             run["drag"], more = _drag_test(page, source.name)
             problems += more
         problems += _check_widget_echo(page, source.name)
+        if front == "lab":  # last: presenting changes the page
+            run["slides"], more = _present_as_slides(page, source)
+            problems += more
 
+        problems += _fetched_outside(outside)
         run["websocket_bytes_by_url"] = wire.by_url
         run["console_errors"] = console_errors[:20]
         console = "\n".join(console_errors[:10])
@@ -757,94 +763,144 @@ def _fetched_outside(requests: list[str]) -> list[str]:
     return [f"fetched from outside the server (offline, this fails): {r}" for r in sorted(set(requests))]
 
 
-def test_lesson_presents_as_slides(lab_for_browser, browser_context):
-    """One lesson in jupyterlab-slideshow: run it, present it, go to its explorer's slide, move a slider."""
-    source = SOURCE_DIR / SLIDES_LESSON
-    require(source.exists(), f"{source} is missing")
+#: (lesson, first line) of single code cells whose code and output stand taller than the projector even
+#: at the smallest presenting zoom the course gives a cell (75%): lesson 10's equation table is a page
+#: long. Slide metadata cannot cut a cell and nbval compares its source and outputs, so it waits for a
+#: change to the lesson's code. Only these may pass the screen's height; one that fits fails the test.
+CODE_CELLS_TOO_TALL = {("10_review_and_paper", "Markdown(ll.equation_table())")}
+
+# Where the onscreen cells of the present slide stand in the window (they must lie within it).
+SLIDE_BOX = """
+() => {
+  const cells = [...document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell.jp-deck-mod-onscreen')];
+  const boxes = cells.map((c) => c.getBoundingClientRect());
+  return { top: Math.min(...boxes.map((b) => b.top)), bottom: Math.max(...boxes.map((b) => b.bottom)),
+           window: window.innerHeight,
+           first: (cells[0] && cells[0].innerText || '').trim().split('\\n')[0].slice(0, 60) };
+}
+"""
+
+
+def _nudge_and_wait(page, explorer) -> float | None:
+    """Move the explorer's first control as a presenter would (an arrow key on a slider handle, else a
+    click on a toggle, else the next entry of a drop-down); ms until one of its live figures drew again
+    (None: it has no control)."""
+    n_draws = page.evaluate("() => window.__lessonsProbe.draws.length")
+    handle = explorer.locator(".noUi-handle").first
+    toggle = explorer.locator(".widget-toggle-button").first
+    dropdown = explorer.locator(".widget-dropdown select").first
+    stamp = "() => { window.__lessonsProbe.keyAt = performance.now(); }"
+    if handle.count():
+        value, high = (float(handle.get_attribute(a) or 0) for a in ("aria-valuenow", "aria-valuemax"))
+        _press(page, handle, "ArrowLeft" if value >= high else "ArrowRight")
+    elif toggle.count():
+        page.evaluate(stamp)
+        toggle.click()
+    elif dropdown.count():
+        # an entry that is neither the first (a placeholder such as "examples…") nor what the explorer
+        # shows already: choosing that changes nothing, so nothing is drawn
+        shown = explorer.locator(".widget-text input").first
+        now = shown.input_value() if shown.count() else dropdown.input_value()
+        options = dropdown.evaluate("(s) => [...s.options].map((o) => o.value)")  # (text has nbsp)
+        page.evaluate(stamp)
+        dropdown.select_option(index=next(i for i, o in enumerate(options) if i and o != now))
+    else:
+        return None
+    page.wait_for_function(f"() => window.__lessonsProbe.draws.length > {n_draws}", timeout=REDRAW_S * 1000)
+    draw = page.evaluate(f"() => window.__lessonsProbe.draws[{n_draws}]")
+    return round(draw["drawnAt"] - draw["keyAt"], 1)
+
+
+def _present_as_slides(page, source: Path) -> tuple[dict, list[str]]:
+    """Present the run lesson with jupyterlab-slideshow on a 1280 × 720 screen, from its first cell to
+    its last with the presenter's key (Space): every slide must lie within the screen (but for the
+    code cells of CODE_CELLS_TOO_TALL), no speaker note may show, and on each slide that shows an
+    explorer a slider moved with the keyboard must redraw it without turning the slide. The speaker notes
+    must exist and hold the long prose (more than NOTES_WORDS words without a heading)."""
     nb = nbformat.read(source, as_version=4)
-    slide_types = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
-    assert slide_types.count("slide") >= 2, (
-        f"{source.name} carries no slide metadata (run `make notebooks`: tools/stamp_notebooks.py stamps it)")
-    assert "-" not in slide_types, (
-        f"{source.name}: cells marked slide_type '-' (jupyterlab-slideshow hides them; `make notebooks`)")
-
-    server = lab_for_browser
-    rel = f"notebooks/{source.name}"
-    page = browser_context.new_page()
-    wire = Wire(page)
-    outside: list[str] = []
-    page.on("request", lambda req: outside.append(f"{req.resource_type} {req.url}")
-            if not req.url.startswith((server.url, "data:", "blob:")) else None)
-    shot = SCREENSHOTS / f"{source.stem}-slides.png"
+    types = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
+    problems = []
+    if types.count("slide") < 2:
+        return {}, [f"{source.name} carries no slide metadata (`make notebooks` stamps it)"]
+    if "-" in types:
+        problems.append(f"{source.name}: cells marked slide_type '-' (jupyterlab-slideshow hides them)")
+    notes = {i for i, t in enumerate(types) if t == "notes"}
+    long_prose = [c for c in nb.cells if c.cell_type == "markdown" and not c.metadata.get("slideshow")
+                  and len(c.source.split()) > stamp_notebooks.NOTES_WORDS]
+    if long_prose:
+        problems.append(f"{source.name}: {len(long_prose)} long prose cell(s) on the slides, not in the "
+                        "speaker notes (`make notebooks` stamps them)")
+    if not notes:
+        problems.append(f"{source.name}: no speaker notes (the long prose a teacher says goes there)")
+    waived = {first for lesson, first in CODE_CELLS_TOO_TALL if lesson == source.stem}
+    too_tall: set[str] = set()
+    page.set_viewport_size(dict(zip(("width", "height"), stamp_notebooks.SLIDE_SIZE)))
     try:
-        page.goto(f"{server.url}/lab/tree/{rel}?reset&token={server.token}")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=KERNEL_START_S * 1000)
-        _wait_for_kernel_idle(server, rel, KERNEL_START_S)
-        ran = _run_all_and_wait(page, server, rel, RUN_ALL_S)
-        wait_widgets_loaded(page)
-
         # as a teacher starts: the first cell selected (command mode), then the toolbar's deck button
         page.locator(".jp-Notebook .jp-Cell").first.click()
         page.keyboard.press("Escape")
         page.locator(DECK_BUTTON).first.click()
         page.wait_for_selector(PRESENTING, state="attached", timeout=10_000)
         start = _deck(page)
-        assert start["active"] == 0 and 0 in start["shown"], f"the presentation starts elsewhere: {start}"
-        assert start["othersShown"] == 0, f"cells of other slides are still shown: {start}"
-        # the notebook's projector preset (jupyterlab-fonts metadata, tools/stamp_notebooks.py) is on
+        if start["active"] != 0 or start["othersShown"]:
+            problems.append(f"{source.name}: the presentation starts elsewhere or shows more: {start}")
         size = page.evaluate("() => getComputedStyle(document.querySelector("
                              "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')).getPropertyValue("
                              "'--jp-content-font-size1').trim()")
         want = f"{stamp_notebooks.PROJECTOR_FONT_PX['--jp-content-font-size1']}px"
-        assert size == want, f"the projector preset is not applied while presenting: {size!r}"
-
-        # Space (the presenter's "next": fragment, subslide or slide) until the explorer is on screen
-        slides_seen = 1
-        while not _deck(page)["explorer"]:
-            before = _deck(page)
-            assert before["active"] < before["cells"] - 1, "went through all slides: none shows the explorer"
-            page.keyboard.press("Space")
-            page.wait_for_function(f"() => ({DECK_STATE.strip()})().active !== {before['active']}",
-                                   timeout=5000)
-            slides_seen += _deck(page)["slide"] != before["slide"]
-        where = _deck(page)
-        page.wait_for_timeout(500)
-        page.screenshot(path=str(shot))
-
-        problems = _output_problems(page, _cells_with_tag(source, "raises-exception"))
-        unrun = [p for p in ran["prompts"] if not re.fullmatch(r"\[\d+\]:?", p)]
-        if unrun:
-            problems.append(f"{len(unrun)} of {len(ran['prompts'])} code cells did not run")
-        problems += _live_problems(page, source)
-        assert not problems, f"{source.name} as slides:\n" + "\n".join(problems)
-
-        # a slider on that slide: focus its handle, press an arrow key (which outside a slider turns the
-        # slide); the figures must show the new value and the slide must stay
-        shown_cells = page.locator(".jp-Notebook .jp-Cell.jp-deck-mod-visible")
-        slider = shown_cells.locator(", ".join(f".{c}" for c in SLIDER_CLASSES)).first
-        assert slider.count(), f"the explorer's slide has no {' / '.join(SLIDER_CLASSES)} slider"
-        handle = slider.locator(".noUi-handle").first
+        if size != want:
+            problems.append(f"{source.name}: the projector preset is not applied while presenting ({size!r})")
         page.evaluate(PROBE)
-        moves = []
-        for _ in range(2):
-            value, high = (float(handle.get_attribute(a) or 0) for a in ("aria-valuenow", "aria-valuemax"))
-            moves.append(press_and_wait(page, slider, handle, "ArrowLeft" if value >= high else "ArrowRight",
-                                         wire))
-            after = _deck(page)
-            assert after["slide"] == where["slide"] and after["explorer"], (
-                f"the arrow key on the slider changed the slide (cells {where['slide']} -> {after['slide']})")
-        page.wait_for_timeout(300)
-        page.screenshot(path=str(shot))
-        shown_text = shown_cells.evaluate_all("(cells) => cells.map((c) => c.innerText).join('\\n')")
-        assert not WIDGET_ERROR_TEXTS.search(shown_text), f"widget failed on the slide: {shown_text[:300]!r}"
-        assert not outside, "\n".join(_fetched_outside(outside))
-        print(f"slides: {source.name}, explorer on slide {slides_seen} (cells {where['slide']}); "
-              f"slider moved to {[m['value'] for m in moves]}; picture after "
-              f"{[m['shown_ms'] for m in moves]} ms, {[m['kB'] for m in moves]} kB per move")
-    except Exception:
-        with contextlib.suppress(Exception):
-            page.screenshot(path=str(SCREENSHOTS / f"{source.stem}-slides-FAILED.png"))
-        raise
+        slides, redraws, measured = 0, [], set()
+        for _ in range(len(nb.cells) + 2):
+            deck = _deck(page)
+            key = tuple(deck["slide"])
+            if key not in measured:
+                measured.add(key)
+                slides += 1
+                page.wait_for_timeout(250)  # the slide's layout (figures, typeset formulas) settles
+                box = page.evaluate(SLIDE_BOX)
+                too_tall |= {box["first"]} if box["bottom"] > box["window"] + 2 or box["top"] < -2 else set()
+                if (box["bottom"] > box["window"] + 2 or box["top"] < -2) and box["first"] not in waived:
+                    page.screenshot(path=str(SCREENSHOTS / f"{source.stem}-slide{slides}-TOO-TALL.png"))
+                    problems.append(f"{source.stem}, slide {slides} ('{box['first']}'): spans "
+                                    f"{box['top']:.0f}..{box['bottom']:.0f} px of a {box['window']} px "
+                                    "screen")
+                if notes & set(deck["shown"]):
+                    problems.append(f"{source.stem}, slide {slides}: a speaker note is on screen")
+                if deck["explorer"]:
+                    explorer = page.locator(".jp-Cell.jp-deck-mod-visible .lessons-explorer").first
+                    try:
+                        ms = _nudge_and_wait(page, explorer)
+                    except Exception as exc:
+                        problems.append(f"{source.stem}, slide {slides}: its explorer's control moved but "
+                                        f"the explorer did not redraw ({type(exc).__name__}: "
+                                        f"{str(exc).splitlines()[0][:200]})")
+                    else:
+                        if ms is None:
+                            problems.append(f"{source.stem}, slide {slides}: its explorer has no control")
+                        else:
+                            redraws.append(ms)
+                    if tuple(_deck(page)["slide"]) != key:
+                        problems.append(f"{source.stem}, slide {slides}: moving the explorer's control "
+                                        "turned the slide")
+            if deck["active"] >= deck["cells"] - 1:
+                break
+            page.keyboard.press("Space")
+            page.wait_for_function(f"() => ({DECK_STATE.strip()})().active !== {deck['active']}",
+                                   timeout=5000)
+        else:
+            problems.append(f"{source.stem}: Space did not reach the last cell")
+        page.screenshot(path=str(SCREENSHOTS / f"{source.stem}-last-slide.png"))
+        if fits_now := waived - too_tall:
+            problems.append(f"{source.stem}: fits the screen now, drop from CODE_CELLS_TOO_TALL: {fits_now}")
+        shown_text = page.locator(".jp-Notebook .jp-Cell.jp-deck-mod-visible").evaluate_all(
+            "(cells) => cells.map((c) => c.innerText).join('\\n')")
+        if WIDGET_ERROR_TEXTS.search(shown_text):
+            problems.append(f"{source.stem}: a widget failed on the slides")
+        return {"slides": slides, "notes": len(notes), "explorer_redraw_ms": redraws}, problems
     finally:
-        server.shutdown_kernels()
-        page.close()
+        page.keyboard.press("Escape")  # the presenter's way out: JupyterLab keeps the deck mode otherwise
+        page.wait_for_selector(PRESENTING, state="detached", timeout=10_000)
+        page.set_viewport_size(VIEWPORT)

@@ -152,3 +152,11 @@ def test_a_new_pick_clears_the_old_feedback():
     assert view.check().startswith("✗")
     view.select("C")
     assert view.feedback.value == ""
+
+
+@pytest.mark.parametrize("lesson", sorted(QUIZZES))
+def test_quiz_shows_one_question_per_tab(lesson):
+    quiz = Quiz(lesson)
+    assert list(quiz.tabs.children) == [view.widget for view in quiz.views]
+    assert list(quiz.tabs.titles) == [f"Q{n}" for n in range(1, len(quiz.views) + 1)]
+    assert quiz.tabs in quiz.widget.children, "the tabs are the quiz's body, below its title"

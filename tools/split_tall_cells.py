@@ -13,7 +13,7 @@ its ⏱ line and the formula (the Colab link, which ``stamp_notebooks.py`` appen
 
 A code cell cannot be split (nbval compares its source and outputs): one too tall for the screen
 carries a presenting zoom instead (75% at the least), set as jupyterlab-slideshow's design tools
-set it, in the cell's ``@deathbeds/jupyterlab-fonts`` metadata; tests/test_slides_fit.py applies it.
+set it, in the cell's ``@deathbeds/jupyterlab-fonts`` metadata (jupyterlab-fonts applies it).
 
 Re-runnable: a cell that fits is left as it is. Usage: python tools/split_tall_cells.py [notebooks/*.ipynb]
 """
@@ -30,9 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stamp_notebooks import SLIDE_SIZE, SUBSLIDE_TAG, estimated_height
 
 ROOT = Path(__file__).resolve().parents[1]
-#: A heading cell estimated taller than this is split (the estimate runs about a quarter above what
-#: Chromium measures at the projector font; tests/test_slides_fit.py measures) ...
-SPLIT_ABOVE_PX = 1.25 * SLIDE_SIZE[1]
+#: A heading cell estimated taller than the screen is split (the estimate runs a little above what
+#: JupyterLab lays out presenting at the projector font: title cells estimated at 806-840 px stood
+#: 741-791 px there, one estimated at 704 px fit; tests/test_browser.py presents every lesson) ...
+SPLIT_ABOVE_PX = SLIDE_SIZE[1]
 #: ... into pieces estimated within this.
 BUDGET_PX = 0.85 * SLIDE_SIZE[1]
 _ITEM = re.compile(r"^(?:[-*]|\d+\.) ")
@@ -43,11 +44,23 @@ def _height(text: str) -> float:
     return estimated_height(nbformat.v4.new_markdown_cell(text))
 
 
-def blocks(text: str) -> list[str]:
-    """The cell's paragraphs (split at blank lines), each too-tall list further split between its items."""
-    out = []
+def paragraphs(text: str) -> list[str]:
+    """``text`` split at blank lines, but never inside a ``<details>`` block: a hint or a Predict answer
+    stays folded in one piece (cut in two, its text would show unfolded under a stray ``</details>``)."""
+    out: list[str] = []
     for para in re.split(r"\n\s*\n", text.strip("\n")):
-        if _height(para) <= BUDGET_PX:
+        if out and out[-1].count("<details") > out[-1].count("</details>"):
+            out[-1] += "\n\n" + para
+        else:
+            out.append(para)
+    return out
+
+
+def blocks(text: str) -> list[str]:
+    """The cell's paragraphs, each too-tall list (outside a ``<details>`` block) split between its items."""
+    out = []
+    for para in paragraphs(text):
+        if _height(para) <= BUDGET_PX or "<details" in para:
             out.append(para)
             continue
         piece: list[str] = []

@@ -255,7 +255,7 @@ _FILL = 0.85  # pack a slide to this share of its height: the estimate is rough
 
 
 def projector_css() -> dict:
-    """The projector preset as CSS: selector -> declarations (also what tests/test_slides_fit.py applies)."""
+    """The projector preset as CSS: selector -> declarations."""
     return {":root": {k: f"{v}px" for k, v in PROJECTOR_FONT_PX.items()},
             ".jp-OutputArea-output img": {"max-height": f"{FIGURE_MAX_PX}px", "width": "auto"}}
 

@@ -110,7 +110,7 @@ def _feedback_html(text: str) -> str:
 
 
 class Quiz:
-    """The quiz of one lesson, as widgets (``.widget``) and as text.
+    """The quiz of one lesson, as widgets (``.widget``: a tab per question) and as text.
 
     Displays itself in Jupyter; its plain-text form (what GitHub, nbviewer and nbval
     see) lists the questions and options without the answers. ``answer`` picks an
@@ -123,7 +123,12 @@ class Quiz:
         self.lesson_id, self.questions = _lesson_questions(lesson_id)
         self.views = [QuestionView(q, n) for n, q in enumerate(self.questions, start=1)]
         title = widgets.HTML(f"<h3>Quiz, lesson {self.lesson_id}: check your understanding</h3>")
-        self.widget = widgets.VBox([title, *(view.widget for view in self.views)])
+        # one question at a time, a tab each: a quiz stays one screen high (also on a projector slide,
+        # where a class discusses one question at a time) however many questions the lesson asks
+        self.tabs = widgets.Tab(children=[view.widget for view in self.views],
+                                titles=[f"Q{n}" for n in range(1, len(self.views) + 1)])
+        self.tabs.add_class("lessons-quiz-tabs")
+        self.widget = widgets.VBox([title, self.tabs])
         self.widget.add_class("lessons-quiz")
 
     def answer(self, question: int, choice) -> str:

@@ -763,12 +763,6 @@ def _fetched_outside(requests: list[str]) -> list[str]:
     return [f"fetched from outside the server (offline, this fails): {r}" for r in sorted(set(requests))]
 
 
-#: (lesson, first line) of single code cells whose code and output stand taller than the projector even
-#: at the smallest presenting zoom the course gives a cell (75%): lesson 10's equation table is a page
-#: long. Slide metadata cannot cut a cell and nbval compares its source and outputs, so it waits for a
-#: change to the lesson's code. Only these may pass the screen's height; one that fits fails the test.
-CODE_CELLS_TOO_TALL = {("10_review_and_paper", "Markdown(ll.equation_table())")}
-
 # Where the onscreen cells of the present slide stand in the window (they must lie within it).
 SLIDE_BOX = """
 () => {
@@ -814,10 +808,10 @@ def _nudge_and_wait(page, explorer) -> float | None:
 
 def _present_as_slides(page, source: Path) -> tuple[dict, list[str]]:
     """Present the run lesson with jupyterlab-slideshow on a 1280 × 720 screen, from its first cell to
-    its last with the presenter's key (Space): every slide must lie within the screen (but for the
-    code cells of CODE_CELLS_TOO_TALL), no speaker note may show, and on each slide that shows an
-    explorer a slider moved with the keyboard must redraw it without turning the slide. The speaker notes
-    must exist and hold the long prose (more than NOTES_WORDS words without a heading)."""
+    its last with the presenter's key (Space): every slide must lie within the screen, no speaker note
+    may show, and on each slide that shows an explorer a control moved as a presenter would must redraw
+    it without turning the slide. The speaker notes must exist and hold the long prose (more than
+    NOTES_WORDS words without a heading)."""
     nb = nbformat.read(source, as_version=4)
     types = [c.metadata.get("slideshow", {}).get("slide_type") for c in nb.cells]
     problems = []
@@ -833,8 +827,6 @@ def _present_as_slides(page, source: Path) -> tuple[dict, list[str]]:
                         "speaker notes (`make notebooks` stamps them)")
     if not notes:
         problems.append(f"{source.name}: no speaker notes (the long prose a teacher says goes there)")
-    waived = {first for lesson, first in CODE_CELLS_TOO_TALL if lesson == source.stem}
-    too_tall: set[str] = set()
     page.set_viewport_size(dict(zip(("width", "height"), stamp_notebooks.SLIDE_SIZE)))
     try:
         # as a teacher starts: the first cell selected (command mode), then the toolbar's deck button
@@ -861,8 +853,7 @@ def _present_as_slides(page, source: Path) -> tuple[dict, list[str]]:
                 slides += 1
                 page.wait_for_timeout(250)  # the slide's layout (figures, typeset formulas) settles
                 box = page.evaluate(SLIDE_BOX)
-                too_tall |= {box["first"]} if box["bottom"] > box["window"] + 2 or box["top"] < -2 else set()
-                if (box["bottom"] > box["window"] + 2 or box["top"] < -2) and box["first"] not in waived:
+                if box["bottom"] > box["window"] + 2 or box["top"] < -2:
                     page.screenshot(path=str(SCREENSHOTS / f"{source.stem}-slide{slides}-TOO-TALL.png"))
                     problems.append(f"{source.stem}, slide {slides} ('{box['first']}'): spans "
                                     f"{box['top']:.0f}..{box['bottom']:.0f} px of a {box['window']} px "
@@ -893,8 +884,6 @@ def _present_as_slides(page, source: Path) -> tuple[dict, list[str]]:
         else:
             problems.append(f"{source.stem}: Space did not reach the last cell")
         page.screenshot(path=str(SCREENSHOTS / f"{source.stem}-last-slide.png"))
-        if fits_now := waived - too_tall:
-            problems.append(f"{source.stem}: fits the screen now, drop from CODE_CELLS_TOO_TALL: {fits_now}")
         shown_text = page.locator(".jp-Notebook .jp-Cell.jp-deck-mod-visible").evaluate_all(
             "(cells) => cells.map((c) => c.innerText).join('\\n')")
         if WIDGET_ERROR_TEXTS.search(shown_text):

@@ -36,3 +36,21 @@ def test_paper_sizes():
     assert pg.paper_sizes() == {"d_model": 512, "h": 8, "d_k": 64, "d_v": 64, "sqrt_d_k": 8.0,
                                 "score_std_unscaled": 8.0}
     assert pg.paper_sizes(32, 2)["d_k"] == 16
+
+
+def test_the_guide_as_a_list_in_parts_holds_every_equation():
+    first, rest = pg.equation_list(sections=("3.2.1",)), pg.equation_list(sections=("3.2.2", "3.2.3"))
+    entries = first.split("\n") + rest.split("\n")
+    assert len(entries) == len(pg.EQUATIONS)
+    for entry, eq in zip(entries, pg.EQUATIONS):
+        path, number, code = pg.code_line(eq)
+        assert entry.startswith(f"* **§{eq.section}** ${eq.formula}$")
+        assert f"`{path}:{number}`" in entry and f"`{code}`" in entry and f"]({eq.notebook})" in entry
+    assert pg.equation_list() == "\n".join(entries)
+
+
+@pytest.mark.parametrize("bad, error", [("3.2.1", TypeError), (("3.9",), ValueError), ((3.2,), TypeError)])
+def test_a_wrong_section_is_explained(bad, error):
+    for guide in (pg.equation_table, pg.equation_list):
+        with pytest.raises(error, match="section"):
+            guide(sections=bad)

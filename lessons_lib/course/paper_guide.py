@@ -16,7 +16,7 @@ import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Equation", "EQUATIONS", "code_line", "equation_table", "paper_sizes", "ARXIV"]
+__all__ = ["Equation", "EQUATIONS", "code_line", "equation_table", "equation_list", "paper_sizes", "ARXIV"]
 
 ARXIV = "https://arxiv.org/abs/1706.03762"
 
@@ -92,16 +92,42 @@ def code_line(equation: Equation) -> tuple[str, int, str]:
                       f"update paper_guide.EQUATIONS.")
 
 
-def equation_table(link_prefix: str = "") -> str:
-    """The guide as a Markdown table: §, the paper's formula, in words, the library's line, the notebook."""
+def _chosen(sections) -> list[Equation]:
+    """The equations of ``sections`` (all of them for None), with the section numbers checked."""
+    if sections is None:
+        return list(EQUATIONS)
+    known = sorted({eq.section for eq in EQUATIONS})
+    if isinstance(sections, str) or not all(isinstance(x, str) for x in sections):
+        raise TypeError(f"sections must be a list of section numbers such as ('3.2.1',); got {sections!r}.")
+    if unknown := [x for x in sections if x not in known]:
+        raise ValueError(f"No equations of section(s) {unknown} in the guide; it has {known}.")
+    return [eq for eq in EQUATIONS if eq.section in sections]
+
+
+def _where(eq: Equation) -> str:
+    """Where the library computes ``eq``: its file and line, the function, and the line itself."""
+    path, number, code = code_line(eq)
+    return f"`{path}:{number}` in `{eq.function.split('.')[-1]}`: `{code}`"
+
+
+def equation_table(link_prefix: str = "", *, sections=None) -> str:
+    """The guide as a Markdown table: §, the paper's formula, in words, the library's line, the notebook.
+
+    ``sections``: only the equations of these sections (e.g. ``("3.2.1",)``).
+    """
     rows = ["| § | in the paper | what it says | computed in `lessons_lib` | taught in |",
             "|---|---|---|---|---|"]
-    for eq in EQUATIONS:
-        path, number, code = code_line(eq)
-        name = eq.function.split(".")[-1]
-        rows.append(f"| {eq.section} | ${eq.formula}$ | {eq.in_words} | `{path}:{number}` in `{name}`: "
-                    f"`{code}` | [{eq.notebook[:2]}]({link_prefix}{eq.notebook}) |")
+    rows += [f"| {eq.section} | ${eq.formula}$ | {eq.in_words} | {_where(eq)} | "
+             f"[{eq.notebook[:2]}]({link_prefix}{eq.notebook}) |" for eq in _chosen(sections)]
     return "\n".join(rows)
+
+
+def equation_list(link_prefix: str = "", *, sections=None) -> str:
+    """The guide as a Markdown list, one entry an equation: narrower than the table, so that each part
+    fits a projector slide (lesson 10 shows §3.2.1, then §3.2.2 and §3.2.3)."""
+    return "\n".join(f"* **§{eq.section}** ${eq.formula}$: {eq.in_words}.<br>Computed in {_where(eq)}; "
+                     f"taught in [{eq.notebook[:2]}]({link_prefix}{eq.notebook})."
+                     for eq in _chosen(sections))
 
 
 def paper_sizes(d_model: int = 512, n_heads: int = 8) -> dict:

@@ -19,8 +19,9 @@ For each notebook in notebooks/ (whatever is there when the tests are collected)
 7. the environment check's slider (notebook 00) echoes from Python; a full-notebook screenshot is saved;
 8. slides (JupyterLab, jupyterlab-slideshow): the run lesson is presented (the notebook toolbar's deck
    button) on a 1280 × 720 screen and walked from its first cell to its last with the presenter's key
-   (Space): every slide must lie within the screen, no speaker note may show, and on every slide with an
-   explorer a slider moved with the keyboard must redraw it and leave the slide where it is.
+   (Space): every slide must lie within the screen, no speaker note may show, the speaker notes hold the
+   long prose, and on every slide with an explorer a control moved as a presenter would (arrow key on a
+   slider, click on a toggle, another entry of a drop-down) must redraw it and leave the slide where it is.
 
 Screenshots go to ``$LESSONS_SCREENSHOTS`` (make test: test-artifacts/screenshots), the recorded figures to
 test-artifacts/latency.json. The server serves a temporary copy of the repository with autosave off, and
@@ -835,7 +836,7 @@ def _present_as_slides(page, source: Path) -> tuple[dict, list[str]]:
         page.locator(DECK_BUTTON).first.click()
         page.wait_for_selector(PRESENTING, state="attached", timeout=10_000)
         start = _deck(page)
-        if start["active"] != 0 or start["othersShown"]:
+        if start["active"] != 0 or 0 not in start["shown"] or start["othersShown"]:
             problems.append(f"{source.name}: the presentation starts elsewhere or shows more: {start}")
         size = page.evaluate("() => getComputedStyle(document.querySelector("
                              "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')).getPropertyValue("

@@ -16,8 +16,12 @@ is not there, a dtype a kernel lacks. Tensors keep their autograd graph.
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
+import sys
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -359,11 +363,6 @@ def describe_torch(*, separate_process: bool = False) -> dict:
 
 
 def _describe_torch_in_child() -> dict:
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
     package_parent = str(Path(__file__).resolve().parents[2])
     code = ("import json, sys; sys.path.insert(0, sys.argv[1]); "
             "from lessons_lib.core.backends import describe_torch; print(json.dumps(describe_torch()))")

@@ -26,8 +26,8 @@ import matplotlib
 matplotlib.use("Agg")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from lessons_lib.explorers.lesson06_multihead import HeadGridExplorer
-from lessons_lib.explorers.lesson07_causal import CausalMaskExplorer
+from lessons_lib.explorers.lesson06_multi_head import HeadGridExplorer
+from lessons_lib.explorers.lesson07_causal_masking import CausalMaskExplorer
 
 
 def count_bytes(widgets_) -> list[int]:

@@ -6,14 +6,14 @@ formula lives in exactly one place:
     Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V
 
 Every name in a module's ``__all__`` is also a name of ``lessons_lib``
-(``ll.plot_weights`` is ``lessons_lib.figures.lesson04_scale_softmax.plot_weights``). The numpy
+(``ll.plot_weights`` is ``lessons_lib.figures.lesson04_step3_scale_softmax.plot_weights``). The numpy
 reference (``core``) loads at once; everything else (figures and matplotlib, the live figures,
 the explorers, the torch backend) loads on first use, so that ``import lessons_lib`` stays fast
 and never imports torch or matplotlib.
 
 The layout is the architecture: imports flow one way, up this table (a module imports its own
 layer or lower ones, never a private ``_name`` of another module), and a lesson's parts share
-its name (``lesson07_causal`` is the stills, the explorer, the exercise and the quiz of lesson 07).
+its name (``lesson07_causal_masking`` is the stills, the explorer, the exercise and the quiz of lesson 07).
 
 ==================  ==================================================================
 folder              what lives there
@@ -92,14 +92,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "lab.real_model": ("ModelAttention", "look_inside", "gpt2_attention", "gpt2_layer_weights",
         "course_model_attention", "GPT2_NAME"),
     "figures.base": ("heatmap", "panel_figure", "LessonFigure"),
-    "figures.lesson02_qkv": ("plot_projection",),
-    "figures.lesson03_scores": ("plot_scores",),
-    "figures.lesson04_scale_softmax": ("plot_weights", "plot_score_variance", "plot_row_weights"),
-    "figures.lesson05_weighted_values": ("plot_outputs", "plot_convex_combination", "convex_hull_2d"),
-    "figures.lesson06_multihead": ("plot_head_shapes", "plot_head_grid", "plot_head_view"),
-    "figures.lesson07_causal": ("plot_mask", "plot_mask_gallery", "plot_masking_steps"),
-    "figures.lesson08_flash": ("METHOD_LOOK", "tile_order", "plot_scaling", "plot_tile_grid",
-        "plot_tile_steps", "plot_block_sizes"),
+    "figures.lesson02_step1_qkv": ("plot_projection",),
+    "figures.lesson03_step2_scores": ("plot_scores",),
+    "figures.lesson04_step3_scale_softmax": ("plot_weights", "plot_score_variance", "plot_row_weights"),
+    "figures.lesson05_step4_weighted_values": ("plot_outputs", "plot_convex_combination",
+        "convex_hull_2d"),
+    "figures.lesson06_multi_head": ("plot_head_shapes", "plot_head_grid", "plot_head_view"),
+    "figures.lesson07_causal_masking": ("plot_mask", "plot_mask_gallery", "plot_masking_steps"),
+    "figures.lesson08_cost_and_flashattention": ("METHOD_LOOK", "tile_order", "plot_scaling",
+        "plot_tile_grid", "plot_tile_steps", "plot_block_sizes"),
     "figures.lesson09_attention_in_action": ("plot_loss_curve", "plot_referent_rows", "plot_reading",
         "plot_it_rows", "plot_layer_grid", "plot_training_rows", "plot_sink_experiment", "head_names"),
     "figures.live": ("Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "ProductPanel",
@@ -108,13 +109,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "figures.style": ("CMAP_WEIGHTS", "CMAP_VALUES", "MASK_NOTE", "tick_indices", "tick_labels",
         "colormap_table"),
     "explorers.base": ("D_K_OPTIONS",),
-    "explorers.lesson02_qkv": ("ProjectionExplorer",),
-    "explorers.lesson03_scores": ("ScoresExplorer",),
-    "explorers.lesson04_scale_softmax": ("ScaleSoftmaxExplorer",),
-    "explorers.lesson05_weighted_values": ("PipelineExplorer",),
-    "explorers.lesson06_multihead": ("HeadGridExplorer", "N_HEADS_OPTIONS", "D_MODEL_OPTIONS"),
-    "explorers.lesson07_causal": ("CausalMaskExplorer", "CustomMaskExplorer", "mask_tokens"),
-    "explorers.lesson08_flash": ("ScalingExplorer", "TileExplorer"),
+    "explorers.lesson02_step1_qkv": ("ProjectionExplorer",),
+    "explorers.lesson03_step2_scores": ("ScoresExplorer",),
+    "explorers.lesson04_step3_scale_softmax": ("ScaleSoftmaxExplorer",),
+    "explorers.lesson05_step4_weighted_values": ("PipelineExplorer",),
+    "explorers.lesson06_multi_head": ("HeadGridExplorer", "N_HEADS_OPTIONS", "D_MODEL_OPTIONS"),
+    "explorers.lesson07_causal_masking": ("CausalMaskExplorer", "CustomMaskExplorer", "mask_tokens"),
+    "explorers.lesson08_cost_and_flashattention": ("ScalingExplorer", "TileExplorer"),
     "explorers.lesson09_attention_in_action": ("SentenceExplorer", "TrainingExplorer"),
     "explorers.lesson10_review_and_paper": ("RealModelExplorer",),
     "course.environment": ("EnvironmentReport", "Component", "environment_report", "widget_check"),
@@ -126,13 +127,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "check_next_token_head", "check_causal_weights", "check_online_update", "check_softmax_off"),
     "exercises.grading": ("assert_passes", "hidden_cases", "check_hidden"),
     "exercises.lesson01_why_attention": ("check_street_query",),
-    "exercises.lesson02_qkv": ("check_projection",),
-    "exercises.lesson03_scores": ("check_scores",),
-    "exercises.lesson04_scale_softmax": ("check_softmax", "check_scaling"),
-    "exercises.lesson05_weighted_values": ("check_weighted_sum",),
-    "exercises.lesson06_multihead": ("check_split_heads", "check_merge_heads", "check_next_token_head"),
-    "exercises.lesson07_causal": ("check_causal_weights",),
-    "exercises.lesson08_flash": ("check_online_update",),
+    "exercises.lesson02_step1_qkv": ("check_projection",),
+    "exercises.lesson03_step2_scores": ("check_scores",),
+    "exercises.lesson04_step3_scale_softmax": ("check_softmax", "check_scaling"),
+    "exercises.lesson05_step4_weighted_values": ("check_weighted_sum",),
+    "exercises.lesson06_multi_head": ("check_split_heads", "check_merge_heads", "check_next_token_head"),
+    "exercises.lesson07_causal_masking": ("check_causal_weights",),
+    "exercises.lesson08_cost_and_flashattention": ("check_online_update",),
     "exercises.lesson09_attention_in_action": ("check_softmax_off",),
     "quizzes.model": ("Option", "Question"),
     "quizzes.widget": ("Quiz", "QUIZZES", "show"),

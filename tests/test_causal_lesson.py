@@ -316,7 +316,7 @@ def test_the_mask_applied_after_softmax_leaks_and_the_right_one_does_not():
 
 # ------------------------------------------------------------------ the explorers of notebook 07
 def test_causal_mask_explorer_draws_the_three_stages():
-    from lessons_lib.explorers.lesson07_causal import CausalMaskExplorer, mask_tokens
+    from lessons_lib.explorers.lesson07_causal_masking import CausalMaskExplorer, mask_tokens
 
     ex = CausalMaskExplorer(seq_len=4, query=2)
     assert ex.last_error is None and ex.tokens == ["The", "AI", "Rishi", "is"]
@@ -334,7 +334,7 @@ def test_causal_mask_explorer_draws_the_three_stages():
 
 
 def test_custom_mask_explorer_redraws_what_the_learner_toggles():
-    from lessons_lib.explorers.lesson07_causal import CustomMaskExplorer
+    from lessons_lib.explorers.lesson07_causal_masking import CustomMaskExplorer
 
     ed = CustomMaskExplorer(n=5, preset="causal")
     assert "This is the causal mask" in ed.verdict

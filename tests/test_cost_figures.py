@@ -7,8 +7,8 @@ import pytest
 
 import lessons_lib as ll
 from lessons_lib.core import flash
-from lessons_lib.explorers import lesson08_flash as cost_explorers
-from lessons_lib.figures import lesson08_flash as cost_plots
+from lessons_lib.explorers import lesson08_cost_and_flashattention as cost_explorers
+from lessons_lib.figures import lesson08_cost_and_flashattention as cost_plots
 from lessons_lib.lab import cost
 
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import lessons_lib as ll
-from lessons_lib.explorers import lesson06_multihead as head_explorer
-from lessons_lib.explorers import lesson07_causal as mask_explorers
-from lessons_lib.explorers import lesson08_flash as cost_explorers
+from lessons_lib.explorers import lesson06_multi_head as head_explorer
+from lessons_lib.explorers import lesson07_causal_masking as mask_explorers
+from lessons_lib.explorers import lesson08_cost_and_flashattention as cost_explorers
 from lessons_lib.lab import cost
 
 # explorer -> argument -> (lowest, highest) documented value, and a value just outside each end

@@ -2,8 +2,8 @@
 
 * Imports flow one way: ``core`` ← ``lab`` ← ``figures`` ← ``explorers`` ← ``course``/``exercises``/
   ``quizzes`` (``_checks`` lies under them all); a module imports from its own layer or lower ones.
-* A lesson's parts share its name: ``lesson07_causal`` is the stills, the explorer, the exercise and
-  the quiz of lesson 07, and its number is a notebook's.
+* A lesson's parts carry its notebook's name: ``lesson07_causal_masking`` is the stills, the explorer,
+  the exercise and the quiz of ``notebooks/07_causal_masking.ipynb``.
 * No module imports a private ``_name`` of another module (nor reaches one as ``module._name``):
   shared pieces are public names of a base module.
 
@@ -112,14 +112,15 @@ def _lesson_names() -> dict[str, dict[str, str]]:
     return names
 
 
-def test_a_lessons_parts_share_its_name():
+def test_a_lessons_parts_share_its_notebooks_name():
+    """``lesson07_causal_masking`` is every part of notebooks/07_causal_masking.ipynb: one search finds them all."""
     names = _lesson_names()
-    notebooks = {p.name[:2] for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+    notebooks = {p.stem[:2]: p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
     for number, by_folder in names.items():
         assert number in notebooks, f"lesson{number}_* has no notebook notebooks/{number}_*.ipynb"
-        assert len(set(by_folder.values())) == 1, (
-            f"lesson {number} goes by several names: {by_folder}; give every part the same name")
-    assert names["07"]["exercises"] == "lesson07_causal"
+        wrong = {folder: name for folder, name in by_folder.items() if name != f"lesson{notebooks[number]}"}
+        assert not wrong, (f"lesson {number}'s notebook is notebooks/{notebooks[number]}.ipynb, so each of its "
+                           f"parts is lesson{notebooks[number]}.py; rename (git mv) {wrong}")
 
 
 def test_the_folder_table_of_the_package_docstring_names_every_folder():

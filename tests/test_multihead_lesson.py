@@ -409,7 +409,7 @@ def test_head_view_traits_are_the_ones_its_javascript_reads():
 
 
 def test_head_grid_explorer_shows_the_librarys_heads():
-    from lessons_lib.explorers.lesson06_multihead import HeadGridExplorer
+    from lessons_lib.explorers.lesson06_multi_head import HeadGridExplorer
 
     ex = HeadGridExplorer(n_heads=8, d_model=64, seq_len=12, token=3)
     assert ex.last_error is None and ex.weights.shape == (8, 12, 12)
@@ -429,7 +429,7 @@ def test_head_grid_explorer_shows_the_librarys_heads():
 
 
 def test_head_grid_explorer_moves_cross_as_few_bytes():
-    from lessons_lib.explorers.lesson06_multihead import HeadGridExplorer
+    from lessons_lib.explorers.lesson06_multi_head import HeadGridExplorer
 
     ex = HeadGridExplorer(n_heads=8, d_model=64, seq_len=32)
     sent = _sent(ex.view)
@@ -441,7 +441,7 @@ def test_head_grid_explorer_moves_cross_as_few_bytes():
 
 
 def test_head_grid_explorer_links_token_and_direction_in_the_browser():
-    from lessons_lib.explorers.lesson06_multihead import HeadGridExplorer
+    from lessons_lib.explorers.lesson06_multi_head import HeadGridExplorer
 
     ex = HeadGridExplorer()
     linked = {(link.source[1], link.target[1]) for link in ex._links}
@@ -450,7 +450,7 @@ def test_head_grid_explorer_links_token_and_direction_in_the_browser():
 
 
 def test_head_grid_explorer_still_and_sentence_for_static_pages():
-    from lessons_lib.explorers.lesson06_multihead import HeadGridExplorer
+    from lessons_lib.explorers.lesson06_multi_head import HeadGridExplorer
 
     bundle, metadata = HeadGridExplorer(n_heads=4, seq_len=6)._repr_mimebundle_()
     assert "n_heads = 4" in metadata["image/png"]["alt"]

@@ -65,7 +65,7 @@ Then add a test to ``tests/test_exercises.py``: the generic tests there run ever
 ``like`` candidate of every exercise through its check and require that its own
 mistake is named, so the cases must tell the mistakes apart. A learner function that
 returns several arrays is declared with ``outputs=("Q", "K", "V")`` (see
-``lesson02_qkv``).
+``lesson02_step1_qkv``).
 """
 
 from __future__ import annotations

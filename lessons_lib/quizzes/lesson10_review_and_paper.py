@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .lesson08_flash import SCORE_GROWTH, SEED_Q3
+from .lesson08_cost_and_flashattention import SCORE_GROWTH, SEED_Q3
 from .model import R, W, ask
 
 QUESTIONS = (

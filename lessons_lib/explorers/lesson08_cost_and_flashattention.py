@@ -10,8 +10,8 @@
 
 Built from :mod:`lessons_lib.figures.live` (drawn in the browser; a slider move sends a
 few numbers). Each explorer also shows a still picture and a sentence on pages without a
-kernel (GitHub, nbviewer), drawn by :mod:`lessons_lib.figures.lesson08_flash`. Controls carry the
-CSS class ``lessons-slider-<name>`` / ``lessons-button-<name>``; each live figure's
+kernel (GitHub, nbviewer), drawn by :mod:`lessons_lib.figures.lesson08_cost_and_flashattention`.
+Controls carry the CSS class ``lessons-slider-<name>`` / ``lessons-button-<name>``; each live figure's
 ``alt`` text names the current setting.
 """
 
@@ -24,7 +24,7 @@ import numpy as np
 
 from .._checks import SizeLimitError, check_positive_int, format_bytes, is_whole_number
 from ..core.flash import flash_attention_steps
-from ..figures import lesson08_flash as cost_plots
+from ..figures import lesson08_cost_and_flashattention as cost_plots
 from ..figures.base import plain_text
 from ..figures.live import LinePlot
 from ..lab import cost

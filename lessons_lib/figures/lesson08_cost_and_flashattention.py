@@ -12,7 +12,8 @@
 
 Figures only draw: the numbers come from :mod:`lessons_lib.lab.cost` and
 :mod:`lessons_lib.core.flash`. Shapes and line styles, not colours alone, tell the series
-apart; colours come from viridis. The live versions are in :mod:`lessons_lib.explorers.lesson08_flash`.
+apart; colours come from viridis. The live versions are in
+:mod:`lessons_lib.explorers.lesson08_cost_and_flashattention`.
 """
 
 from __future__ import annotations

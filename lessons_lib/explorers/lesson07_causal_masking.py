@@ -132,7 +132,7 @@ class CausalMaskExplorer(ExplorerBase):
                 f'font-size:12px;line-height:20px">{body}</table>')
 
     def still(self):
-        from ..figures.lesson07_causal import plot_masking_steps
+        from ..figures.lesson07_causal_masking import plot_masking_steps
 
         return plot_masking_steps(self.scores, self.mask, self.tokens, query=self.controls["query"].value)
 
@@ -276,8 +276,8 @@ class CustomMaskExplorer(ExplorerBase):
     def still(self):
         """The first view: the ✓/✗ grid of the mask beside the weights it gives."""
         from ..figures.base import panel_figure
-        from ..figures.lesson04_scale_softmax import plot_weights
-        from ..figures.lesson07_causal import plot_mask
+        from ..figures.lesson04_step3_scale_softmax import plot_weights
+        from ..figures.lesson07_causal_masking import plot_mask
 
         fig, (ax_mask, ax_weights) = panel_figure(1, 2, width=13, height=5.6)
         plot_mask(self.mask, self.tokens, ax=ax_mask, title="The mask you drew (click a cell to change it)")

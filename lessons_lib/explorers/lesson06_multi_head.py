@@ -110,7 +110,7 @@ class HeadGridExplorer(ExplorerBase):
 
     def still(self):
         """The first view: thumbnails, head 0 large, the followed token's row framed in every head."""
-        from ..figures.lesson06_multihead import plot_head_view
+        from ..figures.lesson06_multi_head import plot_head_view
 
         return plot_head_view(self.weights, self.tokens, token=self.controls["token"].value,
                               title=self._title())

@@ -76,7 +76,7 @@ class ProjectionExplorer(Explorer):
         )
 
     def still(self):
-        from ..figures.lesson02_qkv import plot_projection
+        from ..figures.lesson02_step1_qkv import plot_projection
 
         name, x, w, out, _ = self._panels()
         return plot_projection(x, w, out, self.tokens, name)

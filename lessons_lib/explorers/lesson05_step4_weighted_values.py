@@ -114,9 +114,9 @@ class PipelineExplorer(Explorer):
 
     def still(self):
         from ..figures.base import frame_row, panel_figure
-        from ..figures.lesson03_scores import plot_scores
-        from ..figures.lesson04_scale_softmax import plot_row_weights, plot_weights
-        from ..figures.lesson05_weighted_values import plot_outputs
+        from ..figures.lesson03_step2_scores import plot_scores
+        from ..figures.lesson04_step3_scale_softmax import plot_row_weights, plot_weights
+        from ..figures.lesson05_step4_weighted_values import plot_outputs
 
         n, d_k, qi, causal, r, mask, sb, ob, titles = self._view()
         fig, (a, b, c, d) = panel_figure(2, 2, width=13, height=10.5)

@@ -6,14 +6,15 @@ formula lives in exactly one place:
     Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V
 
 Every name in a module's ``__all__`` is also a name of ``lessons_lib``
-(``ll.plot_weights`` is ``lessons_lib.figures.lesson04_step3_scale_softmax.plot_weights``). The numpy
+(``ll.plot_weights`` is ``lessons_lib.figures.attention_maps.plot_weights``). The numpy
 reference (``core``) loads at once; everything else (figures and matplotlib, the live figures,
 the explorers, the torch backend) loads on first use, so that ``import lessons_lib`` stays fast
 and never imports torch or matplotlib.
 
 The layout is the architecture: imports flow one way, up this table (a module imports its own
-layer or lower ones, never a private ``_name`` of another module), and a lesson's parts share
-its name (``lesson07_causal_masking`` is the stills, the explorer, the exercise and the quiz of lesson 07).
+layer or lower ones, never a private ``_name`` of another module), and a lesson's parts carry
+its notebook's name (``lesson07_causal_masking`` is the stills, the explorer, the exercise and the
+quiz of ``notebooks/07_causal_masking.ipynb``).
 
 ==================  ==================================================================
 folder              what lives there
@@ -23,13 +24,14 @@ folder              what lives there
                     flash (tiled, online softmax), backends (torch SDPA)
 ``lab/``            what the lessons compute with and measure: data, coref, models (torch),
                     cost, measurements
-``figures/``        style (the one look), base (heatmap, figure helpers), the stills of each
-                    lesson (``lessonNN_topic.py``), ``live/`` (figures drawn in the browser:
+``figures/``        style (the one look), base (heatmap, figure helpers), attention_maps (the
+                    stills several lessons show), the stills of each lesson
+                    (``lessonNN_name.py``), ``live/`` (figures drawn in the browser:
                     the wire format, a base, one module per figure kind, the .js and .css)
-``explorers/``      sliders beside live figures: ``base.py`` + ``lessonNN_topic.py``
+``explorers/``      sliders beside live figures: ``base.py`` + ``lessonNN_name.py``
 ``course/``         the environment check, the paper guide, the ✓/✗ feedback box
-``exercises/``      checks with feedback: the engine + ``lessonNN_topic.py``
-``quizzes/``        the quiz model and widget + ``lessonNN_topic.py`` (questions as data)
+``exercises/``      checks with feedback: the engine + ``lessonNN_name.py``
+``quizzes/``        the quiz model and widget + ``lessonNN_name.py`` (questions as data)
 ==================  ==================================================================
 """
 
@@ -91,13 +93,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "train_sink_head", "sink_summary"),
     "lab.real_model": ("ModelAttention", "look_inside", "gpt2_attention", "gpt2_layer_weights",
         "course_model_attention", "GPT2_NAME"),
+    "figures.attention_maps": ("plot_scores", "plot_weights", "plot_row_weights", "plot_head_grid"),
     "figures.base": ("heatmap", "panel_figure", "LessonFigure"),
     "figures.lesson02_step1_qkv": ("plot_projection",),
-    "figures.lesson03_step2_scores": ("plot_scores",),
-    "figures.lesson04_step3_scale_softmax": ("plot_weights", "plot_score_variance", "plot_row_weights"),
+    "figures.lesson04_step3_scale_softmax": ("plot_score_variance",),
     "figures.lesson05_step4_weighted_values": ("plot_outputs", "plot_convex_combination",
         "convex_hull_2d"),
-    "figures.lesson06_multi_head": ("plot_head_shapes", "plot_head_grid", "plot_head_view"),
+    "figures.lesson06_multi_head": ("plot_head_shapes", "plot_head_view"),
     "figures.lesson07_causal_masking": ("plot_mask", "plot_mask_gallery", "plot_masking_steps"),
     "figures.lesson08_cost_and_flashattention": ("METHOD_LOOK", "tile_order", "plot_scaling",
         "plot_tile_grid", "plot_tile_steps", "plot_block_sizes"),

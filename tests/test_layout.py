@@ -23,7 +23,7 @@ PACKAGE = ROOT / "lessons_lib"
 LAYER = {"_checks": 0, "core": 1, "lab": 2, "figures": 3, "explorers": 4, "course": 5, "exercises": 5,
          "quizzes": 5}
 #: folders whose modules, besides their shared pieces, are one per lesson
-PER_LESSON = {"figures": {"base", "style"}, "explorers": {"base"},
+PER_LESSON = {"figures": {"base", "style", "attention_maps"}, "explorers": {"base"},
               "exercises": {"engine", "runner", "mistakes", "messages", "catalogue", "grading"},
               "quizzes": {"model", "widget"}}
 LESSON = re.compile(r"^lesson(\d\d)_[a-z0-9_]+$")
@@ -107,20 +107,20 @@ def _lesson_names() -> dict[str, dict[str, str]]:
                 continue
             match = LESSON.match(path.stem)
             assert match, (f"lessons_lib/{folder}/{path.name} is neither a shared piece {sorted(shared)} "
-                           f"nor a lesson module lessonNN_topic.py")
+                           f"nor a lesson module lessonNN_name.py")
             names.setdefault(match[1], {})[folder] = path.stem
     return names
 
 
 def test_a_lessons_parts_share_its_notebooks_name():
-    """``lesson07_causal_masking`` is every part of notebooks/07_causal_masking.ipynb: one search finds them all."""
+    """``lesson07_causal_masking`` is each part of notebooks/07_causal_masking.ipynb: one search finds all."""
     names = _lesson_names()
     notebooks = {p.stem[:2]: p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
     for number, by_folder in names.items():
         assert number in notebooks, f"lesson{number}_* has no notebook notebooks/{number}_*.ipynb"
         wrong = {folder: name for folder, name in by_folder.items() if name != f"lesson{notebooks[number]}"}
-        assert not wrong, (f"lesson {number}'s notebook is notebooks/{notebooks[number]}.ipynb, so each of its "
-                           f"parts is lesson{notebooks[number]}.py; rename (git mv) {wrong}")
+        assert not wrong, (f"lesson {number}'s notebook is notebooks/{notebooks[number]}.ipynb, so each of "
+                           f"its parts is lesson{notebooks[number]}.py; rename (git mv) {wrong}")
 
 
 def test_the_folder_table_of_the_package_docstring_names_every_folder():

@@ -29,7 +29,7 @@ Layout: :mod:`.engine` runs and diagnoses (an :class:`Exercise`, the rule for na
 candidate mistake) from four pieces: :mod:`.runner` runs the learner's code (copies of the
 inputs, a time limit per case), :mod:`.mistakes` holds :class:`Mistake` and its matchers,
 :mod:`.messages` the feedback's text, :mod:`.catalogue` the mistakes any exercise can make.
-Each ``lessonNN_topic`` module holds one lesson's content, its cases and table of likely
+Each ``lessonNN_name`` module holds one lesson's content, its cases and table of likely
 mistakes, and is collected here automatically. The engine's docstring says how a later
 lesson adds an exercise.
 The answers are compared with the library's own reference functions

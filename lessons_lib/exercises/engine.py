@@ -30,7 +30,7 @@ How a check works
 
 Adding an exercise to a later lesson (content only)
 ---------------------------------------------------
-Create ``lessons_lib/exercises/lessonNN_topic.py`` (it is found automatically:
+Create ``lessons_lib/exercises/lessonNN_name.py`` (it is found automatically:
 every ``lesson*`` module's ``__all__`` becomes part of :mod:`lessons_lib.exercises`)::
 
     import numpy as np

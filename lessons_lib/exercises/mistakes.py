@@ -1,7 +1,7 @@
 """A :class:`Mistake`: how to recognise it (:func:`like`, :func:`every_case`, :func:`either`), what to say.
 
 Part of the exercise engine (:mod:`.engine`); the mistakes every exercise shares are in
-:mod:`.catalogue`, each lesson's own in its ``lessonNN_topic`` module.
+:mod:`.catalogue`, each lesson's own in its ``lessonNN_name`` module.
 """
 
 from __future__ import annotations

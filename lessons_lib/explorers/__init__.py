@@ -1,1 +1,1 @@
-"""Explorers: sliders beside live figures; base.py holds the contract, lessonNN_topic.py a lesson's."""
+"""Explorers: sliders beside live figures; base.py holds the contract, lessonNN_name.py a lesson's."""

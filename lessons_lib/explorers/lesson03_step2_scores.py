@@ -75,7 +75,7 @@ class ScoresExplorer(Explorer):
         )
 
     def still(self):
-        from ..figures.lesson03_step2_scores import plot_scores
+        from ..figures.attention_maps import plot_scores
 
         n, d_k, r, bound = self._view()
         return plot_scores(r["scores"], r["tokens"], d_k=d_k, vmin=-bound, vmax=bound, fmt=".2f",

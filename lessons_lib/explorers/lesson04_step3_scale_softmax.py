@@ -127,8 +127,9 @@ class ScaleSoftmaxExplorer(Explorer):
         )
 
     def still(self):
+        from ..figures.attention_maps import plot_row_weights, plot_weights
         from ..figures.base import frame_row, panel_figure
-        from ..figures.lesson04_step3_scale_softmax import plot_row_weights, plot_score_variance, plot_weights
+        from ..figures.lesson04_step3_scale_softmax import plot_score_variance
 
         d_k, scaled, temp, qi, r, var, titles = self._view()
         fig, (ax_var, ax_w, ax_row) = panel_figure(1, 3, width=19, height=5.6)

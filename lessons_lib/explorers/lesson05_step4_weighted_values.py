@@ -113,9 +113,8 @@ class PipelineExplorer(Explorer):
         )
 
     def still(self):
+        from ..figures.attention_maps import plot_row_weights, plot_scores, plot_weights
         from ..figures.base import frame_row, panel_figure
-        from ..figures.lesson03_step2_scores import plot_scores
-        from ..figures.lesson04_step3_scale_softmax import plot_row_weights, plot_weights
         from ..figures.lesson05_step4_weighted_values import plot_outputs
 
         n, d_k, qi, causal, r, mask, sb, ob, titles = self._view()

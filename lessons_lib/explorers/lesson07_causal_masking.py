@@ -275,8 +275,8 @@ class CustomMaskExplorer(ExplorerBase):
 
     def still(self):
         """The first view: the ✓/✗ grid of the mask beside the weights it gives."""
+        from ..figures.attention_maps import plot_weights
         from ..figures.base import panel_figure
-        from ..figures.lesson04_step3_scale_softmax import plot_weights
         from ..figures.lesson07_causal_masking import plot_mask
 
         fig, (ax_mask, ax_weights) = panel_figure(1, 2, width=13, height=5.6)

@@ -62,7 +62,7 @@ class RealModelExplorer(ExplorerBase):
         self.readout.value = f"<span>{self.attention.note or self.attention.source}</span>"
 
     def still(self):
-        from ..figures.lesson06_multi_head import plot_head_grid
+        from ..figures.attention_maps import plot_head_grid
 
         layer, w = self._layer()
         return plot_head_grid(w, self.attention.tokens,

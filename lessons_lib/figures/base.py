@@ -23,14 +23,9 @@ shared with the live figures drawn in the browser (:mod:`lessons_lib.figures.liv
 measure is computed in :mod:`lessons_lib.lab`: these functions only draw. A matrix whose
 picture would need more memory than the course allows is refused at once, with what to draw instead.
 
-Each lesson's stills live in ``figures/lessonNN_topic.py``, built on this module:
-``plot_projection`` (02), ``plot_scores`` (03), ``plot_weights``, ``plot_score_variance``,
-``plot_row_weights`` (04), ``plot_outputs``, ``plot_convex_combination``, ``convex_hull_2d`` (05),
-``plot_head_shapes``, ``plot_head_grid`` (06), ``plot_mask``, ``plot_mask_gallery``,
-``plot_masking_steps`` (07), ``plot_scaling``, ``plot_tile_grid``, ``plot_tile_steps``,
-``plot_block_sizes`` (08), ``plot_loss_curve``, ``plot_referent_rows``, ``plot_it_rows``,
-``plot_layer_grid``, ``plot_training_rows``, ``plot_sink_experiment`` (09). ``heatmap`` is the
-general tool.
+Each lesson's stills live in ``figures/lessonNN_name.py`` (the lesson's notebook's name) and the
+stills several lessons show in ``figures/attention_maps.py``, all built on this module (the export
+table of ``lessons_lib/__init__.py`` says which module holds which); ``heatmap`` is the general tool.
 """
 
 from __future__ import annotations

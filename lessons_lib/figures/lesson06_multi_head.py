@@ -1,4 +1,6 @@
-"""Stills of lesson 06 (multi-head): the head shapes and the head grid.
+"""Stills of lesson 06 (multi-head): the head shapes and the head explorer's first view.
+
+The grid of every head's weights, which lesson 10 shows too, is in :mod:`.attention_maps`.
 """
 
 from __future__ import annotations
@@ -9,22 +11,19 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._checks import as_float_array, check_labels
-from .base import check_rows_sum_to_one, draw_heatmap, frame_row, new_figure
+from .base import draw_heatmap, frame_row, new_figure
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_WEIGHTS,
     FONT_ANNOT,
-    FONT_LABEL,
     FONT_TICK,
     FONT_TITLE,
-    MAX_TOKEN_LABELS,
     XLABEL,
     YLABEL,
-    tick_labels,
 )
 
 HEAD_HATCHES = ("", "//", "..", "\\\\", "xx", "oo", "--", "++")  # head identity by texture, not colour only
 
-__all__ = ["plot_head_shapes", "plot_head_grid", "plot_head_view"]
+__all__ = ["plot_head_shapes", "plot_head_view"]
 
 
 def _head_colour(head: int, n_heads: int):
@@ -164,70 +163,6 @@ def plot_head_shapes(seq_len: int = 3, d_model: int = 6, n_heads: int = 2) -> Fi
     fig.suptitle(f"Multi-head attention, shape at each stage: L = {L} tokens, d_model = {d}, "
                  f"{h} heads of d_head = {dh}", fontsize=FONT_TITLE, y=0.995, va="top")
     return fig
-
-
-def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None, mask=None,
-                   ncols: int | None = None) -> Figure:
-    """One heatmap of attention weights per head, ``weights (n_heads, seq_len, seq_len)`` (notebook 06).
-
-    All heads share one 0..1 viridis scale and one colorbar, so they can be compared
-    by eye; each panel is titled with the head's number (and name, from
-    ``head_names``). Rows are queries, columns keys; ``mask`` (True = may attend)
-    hatches masked cells in every head.
-    """
-    w = as_float_array(weights, "weights")
-    if w.ndim != 3 or w.shape[1] != w.shape[2]:
-        raise ValueError(f"weights must be (n_heads, seq_len, seq_len), one square matrix per head; "
-                         f"got shape {w.shape}.")
-    h, L, _ = w.shape
-    tokens = check_labels(tokens, L, "tokens", "row")
-    names = [f"head {k}" for k in range(h)] if head_names is None else [
-        f"head {k}: {n}" for k, n in enumerate(check_labels(head_names, h, "head_names", "head"))]
-    for k in range(h):
-        check_rows_sum_to_one(w[k], tokens, f"weights[{k}]")
-    ncols = min(h, 4) if ncols is None else int(ncols)
-    nrows = -(-h // ncols)
-    side = min(3.6, max(2.4, 0.25 * L + 1.0))                 # inches per panel
-    # token labels at least 12 pt apart, and no more than MAX_TOKEN_LABELS of them
-    step = max(1, int(np.ceil(0.19 * L / side)), int(np.ceil(L / MAX_TOKEN_LABELS)))
-    shown = tick_labels(tokens, np.arange(0, L, step)) if step > 1 else tick_labels(tokens, np.arange(L))
-    label = 0.11 * max(len(t) for t in shown) + 0.5             # room for the token labels
-    # placed by hand, not by constrained layout: a grid of 8 panels then draws in half the time
-    left, bottom, top, gap, bar = label + 0.35, label + 0.5, 0.9, 0.3, 1.3
-    width, height = left + ncols * side + (ncols - 1) * gap + bar, bottom + nrows * (side + gap + 0.1) + top
-    fig = new_figure(width, height, layout=None)
-    fig.subplots_adjust(left=left / width, right=(width - bar) / width, bottom=bottom / height,
-                        top=1 - top / height, wspace=gap / side, hspace=(gap + 0.3) / side)
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
-    im = None
-    for k, ax in enumerate(axes):
-        if k >= h:
-            ax.set_axis_off()
-            continue
-        im, _ = draw_heatmap(ax, w[k], tokens, tokens, title=names[k], colorbar_label="-", cmap=CMAP_WEIGHTS,
-                              vmin=0.0, vmax=1.0, mask=mask, annotate=False, fmt="", colorbar=False,
-                              xlabel=XLABEL if k // ncols == nrows - 1 else "",
-                              ylabel=YLABEL if k % ncols == 0 else "")
-        ax.title.set_fontsize(FONT_LABEL)
-        if step > 1:                  # small panels: every step-th token, with its position
-            ticks = np.arange(0, L, step)
-            ax.set_yticks(ticks, tick_labels(tokens, ticks), fontsize=FONT_TICK)
-            ax.set_xticks(ticks, tick_labels(tokens, ticks), fontsize=FONT_TICK, rotation=90)
-        if k % ncols != 0:            # tokens are the same in every panel: label the outer edges only
-            ax.set_yticks([])
-        if k + ncols < h:
-            ax.set_xticks([])
-    cax = fig.add_axes(((width - bar + 0.25) / width, bottom / height, 0.18 / width,
-                        (height - bottom - top) / height))
-    cbar = fig.colorbar(im, cax=cax)
-    cbar.set_label("attention weight (each row sums to 1)", fontsize=FONT_LABEL)
-    cbar.ax.tick_params(labelsize=FONT_TICK)
-    fig.suptitle(title or f"Attention weights of {h} heads (rows: queries, columns: keys)",
-                 fontsize=FONT_TITLE)
-    return fig
-
-
-# ====================================================================== notebook 07: masks
 
 
 def plot_head_view(weights, tokens, *, token: int, shown: int = 0, title: str | None = None,

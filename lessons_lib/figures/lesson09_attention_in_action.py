@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import style
+from .attention_maps import plot_row_weights, plot_weights
 from .base import frame_row, heatmap, new_figure
-from .lesson04_step3_scale_softmax import plot_row_weights, plot_weights
 
 __all__ = ["plot_loss_curve", "plot_referent_rows", "plot_reading", "plot_it_rows", "plot_layer_grid",
            "plot_training_rows",

@@ -1,1 +1,1 @@
-"""Quizzes: model.py (questions), widget.py (the widgets, show), lessonNN_topic.py (questions as data)."""
+"""Quizzes: model.py (questions), widget.py (the widgets, show), lessonNN_name.py (questions as data)."""

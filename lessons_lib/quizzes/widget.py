@@ -16,7 +16,7 @@ __all__ = ["Quiz", "QUIZZES", "show"]
 
 
 def _collect() -> dict[str, tuple[Question, ...]]:
-    """lesson id ("07") -> its questions: the QUESTIONS of every ``lessonNN_topic`` module beside this one."""
+    """lesson id ("07") -> its questions: the QUESTIONS of every ``lessonNN_name`` module beside this one."""
     found = {}
     for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
         if info.name.startswith("lesson"):
@@ -24,7 +24,7 @@ def _collect() -> dict[str, tuple[Question, ...]]:
     return found
 
 
-#: lesson id -> its questions (each lesson's file ``quizzes/lessonNN_topic.py`` holds them as data)
+#: lesson id -> its questions (each lesson's file ``quizzes/lessonNN_name.py`` holds them as data)
 QUIZZES: dict[str, tuple[Question, ...]] = _collect()
 
 

@@ -65,6 +65,20 @@ def test_seed_questions_sit_in_their_lessons():
     assert q3 == correct_text("08", "Check Your Understanding Q3")  # lesson 08 asks it first
 
 
+def test_a_question_two_lessons_ask_is_written_once_and_imported():
+    """A quiz includes another lesson's question by importing its name: one object, never a copy."""
+    by_prompt = {}
+    for lesson, questions in QUIZZES.items():
+        for q in questions:
+            by_prompt.setdefault(q.prompt, []).append((lesson, q))
+    copies = {prompt[:60]: [lesson for lesson, _ in asked] for prompt, asked in by_prompt.items()
+              if len({id(q) for _, q in asked}) > 1}
+    assert not copies, f"questions written twice (import the first lesson's name instead): {copies}"
+    shared = {prompt[:40]: [lesson for lesson, _ in asked] for prompt, asked in by_prompt.items()
+              if len(asked) > 1}
+    assert shared and all("10" in lessons for lessons in shared.values()), shared
+
+
 def test_a_choice_can_be_a_letter_an_index_or_the_text():
     q = QUIZZES["03"][1]
     right = q.options[q.correct_index]

@@ -4,25 +4,30 @@ from __future__ import annotations
 
 from .model import R, W, ask
 
+# The seed's "Check Your Understanding" Q1: asked here, and again in the review of lesson 10.
+SEED_Q1 = ask(
+    "Why does every token get three separate projections (a query, a key and a value) instead of one "
+    "projection used three times?",
+    ("Three was an arbitrary choice in the original paper; any other number would work the same.", W,
+     "The number follows from the jobs to do: matching needs two sides (the query and the key), and "
+     "a third vector (the value) carries the content."),
+    ("To make the model three times larger.", W,
+     "The extra parameters are a side effect, not the purpose. The separate matrices earn their "
+     "place because matching and carrying content are different jobs."),
+    ("Q and K only serve to measure relevance (through their dot product), while V is what actually "
+     "gets averaged into the output. Separate projections let the model learn one representation "
+     "for matching and another for the content it passes on.", R,
+     "Right. What makes two tokens relevant to each other is not necessarily the information worth "
+     "passing along, so each gets its own learned matrix."),
+    ("Q and K are redundant: one shared projection for both would behave exactly the same.", W,
+     "With Q = K the score matrix would be symmetric (q_i·q_j = q_j·q_i): 'it' would find 'animal' "
+     "exactly as relevant as 'animal' finds 'it', and each token would tend to match itself best. "
+     "Separate W_Q and W_K allow relevance in one direction only."),
+    source="seed 000, Check Your Understanding Q1",
+)
+
 QUESTIONS = (
-    ask("Why does every token get three separate projections (a query, a key and a value) instead of one "
-       "projection used three times?",
-       ("Three was an arbitrary choice in the original paper; any other number would work the same.", W,
-        "The number follows from the jobs to do: matching needs two sides (the query and the key), and "
-        "a third vector (the value) carries the content."),
-       ("To make the model three times larger.", W,
-        "The extra parameters are a side effect, not the purpose. The separate matrices earn their "
-        "place because matching and carrying content are different jobs."),
-       ("Q and K only serve to measure relevance (through their dot product), while V is what actually "
-        "gets averaged into the output. Separate projections let the model learn one representation "
-        "for matching and another for the content it passes on.", R,
-        "Right. What makes two tokens relevant to each other is not necessarily the information worth "
-        "passing along, so each gets its own learned matrix."),
-       ("Q and K are redundant: one shared projection for both would behave exactly the same.", W,
-        "With Q = K the score matrix would be symmetric (q_i·q_j = q_j·q_i): 'it' would find 'animal' "
-        "exactly as relevant as 'animal' finds 'it', and each token would tend to match itself best. "
-        "Separate W_Q and W_K allow relevance in one direction only."),
-       source="seed 000, Check Your Understanding Q1"),
+    SEED_Q1,
     ask("X holds 6 tokens with d_model = 8, so X is (6, 8), and W_Q is (8, 4). What is the shape of "
        "Q = X·W_Q?",
        ("(8, 4)", W,

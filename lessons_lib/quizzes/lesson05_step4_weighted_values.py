@@ -4,23 +4,28 @@ from __future__ import annotations
 
 from .model import R, W, ask
 
+# The seed's "Check Your Understanding" Q2: asked here, and again in the review of lesson 10.
+SEED_Q2 = ask(
+    "The weights of token i add up to 1 over all tokens j. What does that guarantee about token i's "
+    "output?",
+    ("Token i spreads its attention equally over all tokens.", W,
+     "Adding up to 1 says nothing about equal shares: 0.9 + 0.05 + 0.05 adds up to 1 too. Equal "
+     "weights occur only when all the scores in the row are equal."),
+    ("The output is a weighted average (a convex combination) of the value vectors, so it stays in "
+     "their range: each coordinate lies between the smallest and the largest value of that "
+     "coordinate among the v_j.", R,
+     "Right. Non-negative weights that add up to 1 cannot overshoot: the output lies among the "
+     "values, on their scale, however long the sequence."),
+    ("Token i can attend to only one token at a time.", W,
+     "Any number of weights may be non-zero; they only have to share a total of 1."),
+    ("Token i's output is the same as its input.", W,
+     "The output mixes the value vectors of many tokens. It equals token i's own value vector only "
+     "if all the weight sits on token i."),
+    source="seed 000, Check Your Understanding Q2",
+)
+
 QUESTIONS = (
-    ask("The weights of token i add up to 1 over all tokens j. What does that guarantee about token i's "
-       "output?",
-       ("Token i spreads its attention equally over all tokens.", W,
-        "Adding up to 1 says nothing about equal shares: 0.9 + 0.05 + 0.05 adds up to 1 too. Equal "
-        "weights occur only when all the scores in the row are equal."),
-       ("The output is a weighted average (a convex combination) of the value vectors, so it stays in "
-        "their range: each coordinate lies between the smallest and the largest value of that "
-        "coordinate among the v_j.", R,
-        "Right. Non-negative weights that add up to 1 cannot overshoot: the output lies among the "
-        "values, on their scale, however long the sequence."),
-       ("Token i can attend to only one token at a time.", W,
-        "Any number of weights may be non-zero; they only have to share a total of 1."),
-       ("Token i's output is the same as its input.", W,
-        "The output mixes the value vectors of many tokens. It equals token i's own value vector only "
-        "if all the weight sits on token i."),
-       source="seed 000, Check Your Understanding Q2"),
+    SEED_Q2,
     ask("weights is (4, 6) and V is (6, 3). What is the shape of weights·V, and what is its row 2?",
        ("(6, 3); row 2 is the value vector of token 2.", W,
         "The output has one row per query (4 of them), and each row mixes all the value vectors."),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .model import R, W, ask
 
-# Shared by lesson 08 (cost and FlashAttention) and the review of lesson 10.
+# The seed's "Check Your Understanding" Q3: asked here, and again in the review of lesson 10.
 SEED_Q3 = ask(
     "A startup claims its new architecture \"replaces attention with a more efficient mechanism\". "
     "Which question gets at the mathematics behind the claim?",
@@ -29,6 +29,7 @@ SEED_Q3 = ask(
     source="seed 000, Check Your Understanding Q3",
 )
 
+# Asked here, and again in the review of lesson 10.
 SCORE_GROWTH = ask(
     "From a 1,000-token prompt to a 100,000-token prompt, by what factor does the number of "
     "query-key scores (per head and layer) grow?",

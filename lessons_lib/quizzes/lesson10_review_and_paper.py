@@ -1,11 +1,20 @@
-"""The quiz of lesson 10: its questions as data (see :mod:`lessons_lib.quizzes.model`)."""
+"""The quiz of lesson 10: its questions as data (see :mod:`lessons_lib.quizzes.model`).
+
+It asks the seed's three "Check Your Understanding" questions in order, each imported from the lesson
+that asks it first (a question is written once: a quiz includes another lesson's question by importing
+its name), then a review of the course.
+"""
 
 from __future__ import annotations
 
+from .lesson02_step1_qkv import SEED_Q1
+from .lesson05_step4_weighted_values import SEED_Q2
 from .lesson08_cost_and_flashattention import SCORE_GROWTH, SEED_Q3
 from .model import R, W, ask
 
 QUESTIONS = (
+    SEED_Q1,
+    SEED_Q2,
     SEED_Q3,
     SCORE_GROWTH,
     ask("The paper uses d_model = 512 and h = 8 heads. How many numbers long is each head's query "

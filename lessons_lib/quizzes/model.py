@@ -2,21 +2,21 @@
 
 In a notebook::
 
-    from lessons_lib import quiz
-    quiz.show("04")                  # the quiz of notebook 04, as widgets
+    import lessons_lib as ll
+    ll.show("04")                    # the quiz of notebook 04, as widgets
 
 Each question lists its options as A, B, C, ...; the learner picks a letter and
 presses *Check*. A wrong pick gets the explanation of why that option is wrong
 (and may try again); a right pick gets why it is right, plus why each other option
 is wrong. Without a browser, the same feedback comes back as text::
 
-    q = quiz.Quiz("02")
+    q = ll.Quiz("02")
     q.answer(0, "B")                 # question 1, option B -> feedback text
 
-``QUIZZES[lesson_id]`` holds the questions: lesson ids follow the notebooks of the
-same number; "08" and "10" (the review notebook) share the seed's Q3, about judging an
-architecture that claims to replace attention; "10" also asks the seed's Q1 and Q2 (taken
-from lessons 02 and 05), then a review of the course. Every question has
+``ll.QUIZZES[lesson_id]`` holds the questions, from ``QUESTIONS`` of each lesson's
+``quizzes/lessonNN_name.py``. A question is written once: a quiz that asks another lesson's
+question imports it by name (the review of lesson 10 asks the seed's Q1, Q2 and Q3 as
+``SEED_Q1`` from lesson 02, ``SEED_Q2`` from 05 and ``SEED_Q3`` from 08). Every question has
 exactly one correct option; :class:`Question` refuses anything else.
 """
 

@@ -14,7 +14,6 @@ from .model import LETTERS, Question
 __all__ = ["Quiz", "QUIZZES", "show"]
 
 
-
 def _collect() -> dict[str, tuple[Question, ...]]:
     """lesson id ("07") -> its questions: the QUESTIONS of every ``lessonNN_name`` module beside this one."""
     found = {}
@@ -26,17 +25,6 @@ def _collect() -> dict[str, tuple[Question, ...]]:
 
 #: lesson id -> its questions (each lesson's file ``quizzes/lessonNN_name.py`` holds them as data)
 QUIZZES: dict[str, tuple[Question, ...]] = _collect()
-
-
-def _seed_question(n: int) -> Question:
-    """The seed lesson's "Check Your Understanding" question ``n``, from the lesson that asks it first."""
-    tag = f"Check Your Understanding Q{n}"
-    return next(q for questions in QUIZZES.values() for q in questions if q.source.endswith(tag))
-
-
-# Notebook 10 asks the seed's three questions in order (Q1 from lesson 02, Q2 from 05, Q3 its own),
-# then its review across the course; each question is written once.
-QUIZZES["10"] = (_seed_question(1), _seed_question(2), *QUIZZES["10"])
 
 
 def _lesson_questions(lesson_id) -> tuple[str, tuple[Question, ...]]:

@@ -122,6 +122,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "explorers.lesson10_review_and_paper": ("RealModelExplorer",),
     "course.environment": ("EnvironmentReport", "Component", "environment_report", "widget_check"),
     "course.feedback": ("PASSED", "FAILED", "NOT_ATTEMPTED", "Badge", "badge", "box_html", "Feedback"),
+    "course.lessons": ("Lesson", "LESSONS"),
     "course.paper_guide": ("Equation", "EQUATIONS", "code_line", "equation_table", "equation_list",
         "paper_sizes", "ARXIV"),
     "exercises": ("Feedback", "EXERCISES", "check_street_query", "check_projection", "check_scores",

@@ -8,7 +8,7 @@ waits until it answers, and always shuts it down (kernels included), even when t
 from __future__ import annotations
 
 import contextlib
-import importlib.util
+import importlib
 import json
 import os
 import secrets
@@ -65,11 +65,13 @@ def pytest_configure(config):
 # ------------------------------------------------------------ lab arguments
 
 def load_tool(name: str):
-    """A script of ``tools/`` imported as a module (``load_tool("course").lab_args``)."""
-    spec = importlib.util.spec_from_file_location(f"tools_{name}", REPO / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """A script of ``tools/`` imported as a module: the one way the tests load a tool
+    (``load_tool("course").lab_args``). ``tools/`` goes on ``sys.path`` as when the script runs, so the
+    tools' own imports of each other (``from conventions import ...``) give the same modules."""
+    tools = str(REPO / "tools")
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    return importlib.import_module(name)
 
 
 def lab_args(folder: str = "workspace") -> list[str]:

@@ -10,13 +10,13 @@ page names the folder after the URL's last part), so that an nbgitpuller link to
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from conftest import load_tool
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import learner_release  # noqa: E402
+learner_release = load_tool("learner_release")
 
 NAME = "attention-step-by-step"
 BRANCH = "learner"

@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import running_lab
+from conftest import load_tool, running_lab
 from course_remote import LESSON_00, NAME, learner_remote
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,8 +32,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 # Jupyter refuses to run as root unless told (containers, CI), as the Makefile's ROOT_ARGS
 SERVE = ["--ServerApp.root_dir=.", *(["--ServerApp.allow_root=True"] if os.geteuid() == 0 else [])]
 PEAK_LIMIT_MB = 1500  # Binder gives 1-2 GB per user; the Jupyter server needs the rest
-sys.path.insert(0, str(ROOT / "tools"))
-import binder_env  # noqa: E402
+binder_env = load_tool("binder_env")
 
 pytestmark = pytest.mark.binder
 

@@ -38,17 +38,15 @@ import os
 import re
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import NOTEBOOKS, QUIET_LAB_SETTINGS, REPO, in_ci, lab_args, load_tool, require, running_lab
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import stamp_notebooks
-from conftest import NOTEBOOKS, QUIET_LAB_SETTINGS, REPO, in_ci, lab_args, require, running_lab
+stamp_notebooks = load_tool("stamp_notebooks")
 
 pytestmark = pytest.mark.browser
 

@@ -13,11 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import load_tool
+
 import lessons_lib
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import export_table  # noqa: E402
+export_table = load_tool("export_table")
 
 
 def test_export_table_is_the_one_the_tool_writes():

@@ -13,11 +13,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-from export_html import alt_words, handout, static_notebook  # noqa: E402
-from stamp_notebooks import SUBSLIDE_TAG  # noqa: E402
+export_html = load_tool("export_html")
+alt_words = export_html.alt_words
+handout = export_html.handout
+static_notebook = export_html.static_notebook
+SUBSLIDE_TAG = load_tool("conventions").SUBSLIDE_TAG
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 FALLBACK = "figure without a description"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import stamp_notebooks as stamp  # noqa: E402
+stamp = load_tool("stamp_notebooks")
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 

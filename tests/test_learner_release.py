@@ -8,15 +8,16 @@ with lessons_lib's reference functions, so the learner copy runs top to bottom w
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import learner_release as lr  # noqa: E402
+lr = load_tool("learner_release")
+conventions = load_tool("conventions")
+CHECK_CALL, GRADED_TAG = conventions.CHECK_CALL, conventions.GRADED_TAG
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -63,9 +64,10 @@ def test_learner_notebook_clears_answers_and_feedback_only():
         nbformat.v4.new_code_cell("print('figure')", outputs=list(out)),
         nbformat.v4.new_markdown_cell("> **Predict.** what comes out?"),
         nbformat.v4.new_code_cell("print('the answer')", outputs=list(out)),
-        nbformat.v4.new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION",
+        nbformat.v4.new_code_cell("def my_softmax():\n    ### BEGIN SOLUTION\n    return 1\n"
+                                  "    ### END SOLUTION",
                                   outputs=list(out)),
-        nbformat.v4.new_code_cell("exercises.check_softmax(f)", outputs=list(out)),
+        nbformat.v4.new_code_cell("ll.check_softmax(my_softmax)", outputs=list(out)),
         nbformat.v4.new_code_cell("print('later')", outputs=list(out)),
     ]
     learner, removed = lr.learner_notebook(nb)
@@ -79,8 +81,8 @@ def test_source_notebooks_hold_a_solution_for_every_exercise():
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
         code = [c.source for c in nb.cells
-                if c.cell_type == "code" and lr.GRADED_TAG not in c.metadata.get("tags", [])]
-        checks = sum(bool(lr._CHECK_CALL.search(s)) for s in code)
+                if c.cell_type == "code" and GRADED_TAG not in c.metadata.get("tags", [])]
+        checks = sum(bool(CHECK_CALL.search(s)) for s in code)
         regions = sum(s.count(lr.BEGIN) for s in code)
         assert regions >= checks, f"{path.name}: {checks} checks but only {regions} solution regions"
         assert not any(lr.PLACEHOLDER in s for s in code), (
@@ -101,12 +103,12 @@ def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path):
         nb = nbformat.read(path, as_version=4)
         text = "".join(c.source for c in nb.cells)
         assert lr.BEGIN not in text and lr.END not in text
-        if not lr._CHECK_CALL.search(text):
+        if not CHECK_CALL.search(text):
             continue  # no exercise: nothing differs from the source notebook, which nbval runs
         NotebookClient(nb, timeout=300, kernel_name="python3",
                        resources={"metadata": {"path": str(path.parent)}}).execute()
         feedback = "".join(str(o.get("data", {}).get("text/html", o.get("text", "")))
-                           for c in nb.cells if lr._CHECK_CALL.search(c.source) for o in c.outputs)
+                           for c in nb.cells if CHECK_CALL.search(c.source) for o in c.outputs)
         assert feedback and "Traceback" not in feedback, path.name
         assert "not attempted" in feedback.lower(), f"{path.name}: {feedback[:300]}"
 
@@ -137,10 +139,10 @@ def test_in_every_learner_notebook_the_prose_after_a_prediction_cell_is_folded()
     for path in NOTEBOOKS:
         source = nbformat.read(path, as_version=4)
         learner, _ = lr.learner_notebook(source, path.name)
-        kept = [c for c in source.cells if lr.GRADED_TAG not in c.metadata.get("tags", [])]
+        kept = [c for c in source.cells if GRADED_TAG not in c.metadata.get("tags", [])]
         for i, (src, cell) in enumerate(zip(kept[:-1], learner.cells)):
             answered = (cell.cell_type == "code" and src.outputs and not cell.outputs
-                        and not lr._CHECK_CALL.search(src.source) and lr.BEGIN not in src.source)
+                        and not CHECK_CALL.search(src.source) and lr.BEGIN not in src.source)
             following = learner.cells[i + 1]
             if answered and following.cell_type == "markdown":
                 head = following.source.lstrip()
@@ -152,5 +154,5 @@ def test_learner_copy_drops_the_graded_test_cells():
     """nbgrader's graded cells raise until an exercise is solved; the self-study copy has the checks."""
     for path in NOTEBOOKS:
         learner, _ = lr.learner_notebook(nbformat.read(path, as_version=4), path.name)
-        assert not [c for c in learner.cells if lr.GRADED_TAG in c.metadata.get("tags", [])], path.name
+        assert not [c for c in learner.cells if GRADED_TAG in c.metadata.get("tags", [])], path.name
         assert not any("HIDDEN TESTS" in c.source for c in learner.cells), path.name

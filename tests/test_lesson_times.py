@@ -1,8 +1,9 @@
-"""Every time the course states comes from one source: ``docs/lesson_minutes.json``.
+"""Every time the course states comes from one source: each lesson's ``minutes`` in the registry.
 
 ``tools/teaching_times.py --write`` measures each lesson (reading, running, doing) and records its total
-there; ``--stamp`` writes it into each notebook's first line, lesson 00, the README and the teacher's
-guide. These tests hold that every place agrees with that file, and that no other time is stated.
+in ``lessons_lib/course/lessons.py``; ``--stamp`` writes it into each notebook's first line, lesson 00
+(its range and its course map), the README and the teacher's guide. These tests hold that every place
+agrees with the registry, and that no other time is stated.
 """
 
 from __future__ import annotations
@@ -23,12 +24,23 @@ def test_every_lesson_has_measured_minutes():
     assert all(isinstance(m, int) and 5 <= m <= 120 for m in MINUTES.values()), MINUTES
 
 
+def test_the_tool_rewrites_only_the_minutes_of_the_lessons_it_measured(tmp_path):
+    registry = tmp_path / "lessons.py"
+    source = times.REGISTRY.read_text(encoding="utf-8")
+    registry.write_text(source, encoding="utf-8")
+    times.write_minutes({"07": 99, "10": 7}, registry)
+    changed = [(a, b) for a, b in zip(source.splitlines(), registry.read_text(encoding="utf-8").splitlines())
+               if a != b]
+    assert changed == [(f"        minutes={MINUTES['07']},", "        minutes=99,"),
+                       (f"        minutes={MINUTES['10']},", "        minutes=7,")]
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem[:2])
 def test_each_lesson_states_its_measured_minutes_in_its_first_line(path):
     nb = nbformat.read(path, as_version=4)
     stated = re.findall(r"⏱ \*\*about (\d+) minutes\*\*", nb.cells[0].source)
     assert stated == [str(times.stated(MINUTES[path.stem[:2]]))], (
-        f"{path.name} states {stated}; docs/lesson_minutes.json measured {MINUTES[path.stem[:2]]} "
+        f"{path.name} states {stated}; lessons_lib/course/lessons.py measured {MINUTES[path.stem[:2]]} "
         "(run: python tools/teaching_times.py --stamp)")
 
 
@@ -57,7 +69,7 @@ def test_the_teachers_guide_carries_the_measured_totals():
         table = table.split(f"<!-- times:{lesson}:end -->", 1)[0]
         assert f"| **total** | | | | **{minutes}** |" in table, f"lesson {lesson}: not {minutes} min"
     overview = guide.split("<!-- times:overview:begin -->", 1)[1].split("<!-- times:overview:end -->", 1)[0]
-    assert overview.strip() == times.overview(LESSONS, MINUTES)
+    assert overview.strip() == times.overview(MINUTES)
 
 
 def test_stamping_the_measured_minutes_changes_nothing(tmp_path, monkeypatch):
@@ -67,9 +79,9 @@ def test_stamping_the_measured_minutes_changes_nothing(tmp_path, monkeypatch):
     copy = tmp_path / "course"
     (copy / "docs").mkdir(parents=True)
     shutil.copytree(NOTEBOOKS, copy / "notebooks")
-    for name in ("README.md", "docs/teaching.md", "docs/lesson_minutes.json"):
+    for name in ("README.md", "docs/teaching.md"):
         shutil.copy2(REPO / name, copy / name)
-    for name, value in {"ROOT": copy, "GUIDE": copy / "docs" / "teaching.md", "README": copy / "README.md",
-                        "MINUTES": copy / "docs" / "lesson_minutes.json"}.items():
+    for name, value in {"ROOT": copy, "GUIDE": copy / "docs" / "teaching.md",
+                        "README": copy / "README.md"}.items():
         monkeypatch.setattr(times, name, value)
     assert times.stamp(times.read_minutes()) == []

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import require
+from conftest import load_tool, require
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from export_html import static_notebook
+export_html = load_tool("export_html")
+static_notebook = export_html.static_notebook
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]

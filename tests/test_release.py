@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_tool
 from test_links import broken_links
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import learner_release as lr  # noqa: E402
+lr = load_tool("learner_release")
 
 # Each launch link and the ref (and file) it names.
 REF_PATTERNS = {

@@ -7,21 +7,18 @@ widget ids stable, so a second run writes the same bytes.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import load_tool
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _runner():
-    spec = importlib.util.spec_from_file_location("run_notebooks", REPO / "tools" / "run_notebooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("run_notebooks")
 
 
 def test_split_stream_outputs_are_merged():

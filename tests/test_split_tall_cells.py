@@ -3,15 +3,14 @@ unfolding a hint; every lesson's hints and Predict answers stay folded."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import split_tall_cells  # noqa: E402
+split_tall_cells = load_tool("split_tall_cells")
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 LONG_LIST = "\n".join(f"{n}. objective number {n}, with enough words to fill most of a line on the projector"

@@ -6,9 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import load_tool
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import term_plan  # noqa: E402
+term_plan = load_tool("term_plan")
 
 
 def test_the_guide_carries_the_plan_the_tool_writes():
@@ -34,8 +35,9 @@ def test_minutes_are_read_from_the_times_tables_not_typed():
 
 
 def test_eight_sessions_cover_every_lesson_in_order_within_a_session():
-    lessons = [lesson for session in term_plan.SESSIONS for lesson in session]
-    assert len(term_plan.SESSIONS) == 8 and lessons == sorted(lessons)
+    term = term_plan.sessions()
+    lessons = [lesson for session in term for lesson in session]
+    assert len(term) == term_plan.N_SESSIONS == 8 and lessons == sorted(lessons)
     block = term_plan.plan(term_plan.GUIDE.read_text(encoding="utf-8"))
     planned = [int(line.rsplit("|", 2)[1]) for line in block.split("### A term", 1)[1].splitlines()
                if line.startswith("| ") and line.split("|")[1].strip().isdigit()]

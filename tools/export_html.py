@@ -40,8 +40,9 @@ from nbconvert import HTMLExporter
 from nbconvert.filters import markdown2html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conventions import SUBSLIDE_TAG
 from learner_release import learner_notebook
-from stamp_notebooks import SUBSLIDE_TAG, lesson_title
+from stamp_notebooks import lesson_title
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "tools" / "html_template"

@@ -17,11 +17,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
-import sys
 import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conventions import ROOT, replace_block
+
 INIT = ROOT / "lessons_lib" / "__init__.py"
 BEGIN, END = "# exports:begin", "# exports:end"
 #: the library's layers, lowest first: a module imports only from its own layer or lower ones
@@ -34,7 +33,6 @@ INTERNAL = ("exercises.engine", "exercises.runner", "exercises.mistakes", "exerc
 
 def public_modules() -> list[str]:
     """Every public module of lessons_lib ("core.attention", "figures.live", ...), layer by layer."""
-    sys.path.insert(0, str(ROOT))
     import lessons_lib
 
     names = [m.name.removeprefix("lessons_lib.")
@@ -72,9 +70,8 @@ def main(argv=None) -> int:
         print(text)
         return 0
     init = INIT.read_text(encoding="utf-8")
-    head, _, rest = init.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    INIT.write_text(head + text + tail, encoding="utf-8")
+    init = replace_block(init, BEGIN, END, text, where=str(INIT.relative_to(ROOT)), keep_markers=False)
+    INIT.write_text(init, encoding="utf-8")
     print(f"wrote the export table of {INIT.relative_to(ROOT)}")
     return 0
 

@@ -53,24 +53,13 @@ from pathlib import Path
 
 import nbformat
 import tomllib
+from conventions import CHECK_CALL, GRADED_TAG, ROOT
+from conventions import SOLUTION_BEGIN as BEGIN
+from conventions import SOLUTION_END as END
 
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 PLACEHOLDER = 'raise NotImplementedError("your code here")'
-GRADED_TAG = "graded-test"  # nbgrader's graded test cells (tools/stamp_notebooks.py)
 _STARTS_FROM = "; learner starts from:"
-
-
-def _exercise_check_call() -> re.Pattern:
-    """A call of one of the exercises' checks (``check_softmax(``), not of other ``check_…`` helpers."""
-    from lessons_lib import exercises
-
-    names = sorted(n for n in exercises.__all__ if n.startswith("check_"))
-    return re.compile(r"\b(?:" + "|".join(names) + r")\s*\(")
-
-
-_CHECK_CALL = _exercise_check_call()
 _PREDICT = re.compile(r"\*\*\s*Predict", re.IGNORECASE)
-ROOT = Path(__file__).resolve().parents[1]
 # Files a learner's copy leaves out: the teacher's guide, the maintainers' tests and benchmarks.
 TEACHER_ONLY = ("docs/teaching.md", "tests/", "benchmarks/", ".ci/")
 
@@ -140,7 +129,7 @@ def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> tuple
         if cell.cell_type != "code":
             continue
         source, count = strip_solutions(cell.source, f"{name}, cell {index}")
-        clear = count > 0 or bool(_CHECK_CALL.search(cell.source)) or after_predict
+        clear = count > 0 or bool(CHECK_CALL.search(cell.source)) or after_predict
         revealed, after_predict = after_predict, False
         cell.source = source
         removed += count
@@ -206,7 +195,7 @@ def learner_readme(root: Path = ROOT) -> str:
     import stamp_notebooks as stamp
 
     title = (root / "README.md").read_text().splitlines()[0].lstrip("# ").strip()
-    block = stamp.readme_block(sorted((root / "notebooks").glob("*.ipynb")), root)
+    block = f"{stamp.README_BEGIN}\n{stamp.readme_block(root)}\n{stamp.README_END}"
     repository = stamp.repository(root)
     return LEARNER_README.format(title=title, tag=stamp.launch_ref(root), launch=block,
                                  repository=repository, name=repository.split("/")[1])

@@ -27,7 +27,8 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stamp_notebooks import SLIDE_SIZE, SUBSLIDE_TAG, estimated_height
+from conventions import SUBSLIDE_TAG
+from stamp_notebooks import SLIDE_SIZE, estimated_height
 
 ROOT = Path(__file__).resolve().parents[1]
 #: A heading cell estimated taller than the screen is split (the estimate runs a little above what

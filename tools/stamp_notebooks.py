@@ -13,11 +13,14 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
   the Colab cell is skipped, long prose goes to the speaker notes (see :func:`slide_types`), and every
   other cell carries none, so it continues its slide;
 * nbgrader's metadata for every exercise (see :func:`stamp_grading`): the solution cell, the
-  interactive check cell locked, and after it a graded test cell worth the points in
-  :data:`POINTS` that raises exactly when the check fails (the visible cases, then hidden ones
-  between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``); graded cells are skipped in slides;
-* the README's launch block (between ``<!-- launch:begin -->`` and ``<!-- launch:end -->``): the
-  Binder badge (JupyterLab on lesson 00) and the course map with a Colab link per lesson.
+  interactive check cell locked, and after it a graded test cell worth the exercise's points in the
+  registry of lessons (``lessons_lib/course/lessons.py``) that raises exactly when the check fails (the
+  visible cases, then hidden ones between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``);
+  graded cells are skipped in slides;
+* the course maps, from the registry: the README's launch block (between ``<!-- launch:begin -->`` and
+  ``<!-- launch:end -->``: the Binder badge, JupyterLab on lesson 00, and a row per lesson with its Colab
+  link), and lesson 00's map (between ``<!-- map:begin -->`` and ``<!-- map:end -->``: each lesson's
+  title, what a learner does in it and its stated minutes).
 
 ``tests/test_launch.py`` fails when a notebook or the README is not stamped as this tool would.
 
@@ -36,32 +39,26 @@ from urllib.parse import quote
 
 import nbformat
 import tomllib
+from conventions import (
+    COLAB_TAG,
+    GRADED_TAG,
+    HIDDEN_BEGIN,
+    HIDDEN_END,
+    LESSONS,
+    ROOT,
+    SOLUTION_BEGIN,
+    SUBSLIDE_TAG,
+    check_cell,
+    lesson_of,
+    replace_block,
+    stated_minutes,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
-COLAB_TAG = "colab-setup"
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 README_BEGIN, README_END = "<!-- launch:begin -->", "<!-- launch:end -->"
-GRADED_TAG = "graded-test"
-#: A cell tagged so starts a sub-slide and stays on screen (never speaker notes): the second half of a
-#: cell split to fit the projector (tools/split_tall_cells.py), or a quiz that needs a screen of its own.
-SUBSLIDE_TAG = "own-subslide"
-
-#: Points of each graded exercise, lesson by lesson: the one place a teacher changes them.
-#: Keys are the names the learner defines in the exercise cell (``my_query``, ``my_softmax``...).
-POINTS: dict[str, dict[str, int]] = {
-    "01_why_attention": {"my_query": 2},
-    "02_step1_qkv": {"my_projection": 3},
-    "03_step2_scores": {"my_scores": 3},
-    "04_step3_scale_softmax": {"my_softmax": 3, "my_scale": 2},
-    "05_step4_weighted_values": {"my_weighted_sum": 3},
-    "06_multi_head": {"my_split_heads": 2, "my_merge_heads": 2, "my_next_token_head": 3},
-    "07_causal_masking": {"my_causal_weights": 3},
-    "08_cost_and_flashattention": {"my_online_update": 4},
-    "09_attention_in_action": {"my_softmax_off": 3},
-}
+MAP_BEGIN, MAP_END = "<!-- map:begin -->", "<!-- map:end -->"
 #: Exercises whose answer is a value, not a function: their check has no cases to hide.
 NO_HIDDEN_CASES = {"my_query"}
-_CHECK_CALL = re.compile(r"^(?:ll\.|exercises\.)?(check_\w+)\((my_\w+)\)\s*$")
 _DEFINED = re.compile(r"^\s*(?:def\s+(my_\w+)\s*\(|(my_\w+)\s*=)", re.M)
 
 
@@ -170,7 +167,9 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
             cell.metadata["slideshow"] = {"slide_type": kind}
     nb.metadata.pop("rise", None)  # no RISE settings: the course presents with jupyterlab-slideshow
     nb.metadata[FONTS_KEY] = projector_fonts()
-    return stamp_grading(nb, Path(notebook).stem)
+    if Path(notebook).stem.startswith("00_"):
+        stamp_course_map(nb)
+    return stamp_grading(nb, lesson_of(notebook).slug)
 
 
 # ------------------------------------------------------------------------------------ nbgrader
@@ -191,10 +190,10 @@ def graded_cell_source(check: str, name: str, points: int) -> str:
         f"ll.assert_passes(ll.{check}({name}))",
     ]
     if name not in NO_HIDDEN_CASES:
-        lines += ["### BEGIN HIDDEN TESTS",
+        lines += [HIDDEN_BEGIN,
                   "# the same check, on cases the learner is not shown",
                   f'll.assert_passes(ll.check_hidden("{name}", {name}))',
-                  "### END HIDDEN TESTS"]
+                  HIDDEN_END]
     return "\n".join(lines)
 
 
@@ -205,7 +204,7 @@ def stamp_grading(nb: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNo
     exercise); a cell that is only ``check_…(my_…)`` is the interactive check, locked; right after
     it comes the graded test cell (tag ``graded-test``), rewritten on every run.
     """
-    points = POINTS.get(lesson, {})
+    points = LESSONS[lesson[:2]].points
     old = {c.metadata.get("nbgrader", {}).get("grade_id"): c
            for c in nb.cells if GRADED_TAG in c.metadata.get("tags", [])}
     cells = [c for c in nb.cells if GRADED_TAG not in c.metadata.get("tags", [])]
@@ -215,16 +214,17 @@ def stamp_grading(nb: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNo
         out.append(cell)
         if cell.cell_type != "code":
             continue
-        if "### BEGIN SOLUTION" in cell.source:
+        if SOLUTION_BEGIN in cell.source:
             names = [a or b for a, b in _DEFINED.findall(cell.source)]
             cell.metadata["nbgrader"] = _nbgrader("answer_" + "_".join(dict.fromkeys(names)), solution=True)
             continue
-        call = _CHECK_CALL.match(cell.source.strip())
+        call = check_cell(cell.source)
         if call is None:
             continue
-        check, name = call.groups()
+        check, name = call
         if name not in points:
-            raise ValueError(f"{lesson}: {check}({name}) has no points in POINTS (stamp_notebooks.py)")
+            raise ValueError(f"{lesson}: {check}({name}) has no points in its entry of "
+                             f"lessons_lib/course/lessons.py")
         cell.metadata["nbgrader"] = _nbgrader(f"check_{name}", locked=True)
         test = old.get(f"test_{name}") or nbformat.v4.new_code_cell()
         if test.source != graded_cell_source(check, name, points[name]):
@@ -236,7 +236,8 @@ def stamp_grading(nb: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNo
         out.append(test)
         graded.add(name)
     if graded != set(points):
-        raise ValueError(f"{lesson}: POINTS lists {sorted(set(points) - graded)}, which no check call grades")
+        raise ValueError(f"{lesson}: lessons_lib/course/lessons.py gives points to "
+                         f"{sorted(set(points) - graded)}, which no check call grades")
     nb.cells = out
     return nb
 
@@ -326,15 +327,15 @@ def slide_types(cells) -> list[str | None]:
     return kinds
 
 
-# ------------------------------------------------------------------------------------ README
+# ------------------------------------------------------------------------------------ course maps
 def lesson_title(nb: nbformat.NotebookNode) -> str:
+    """The notebook's first heading (``07 · Causal masking``): the page title of its static page."""
     first = nb.cells[0].source.lstrip().split("\n", 1)[0]
     return re.sub(r"^#+\s*", "", first).strip()
 
 
-def readme_block(notebooks: list[Path], root: Path = ROOT) -> str:
+def readme_block(root: Path = ROOT) -> str:
     rows = [
-        README_BEGIN,
         f"[![Binder]({BINDER_BADGE})]({binder_url(root=root)}) "
         "opens lesson 00 in JupyterLab on Binder, no install (the learner copy, at the release tag "
         f"`{launch_ref(root)}`: Binder builds an image once per tag, so launches stay fast).",
@@ -342,20 +343,31 @@ def readme_block(notebooks: list[Path], root: Path = ROOT) -> str:
         "| lesson | open it here | or in Colab |",
         "|---|---|---|",
     ]
-    for path in sorted(notebooks):
-        rel = path.resolve().relative_to(root).as_posix()
-        title = lesson_title(nbformat.read(path, as_version=4)).replace("|", "\\|")
-        rows.append(f"| {path.stem[:2]} | [{title}]({rel}) | [Colab]({colab_url(rel, root)}) |")
-    rows.append(README_END)
+    for lesson in LESSONS.values():
+        title = f"{lesson.number} · {lesson.title}".replace("|", "\\|")
+        colab = colab_url(lesson.notebook, root)
+        rows.append(f"| {lesson.number} | [{title}]({lesson.notebook}) | [Colab]({colab}) |")
     return "\n".join(rows)
 
 
-def stamp_readme(text: str, block: str) -> str:
-    if README_BEGIN not in text or README_END not in text:
-        raise ValueError(f"README.md needs the markers {README_BEGIN} and {README_END}")
-    head, rest = text.split(README_BEGIN, 1)
-    _, tail = rest.split(README_END, 1)
-    return head + block + tail
+def course_map(minutes: dict[str, int] | None = None) -> str:
+    """Lesson 00's map: each lesson's short title (a link), what a learner does in it, its stated time
+    (from the registry's minutes, or from ``minutes``, lesson -> measured minutes, when given)."""
+    rows = ["| lesson | what you do | time |", "|---|---|---|"]
+    for number, lesson in LESSONS.items():
+        time = stated_minutes(minutes[number]) if minutes else lesson.stated_minutes
+        rows.append(f"| [{number} · {lesson.short}]({lesson.slug}.ipynb) | {lesson.summary} | ~{time} min |")
+    return "\n".join(rows)
+
+
+def stamp_course_map(nb: nbformat.NotebookNode, minutes: dict[str, int] | None = None) -> None:
+    """Write :func:`course_map` between the map markers of lesson 00's cell that holds them."""
+    cells = [c for c in nb.cells if c.cell_type == "markdown" and MAP_BEGIN in c.source]
+    if len(cells) != 1:
+        raise ValueError(f"lesson 00 needs one markdown cell with the markers {MAP_BEGIN} and {MAP_END}")
+    # blank lines around the table: the markers are HTML blocks of their own, never a row of the table
+    cells[0].source = replace_block(cells[0].source, MAP_BEGIN, MAP_END, f"\n{course_map(minutes)}\n",
+                                    where="lesson 00's course map")
 
 
 # ------------------------------------------------------------------------------------ command
@@ -365,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 if anything is unstamped")
     args = parser.parse_args(argv)
-    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    notebooks = args.notebooks or [ROOT / lesson.notebook for lesson in LESSONS.values()]
     stale = []
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
@@ -376,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
                 nbformat.write(new, path)
     readme = ROOT / "README.md"
     text = readme.read_text(encoding="utf-8")
-    new_text = stamp_readme(text, readme_block(sorted((ROOT / "notebooks").glob("*.ipynb"))))
+    new_text = replace_block(text, README_BEGIN, README_END, readme_block(), where="README.md")
     if new_text != text:
         stale.append("README.md")
         if not args.check:

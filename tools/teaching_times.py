@@ -9,13 +9,14 @@ A section is what lies between two ``##`` headings. Its minutes are the sum of
 
 It prints, per lesson, a Markdown table that ``docs/teaching.md`` carries between the markers
 ``<!-- times:NN:begin -->`` and ``<!-- times:NN:end -->``; ``--write`` puts them there and records each
-lesson's total in ``docs/lesson_minutes.json``.
+lesson's total as the ``minutes`` of its entry in the registry of lessons, ``lessons_lib/course/lessons.py``.
 
-That file is the one source of every time the course states. ``--stamp`` (run by ``make notebooks``, no
+That number is the one source of every time the course states. ``--stamp`` (run by ``make notebooks``, no
 kernel needed) writes it into each place that states a time: the ``⏱ **about N minutes**`` line of every
 notebook (rounded to 5 minutes), the range and total of the README and of lesson 00 ("between 25 and 60
-minutes each, about 7 h 50 min in all"), and the teacher's guide overview. ``tests/test_lesson_times.py``
-checks that they agree.
+minutes each, about 7 h 50 min in all"), and the teacher's guide overview; ``tools/stamp_notebooks.py``
+writes each lesson's stated minutes into lesson 00's course map. ``tests/test_lesson_times.py`` checks
+that they agree.
 
 Usage: python tools/teaching_times.py [--write] [--stamp] [notebooks/*.ipynb]
 """
@@ -23,7 +24,6 @@ Usage: python tools/teaching_times.py [--write] [--stamp] [notebooks/*.ipynb]
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import sys
@@ -31,11 +31,12 @@ import time
 from pathlib import Path
 
 import nbformat
+from conventions import LESSONS, ROOT, lesson_of, replace_block
+from conventions import stated_minutes as stated
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "teaching.md"
-MINUTES = ROOT / "docs" / "lesson_minutes.json"
+REGISTRY = ROOT / "lessons_lib" / "course" / "lessons.py"
 README = ROOT / "README.md"
 # how a time is stated: the first line of a lesson, and the course's range and total
 HEADER = re.compile(r"⏱ \*\*about \d+ minutes\*\*")
@@ -111,11 +112,6 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def stated(minutes: int) -> int:
-    """A lesson's time as the course states it: the measured minutes rounded to 5."""
-    return max(5, 5 * round(minutes / 5))
-
-
 def course_range(totals: dict[str, int]) -> str:
     """'between 25 and 60 minutes each, about 7 h 50 min in all' (the total rounded to 10 minutes)."""
     each = [stated(m) for m in totals.values()]
@@ -125,34 +121,48 @@ def course_range(totals: dict[str, int]) -> str:
 
 
 def read_minutes() -> dict[str, int]:
-    """Each lesson's measured minutes, from ``docs/lesson_minutes.json`` (written by ``--write``)."""
-    return json.loads(MINUTES.read_text(encoding="utf-8"))["minutes"]
+    """Each lesson's measured minutes, from its entry in the registry (written by ``--write``)."""
+    return {number: lesson.minutes for number, lesson in LESSONS.items()}
 
 
-def overview(notebooks: list[Path], totals: dict[str, int]) -> str:
+def write_minutes(totals: dict[str, int], registry: Path = REGISTRY) -> None:
+    """Rewrite the ``minutes=`` of each lesson of ``totals`` in the registry's source, nothing else."""
+    text = registry.read_text(encoding="utf-8")
+    for number, minutes in totals.items():
+        slug = re.escape(LESSONS[number].slug)
+        entry = re.compile(r'(slug="' + slug + r'",(?:(?!Lesson\().)*?minutes=)\d+', re.S)
+        text, found = entry.subn(rf"\g<1>{int(minutes)}", text)
+        if found != 1:
+            raise ValueError(f"{registry.name}: no minutes= in the entry of lesson {number}")
+    registry.write_text(text, encoding="utf-8")
+
+
+def overview(totals: dict[str, int]) -> str:
     """The guide's table of all lessons: the time each notebook states, and the measured total."""
     lines = ["| lesson | stated in the notebook | measured total (minutes) |", "|---|---|---:|"]
-    for path in sorted(notebooks):
-        nb = nbformat.read(path, as_version=4)
-        title = re.sub(r"^#+\s*", "", nb.cells[0].source.lstrip().split("\n", 1)[0]).strip()
-        lines.append(f"| [{title}](../notebooks/{path.name}) | "
-                     f"about {stated(totals[path.stem[:2]])} min | {totals[path.stem[:2]]} |")
+    for number, lesson in LESSONS.items():
+        lines.append(f"| [{number} · {lesson.title}](../{lesson.notebook}) | "
+                     f"about {stated(totals[number])} min | {totals[number]} |")
     lines.append(f"| **whole course** | | **{sum(totals.values())}** ({course_range(totals)}) |")
     return "\n".join(lines)
 
 
 def stamp(totals: dict[str, int]) -> list[str]:
     """Write the times of ``totals`` into every place that states one; return the files changed."""
+    import stamp_notebooks
+
     changed = []
-    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
-    for path in notebooks:
+    for number, lesson in LESSONS.items():
+        path = ROOT / lesson.notebook
         nb = nbformat.read(path, as_version=4)
         before = [cell.source for cell in nb.cells]
-        line = f"⏱ **about {stated(totals[path.stem[:2]])} minutes**"
+        line = f"⏱ **about {stated(totals[number])} minutes**"
         nb.cells[0].source = HEADER.sub(line, nb.cells[0].source)
         for cell in nb.cells:
             if cell.cell_type == "markdown":
                 cell.source = RANGE.sub(course_range(totals), cell.source)
+        if number == "00":
+            stamp_notebooks.stamp_course_map(nb, totals)
         if [cell.source for cell in nb.cells] != before:
             nbformat.write(nb, path)
             changed.append(path.name)
@@ -161,19 +171,18 @@ def stamp(totals: dict[str, int]) -> list[str]:
         README.write_text(RANGE.sub(course_range(totals), text), encoding="utf-8")
         changed.append(README.name)
     guide = GUIDE.read_text(encoding="utf-8")
-    write_guide({"overview": overview(notebooks, totals)})
+    write_guide({"overview": overview(totals)})
     if GUIDE.read_text(encoding="utf-8") != guide:
         changed.append(GUIDE.name)
     return changed
 
 
 def write_guide(tables: dict[str, str]) -> None:
+    """Each table between its markers ``<!-- times:NN:begin -->`` / ``<!-- times:NN:end -->`` of the guide."""
     text = GUIDE.read_text(encoding="utf-8")
     for lesson, body in tables.items():
-        begin, end = f"<!-- times:{lesson}:begin -->", f"<!-- times:{lesson}:end -->"
-        if begin in text and end in text:
-            head, rest = text.split(begin, 1)
-            text = head + begin + "\n" + body + "\n" + end + rest.split(end, 1)[1]
+        text = replace_block(text, f"<!-- times:{lesson}:begin -->", f"<!-- times:{lesson}:end -->", body,
+                             where=f"docs/teaching.md (lesson {lesson}'s entry)")
     GUIDE.write_text(text, encoding="utf-8")
 
 
@@ -181,25 +190,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--write", action="store_true",
-                        help=f"run the notebooks, write the tables into {GUIDE.name} and {MINUTES.name}")
+                        help=f"run the notebooks, write the tables into {GUIDE.name} and the minutes into "
+                             f"{REGISTRY.name}")
     parser.add_argument("--stamp", action="store_true",
-                        help=f"write the minutes of {MINUTES.name} wherever the course states a time")
+                        help=f"write the minutes of {REGISTRY.name} wherever the course states a time")
     args = parser.parse_args(argv)
     if args.stamp and not args.write:
         print("stamped:", ", ".join(stamp(read_minutes())) or "nothing changed")
         return 0
     tables = {}
-    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    notebooks = args.notebooks or [ROOT / lesson.notebook for lesson in LESSONS.values()]
     for path in notebooks:
+        number = lesson_of(path).number
         nb = nbformat.read(path, as_version=4)
-        tables[path.stem[:2]] = table(sections(nb, timed_run(path)))
-        print(f"### {path.stem}\n{tables[path.stem[:2]]}\n", flush=True)
+        tables[number] = table(sections(nb, timed_run(path)))
+        print(f"### {path.stem}\n{tables[number]}\n", flush=True)
     if args.write:
         write_guide(tables)
-        totals = {**read_minutes(), **{k: int(v.rsplit("**", 2)[-2]) for k, v in tables.items()}}
-        MINUTES.write_text(json.dumps({"measured_by": "tools/teaching_times.py --write", "minutes": totals},
-                                      indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print("stamped:", ", ".join(stamp(totals)) or "nothing changed")
+        measured = {k: int(v.rsplit("**", 2)[-2]) for k, v in tables.items()}
+        write_minutes(measured)
+        print("stamped:", ", ".join(stamp({**read_minutes(), **measured})) or "nothing changed")
     return 0
 
 

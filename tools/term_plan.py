@@ -2,9 +2,10 @@
 
 The minutes are never typed here: they are read from the per-lesson tables that
 ``tools/teaching_times.py`` writes into ``docs/teaching.md`` (between ``<!-- times:NN:begin -->``
-and ``<!-- times:NN:end -->``). This file holds only the teaching decisions: which sections of
-each lesson can go when a session runs short (named by a piece of their heading, in the order
-to cut them), and which lessons each of the 8 sessions covers. From both it writes, between
+and ``<!-- times:NN:end -->``). The teaching decisions are in each lesson's entry of the registry
+(``lessons_lib/course/lessons.py``): which sections can go when a session runs short (``cuts``, named
+by a piece of their heading, in the order to cut them), and which of the 8 sessions teaches it
+(``session``). From both it writes, between
 ``<!-- plan:begin -->`` and ``<!-- plan:end -->`` of the guide, the cut lists with the minutes
 each cut saves and the schedule with each session's measured minutes, cutting a session's
 sections in list order only when the session runs over :data:`SESSION_MINUTES`.
@@ -17,40 +18,20 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conventions import LESSONS, ROOT, replace_block
+
 GUIDE = ROOT / "docs" / "teaching.md"
 BEGIN, END = "<!-- plan:begin -->", "<!-- plan:end -->"
 SESSION_MINUTES = 75  # one class period (a 90-minute slot leaves room for questions and grading review)
 
-#: lesson -> sections to cut when short on time, first cut first: (a piece of the heading, what to do instead)
-CUTS: dict[str, list[tuple[str, str]]] = {
-    "00": [("The course map", "point at the README's map"), ("Quiz", "set it as homework")],
-    "01": [("What attention is not", "read at home"), ("Quiz", "set it as homework"),
-           ("A lookup you already know", "say it in one sentence: a dict raises KeyError, softmax blends")],
-    "02": [("Quiz", "set it as homework"), ("Why three projections", "keep one discussion question")],
-    "03": [("need not come from the same tokens", "mention L × S when the explorer shows it"),
-           ("Quick quiz", "set it as homework")],
-    "04": [("Quick quiz", "set it as homework"),
-           ("What goes wrong without it", "show the explorer's unscaled panel instead")],
-    "05": [("A context-aware vector", "read at home"), ("Quick quiz", "set it as homework")],
-    "06": [("What does it cost", "read at home"), ("Quick quiz", "set it as homework"),
-           ("One big $W_Q$", "state it; the exercise proves it")],
-    "07": [("Edge cases", "read at home"), ("Other masks", "show the mask gallery only"),
-           ("Quick quiz", "set it as homework")],
-    "08": [("SDPA and its kernels", "read at home (GPU classes: demo it)"),
-           ("Quick quiz", "set it as homework"),
-           ("Measure: time and memory", "show the recorded figure instead of measuring")],
-    "09": [("Watching the pattern form", "read at home"), ("Every head of every layer", "read at home"),
-           ("Quiz", "set it as homework")],
-    "10": [("What comes next", "read at home")],
-}
+N_SESSIONS = 8
 
-#: The 8 sessions of a term: the lessons each one covers, in course order.
-SESSIONS: list[tuple[str, ...]] = [
-    ("00", "01"), ("02", "03"), ("04",), ("05",), ("06",), ("07",), ("08",), ("09", "10"),
-]
+
+def sessions() -> list[tuple[str, ...]]:
+    """The term's sessions, in order: the lessons each one teaches (each lesson's ``session``)."""
+    return [tuple(n for n, lesson in LESSONS.items() if lesson.session == number)
+            for number in range(1, max(lesson.session for lesson in LESSONS.values()) + 1)]
 
 
 def lesson_tables(text: str) -> dict[str, dict[str, int]]:
@@ -65,20 +46,17 @@ def lesson_tables(text: str) -> dict[str, dict[str, int]]:
     return tables
 
 
-def lesson_titles(text: str) -> dict[str, str]:
-    return dict(re.findall(r"^## (\d\d) · \[([^\]]+)\]", text, re.M))
-
-
 def cut_minutes(tables: dict[str, dict[str, int]]) -> dict[str, list[tuple[str, str, int]]]:
     """lesson -> [(section heading, what instead, minutes saved)], each piece matched to one heading."""
     found = {}
-    for lesson, cuts in CUTS.items():
+    for lesson, entry in LESSONS.items():
         rows = []
-        for piece, instead in cuts:
+        for piece, instead in entry.cuts:
             heads = [h for h in tables[lesson] if piece in h and h != "total"]
             if len(heads) != 1:
                 raise ValueError(f"lesson {lesson}: {piece!r} matches {len(heads)} sections of its table "
-                                 f"({list(tables[lesson])}); update CUTS in tools/term_plan.py")
+                                 f"({list(tables[lesson])}); update its cuts in "
+                                 f"lessons_lib/course/lessons.py")
             rows.append((heads[0], instead, tables[lesson][heads[0]]))
         found[lesson] = rows
     return found
@@ -86,10 +64,16 @@ def cut_minutes(tables: dict[str, dict[str, int]]) -> dict[str, list[tuple[str, 
 
 def plan(text: str) -> str:
     """The Markdown between the plan markers: cut lists, then the 8-session schedule."""
-    tables, titles = lesson_tables(text), lesson_titles(text)
+    tables = lesson_tables(text)
+    missing = sorted(set(LESSONS) - set(tables))
+    if missing:
+        raise ValueError(f"docs/teaching.md has no times table for lessons {missing}: add the lesson's entry "
+                         f"with its markers, then run python tools/teaching_times.py --write")
     cuts = cut_minutes(tables)
-    if sorted(lesson for s in SESSIONS for lesson in s) != sorted(tables) or len(SESSIONS) != 8:
-        raise ValueError("SESSIONS must cover every lesson once, in 8 sessions")
+    term = sessions()
+    if len(term) != N_SESSIONS or not all(term):
+        raise ValueError(f"the lessons' sessions must be 1 to {N_SESSIONS}, each teaching at least one "
+                         f"lesson; got {term} (lessons_lib/course/lessons.py)")
     out = [BEGIN, "", "### Cut if short on time", "",
            "Never cut an exercise: it is what gets graded. Cut in this order; the minutes are each "
            "section's measured minutes from the lesson's table below.", "",
@@ -99,11 +83,11 @@ def plan(text: str) -> str:
         total = tables[lesson]["total"]
         items = "; ".join(f"{head} ({instead}, {m})" for head, instead, m in cuts.get(lesson, []))
         saved = sum(m for *_, m in cuts.get(lesson, []))
-        out.append(f"| {lesson} · {titles.get(lesson, '')} | {total} | {items} | {total - saved} |")
+        out.append(f"| {lesson} · {LESSONS[lesson].short} | {total} | {items} | {total - saved} |")
     out += ["", f"### A term of 8 sessions of {SESSION_MINUTES} minutes", "",
             "| session | lessons | measured | cut (in list order, until it fits) | planned |",
             "|---:|---|---:|---|---:|"]
-    for number, lessons in enumerate(SESSIONS, start=1):
+    for number, lessons in enumerate(term, start=1):
         measured = planned = sum(tables[lesson]["total"] for lesson in lessons)
         cut = []
         queue = [(lesson, head, m) for lesson in lessons for head, _, m in cuts.get(lesson, [])]
@@ -113,7 +97,7 @@ def plan(text: str) -> str:
             planned -= m
         if planned > SESSION_MINUTES:
             raise ValueError(f"session {number} ({', '.join(lessons)}) needs {planned} minutes even after "
-                             f"every cut; move a lesson in SESSIONS")
+                             f"every cut; give a lesson another session in lessons_lib/course/lessons.py")
         out.append(f"| {number} | {', '.join(lessons)} | {measured} | {'; '.join(cut) or 'nothing'} | "
                    f"{planned} |")
     out += ["", "A session with minutes to spare starts by going over the previous session's graded "
@@ -130,10 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     text = GUIDE.read_text(encoding="utf-8")
     block = plan(text)
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"docs/teaching.md needs the markers {BEGIN} and {END}")
-    head, rest = text.split(BEGIN, 1)
-    new = head + block + rest.split(END, 1)[1]
+    new = replace_block(text, BEGIN, END, block, where="docs/teaching.md", keep_markers=False)
     if args.check:
         if new != text:
             print("docs/teaching.md: the term plan is stale (run python tools/term_plan.py --write)")

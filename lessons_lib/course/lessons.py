@@ -1,0 +1,204 @@
+"""The lessons of the course, one entry each: the one place a lesson's identity is written.
+
+Each :class:`Lesson` holds what the tools, the tests, the teacher's guide and the course maps read:
+
+* ``slug``: the notebook's name, ``07_causal_masking``. The number is its first two digits, the notebook
+  is ``notebooks/07_causal_masking.ipynb``, and every part of the lesson in ``lessons_lib`` carries the
+  same name: ``figures/``, ``explorers/``, ``exercises/`` and ``quizzes/lesson07_causal_masking.py``;
+* ``title``: the notebook's first heading after ``NN ·``; ``short``: the title in the course maps
+  (lesson 00, the README) and the teacher's guide; ``summary``: what a learner does in it, for the maps;
+* ``minutes``: measured, never typed: ``tools/teaching_times.py --write`` times the lesson from a clean
+  kernel and rewrites this number; ``--stamp`` writes it wherever the course states a time;
+* ``points``: the points of each graded exercise, by the name the learner defines (``my_softmax``);
+  ``tools/stamp_notebooks.py`` writes them into nbgrader's metadata;
+* ``session``: which of the term's sessions teaches it, and ``cuts``: the sections to cut when a session
+  runs short, first cut first, as (a piece of the heading, what to do instead) (``tools/term_plan.py``).
+
+``import lessons_lib`` does not load this module; ``ll.LESSONS`` does, and it imports nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Lesson", "LESSONS"]
+
+_SLUG = re.compile(r"^\d\d_[a-z0-9]+(?:_[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson: its notebook's name, titles, measured minutes, exercise points and place in the term."""
+
+    slug: str
+    title: str
+    short: str
+    summary: str
+    minutes: int
+    session: int
+    points: dict[str, int] = field(default_factory=dict)
+    cuts: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self):
+        if not _SLUG.match(self.slug):
+            raise ValueError(f"slug must be the notebook's name, two digits then words joined by '_' "
+                             f"(07_causal_masking); got {self.slug!r}.")
+        for name, points in self.points.items():
+            if not (name.startswith("my_") and isinstance(points, int) and points > 0):
+                raise ValueError(f"lesson {self.number}: points must map an exercise's my_… name to a "
+                                 f"positive whole number; got {name!r}: {points!r}.")
+
+    @property
+    def number(self) -> str:
+        """``"07"``"""
+        return self.slug[:2]
+
+    @property
+    def notebook(self) -> str:
+        """``"notebooks/07_causal_masking.ipynb"`` (relative to the repository)"""
+        return f"notebooks/{self.slug}.ipynb"
+
+    @property
+    def module(self) -> str:
+        """``"lesson07_causal_masking"``: the name of the lesson's file in each per-lesson folder"""
+        return f"lesson{self.slug}"
+
+    @property
+    def stated_minutes(self) -> int:
+        """The lesson's time as the course states it: the measured minutes rounded to 5."""
+        return stated_minutes(self.minutes)
+
+
+def stated_minutes(minutes: int) -> int:
+    """A time as the course states it: measured minutes rounded to 5 (at least 5)."""
+    return max(5, 5 * round(minutes / 5))
+
+
+def _by_number(*lessons: Lesson) -> dict[str, Lesson]:
+    table = {lesson.number: lesson for lesson in lessons}
+    if len(table) != len(lessons) or list(table) != sorted(table):
+        raise ValueError(f"lessons must be listed once each, in order; got {[x.number for x in lessons]}")
+    return table
+
+
+#: lesson number ("07") -> its entry, in course order
+LESSONS: dict[str, Lesson] = _by_number(
+    Lesson(
+        slug="00_start_here",
+        title="Start here",
+        short="Start here",
+        summary="how the course works, setup check, the formula and this map",
+        minutes=28,
+        session=1,
+        cuts=(("The course map", "point at the README's map"), ("Quiz", "set it as homework")),
+    ),
+    Lesson(
+        slug="01_why_attention",
+        title="Why attention? Context changes meaning",
+        short="Why attention?",
+        summary="context changes meaning; Q/K/V as a soft database lookup",
+        minutes=41,
+        session=1,
+        points={"my_query": 2},
+        cuts=(("What attention is not", "read at home"), ("Quiz", "set it as homework"),
+              ("A lookup you already know",
+               "say it in one sentence: a dict raises KeyError, softmax blends")),
+    ),
+    Lesson(
+        slug="02_step1_qkv",
+        title="Step 1: Q, K, V",
+        short="Step 1: Q, K, V",
+        summary="Q = X·W_Q, K = X·W_K, V = X·W_V with the shapes drawn; why three",
+        minutes=40,
+        session=2,
+        points={"my_projection": 3},
+        cuts=(("Quiz", "set it as homework"), ("Why three projections", "keep one discussion question")),
+    ),
+    Lesson(
+        slug="03_step2_scores",
+        title="Step 2: Scores = Q·Kᵀ",
+        short="Step 2: scores Q·Kᵀ",
+        summary="all pairwise dot products in one product; the score heatmap",
+        minutes=35,
+        session=2,
+        points={"my_scores": 3},
+        cuts=(("need not come from the same tokens", "mention L × S when the explorer shows it"),
+              ("Quick quiz", "set it as homework")),
+    ),
+    Lesson(
+        slug="04_step3_scale_softmax",
+        title="Step 3: Weights = softmax(Scores / √d_k)",
+        short="Step 3: scale and softmax",
+        summary="why divide by √d_k; softmax turns each row into weights that sum to 1",
+        minutes=50,
+        session=3,
+        points={"my_softmax": 3, "my_scale": 2},
+        cuts=(("Quick quiz", "set it as homework"),
+              ("What goes wrong without it", "show the explorer's unscaled panel instead")),
+    ),
+    Lesson(
+        slug="05_step4_weighted_values",
+        title="Step 4: Output = Weights · V",
+        short="Step 4: weights·V",
+        summary="each output is a weighted average of the values; the full pipeline explorer",
+        minutes=38,
+        session=4,
+        points={"my_weighted_sum": 3},
+        cuts=(("A context-aware vector", "read at home"), ("Quick quiz", "set it as homework")),
+    ),
+    Lesson(
+        slug="06_multi_head",
+        title="Multi-head attention",
+        short="Multi-head attention",
+        summary="several heads in parallel, concatenated, then W_O",
+        minutes=53,
+        session=5,
+        points={"my_split_heads": 2, "my_merge_heads": 2, "my_next_token_head": 3},
+        cuts=(("What does it cost", "read at home"), ("Quick quiz", "set it as homework"),
+              ("One big $W_Q$", "state it; the exercise proves it")),
+    ),
+    Lesson(
+        slug="07_causal_masking",
+        title="Causal masking",
+        short="Causal masking",
+        summary="−∞ above the diagonal, so the future cannot leak; other masks",
+        minutes=52,
+        session=6,
+        points={"my_causal_weights": 3},
+        cuts=(("Edge cases", "read at home"), ("Other masks", "show the mask gallery only"),
+              ("Quick quiz", "set it as homework")),
+    ),
+    Lesson(
+        slug="08_cost_and_flashattention",
+        title="The cost of attention, and FlashAttention",
+        short="Cost and FlashAttention",
+        summary="N² scores, measured; tiling and the online softmax; torch SDPA on CPU or GPU",
+        minutes=59,
+        session=7,
+        points={"my_online_update": 4},
+        cuts=(("SDPA and its kernels", "read at home (GPU classes: demo it)"),
+              ("Quick quiz", "set it as homework"),
+              ("Measure: time and memory", "show the recorded figure instead of measuring")),
+    ),
+    Lesson(
+        slug="09_attention_in_action",
+        title='Attention in action: a tiny model learns where "it" points',
+        short="Attention in action",
+        summary='train a tiny model that learns where "it" points; attention sinks',
+        minutes=49,
+        session=8,
+        points={"my_softmax_off": 3},
+        cuts=(("Watching the pattern form", "read at home"), ("Every head of every layer", "read at home"),
+              ("Quiz", "set it as homework")),
+    ),
+    Lesson(
+        slug="10_review_and_paper",
+        title="Review, and reading the paper",
+        short="Review and the paper",
+        summary="check your understanding; read Section 3.2 of Vaswani et al. with our code beside it",
+        minutes=29,
+        session=8,
+        cuts=(("What comes next", "read at home"),),
+    ),
+)

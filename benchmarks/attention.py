@@ -6,7 +6,7 @@
     python benchmarks/attention.py --json out.json
     python benchmarks/attention.py --threads 1  # time on one thread (steadier on a shared machine)
 
-Methods (lessons_lib.cost): naive numpy (``scaled_dot_product_attention``, holds N × N),
+Methods (lessons_lib.lab.cost): naive numpy (``scaled_dot_product_attention``, holds N × N),
 tiled numpy (``flash_attention`` at its default block size), torch SDPA through the
 course's path (``sdpa_attention``, torch's choice of kernel: flash on the CPU) and torch
 SDPA with the math kernel. All methods at one N run on the same inputs, interleaved, best

@@ -106,7 +106,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "figures.lesson09_attention_in_action": ("plot_loss_curve", "plot_referent_rows", "plot_reading",
         "plot_it_rows", "plot_layer_grid", "plot_training_rows", "plot_sink_experiment", "head_names"),
     "figures.live": ("Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "ProductPanel",
-        "LiveFigure"),
+        "HeadView", "LiveFigure"),
     "figures.live.heads": ("HeadView", "ROW", "COLUMN"),
     "figures.style": ("CMAP_WEIGHTS", "CMAP_VALUES", "MASK_NOTE", "tick_indices", "tick_labels",
         "colormap_table"),

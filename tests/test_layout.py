@@ -151,3 +151,94 @@ def test_the_exercises_docstring_lists_every_check():
     checks = [name for name in exercises.__all__ if name.startswith("check_")]
     missing = [name for name in checks if f"``{name}``" not in exercises.__doc__]
     assert not missing, f"lessons_lib/exercises/__init__.py's table does not list {missing}"
+
+
+def test_the_explorers_table_lists_every_explorer_with_its_notebook():
+    import importlib
+
+    from lessons_lib.explorers import base
+
+    listed = dict(re.findall(r"^:class:`(\w+)`\s+(\d\d)\s", base.__doc__, re.M))
+    found = {}
+    for path in sorted((PACKAGE / "explorers").glob("lesson*.py")):
+        module = importlib.import_module(f"lessons_lib.explorers.{path.stem}")
+        classes = {name: getattr(module, name) for name in module.__all__}
+        found |= {name: path.stem[6:8] for name, cls in classes.items()
+                  if isinstance(cls, type) and issubclass(cls, base.ExplorerBase)}
+    assert listed == found, f"explorers/base.py's table lists {listed}; the lesson modules define {found}"
+
+
+def _prose(path: Path) -> str:
+    """The text of a file that names things for a reader: a Python file's docstrings and comments, a
+    notebook's Markdown and code comments, a document's whole text."""
+    import io
+    import json
+    import tokenize
+
+    if path.suffix == ".md":
+        return path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        parts = []
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            text = "".join(cell["source"])
+            parts += [text] if cell["cell_type"] == "markdown" else [
+                line.split("#", 1)[1] for line in text.splitlines() if "#" in line]
+        return "\n".join(parts)
+    source = path.read_text(encoding="utf-8")
+    docs = [ast.get_docstring(node) or "" for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+    comments = [tok.string for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+                if tok.type == tokenize.COMMENT]
+    return "\n".join(docs + comments)
+
+
+def _resolves(dotted: str) -> bool:
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(obj, name):
+                return False
+            obj = getattr(obj, name)
+        return True
+    return False
+
+
+def test_every_lessons_lib_path_named_in_a_docstring_comment_or_doc_imports():
+    """``lessons_lib.core.masks.padding_mask`` in a docstring, a comment, a notebook or a document is a
+    map a reader follows: each one must lead somewhere (a module moved leaves none behind)."""
+    files = [*PACKAGE.rglob("*.py"), *(ROOT / "tools").glob("*.py"), *(ROOT / "tests").glob("*.py"),
+             *(ROOT / "benchmarks").glob("*.py"), *(ROOT / "notebooks").glob("*.ipynb"),
+             *(ROOT / "docs").glob("*.md"), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+    stale = {}
+    for path in files:
+        for dotted in set(re.findall(r"\blessons_lib(?:\.[A-Za-z_]\w*)+", _prose(path))):
+            if not _resolves(dotted):
+                stale.setdefault(dotted, []).append(str(path.relative_to(ROOT)))
+    assert not stale, f"these lessons_lib paths lead nowhere (moved or renamed?): {stale}"
+
+
+@pytest.mark.parametrize("name", [m for m in MODULES if m])
+def test_a_module_says_its_public_names_once(name):
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    lines = [node.lineno for node in tree.body if isinstance(node, ast.Assign)
+             and any(isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets)]
+    assert len(lines) <= 1, f"lessons_lib.{name} assigns __all__ on lines {lines}: say it once, at the top"
+
+
+def test_a_lesson_modules_section_headers_name_its_own_lesson():
+    """A header such as ``# ==== notebook 07: masks`` belongs in lesson 07's module (left from a split, it
+    sends a reader to the wrong file)."""
+    wrong = []
+    for folder in PER_LESSON:
+        for path in sorted((PACKAGE / folder).glob("lesson*.py")):
+            for number, line in re.findall(r"^# [-=]{5,} (?:notebook|lesson) (\d\d)\b(.*)$",
+                                           path.read_text(encoding="utf-8"), re.M):
+                if number != path.stem[6:8]:
+                    wrong.append(f"{folder}/{path.name}: notebook {number}{line}")
+    assert not wrong, f"section headers of another lesson: {wrong}"

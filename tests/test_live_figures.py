@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import lessons_lib as ll
+from lessons_lib.figures import live as _LIVE
 from lessons_lib.figures import style
 from lessons_lib.figures.live import wire
 
@@ -203,25 +204,36 @@ NOT_REDRAWN = {
 HEADS_NOT_REDRAWN = {"row_name", "col_name", "annotate_max"}  # a head view writes no values in its cells
 
 
-@pytest.mark.parametrize("cls", ["Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "HeadView"])
-def test_every_kinds_traits_are_the_same_in_python_and_javascript(cls):
+def test_every_kind_in_python_has_its_drawing_code_in_javascript_and_back():
+    """The kinds are found, not listed: each LiveFigure subclass with a ``_kind`` has ``KINDS.<kind>``."""
+    import re
+
+    from lessons_lib.figures.live import LiveFigure
+
+    js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
+    in_js = set(re.findall(r"^KINDS\.(\w+) = \{", js, re.M))
+    assert set(LiveFigure.kinds()) == in_js, (sorted(LiveFigure.kinds()), sorted(in_js))
+    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "base", "wire"}
+    assert {cls.__module__.rsplit(".", 1)[1] for cls in LiveFigure.kinds().values()} == modules, (
+        "every module of figures/live/ holds a kind, imported by figures/live/__init__.py")
+
+
+@pytest.mark.parametrize("kind", sorted(_LIVE.LiveFigure.kinds()))
+def test_every_kinds_traits_are_the_same_in_python_and_javascript(kind):
     """Each kind's `traits` in live_figures.js are exactly the widget's synced traits, less NOT_REDRAWN."""
     import re
 
     import anywidget
 
-    from lessons_lib.figures.live.heads import HeadView
-
-    widget = HeadView if cls == "HeadView" else getattr(ll, cls)
-    kind = widget.class_traits()["_kind"].default_value
+    widget = _LIVE.LiveFigure.kinds()[kind]
     js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
     block = js[js.index(f"KINDS.{kind} = {{"):]
     listed = set(re.findall(r'"(\w+)"', block[:block.index("]")]))
     base = set(anywidget.AnyWidget.class_traits(sync=True))
     synced = {n for n in widget.class_traits(sync=True) if n not in base and not n.startswith("_")}
     synced -= set(NOT_REDRAWN) | (HEADS_NOT_REDRAWN if kind == "heads" else set())
-    assert listed == synced, (f"{cls} (kind {kind!r}): only in JavaScript {sorted(listed - synced)}, "
-                              f"only in Python {sorted(synced - listed)}")
+    assert listed == synced, (f"{widget.__name__} (kind {kind!r}): only in JavaScript "
+                              f"{sorted(listed - synced)}, only in Python {sorted(synced - listed)}")
 
 
 def test_the_javascript_draws_with_the_style_of_style_py():

@@ -266,7 +266,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False, scale
     from query i when j > i (top-left aligned, as torch). A raw array (or tensor)
     ``mask`` broadcasts as in torch, aligned from the right: a ``(B, L, S)`` array
     against ``(B, H, L, S)`` scores meets the head axis H, so give ``mask[:, None]``
-    for one mask per sequence; a mask from :func:`~lessons_lib.masks.padding_mask` (a
+    for one mask per sequence; a mask from :func:`~lessons_lib.core.masks.padding_mask` (a
     ``SequenceMask``) knows its axes and reaches every head of its sequence. ``scale``
     defaults to 1/√d_k. Returns ``output (..., L, d_v)`` and ``weights (..., L, S)``. A query
     with nothing to attend to gets weights 0 and output 0, never NaN.

@@ -58,8 +58,8 @@ from .._checks import (
 TILE_SCORES = 2**20
 MAX_BLOCK = 1024
 
-__all__ = ["flash_attention"]
-
+__all__ = ["TILE_SCORES", "default_block_size", "flash_attention", "flash_attention_steps", "online_softmax",
+           "online_softmax_update", "OnlineSoftmax", "TileStep"]
 
 def default_block_size(batch_size: int = 1) -> int:
     """The block size :func:`flash_attention` uses when none is given.
@@ -342,6 +342,3 @@ def flash_attention_steps(q, k, v, causal: bool = False, scale: float | None = N
     _attend_block(q[rows.start:rows.stop], rows.start, k, v, block_size, causal, on_tile=record)
     return steps
 
-
-__all__ = ["TILE_SCORES", "default_block_size", "flash_attention", "flash_attention_steps", "online_softmax",
-           "online_softmax_update", "OnlineSoftmax", "TileStep"]

@@ -44,7 +44,7 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal:
 
     ``x (..., L, d_model)``; ``w_q, w_k, w_v, w_o`` each ``(d_model, d_model)`` in the
     ``x @ W`` layout, (in, out): torch's ``nn.Linear`` stores the transpose, (out, in)
-    (see :mod:`lessons_lib.adapters`, which reads real models' weights). Biases ``b_q,
+    (see :mod:`lessons_lib.lab.adapters`, which reads real models' weights). Biases ``b_q,
     b_k, b_v, b_o`` ``(d_model,)`` are optional (None: no bias, as in the lessons;
     GPT-2, BERT and ``nn.MultiheadAttention`` have them). ``mask`` bool (True = may
     attend), one mask per sequence: ``(L, L)`` or ``(..., L, L)`` with the batch

@@ -1,7 +1,7 @@
 """Grading with nbgrader: a check's verdict as an assertion, and the same check on hidden cases.
 
 The interactive checks (``check_softmax(my_softmax)``) never raise: they return a
-:class:`~lessons_lib.feedback.Feedback` box. nbgrader grades a test cell by whether it raises,
+:class:`~lessons_lib.course.feedback.Feedback` box. nbgrader grades a test cell by whether it raises,
 so each exercise's graded test cell (written by ``tools/stamp_notebooks.py``) wraps the same
 check::
 

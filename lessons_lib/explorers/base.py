@@ -1,20 +1,30 @@
-"""Explorers: sliders beside live figures, one per lesson that needs one.
+"""Explorers: sliders beside live figures, in the module of the lesson that shows them.
 
-=========================  ========  =================================================================
-explorer                   notebook  what moves
-=========================  ========  =================================================================
-:class:`ProjectionExplorer`  02      X (seq_len, d_model) · W (d_model, d_k) = Q, K or V: d_k, which W
-:class:`ScoresExplorer`      03      raw scores Q·Kᵀ: seq_len, d_k
-:class:`ScaleSoftmaxExplorer` 04     var(q·k) against d_k, the weights, one query's bars: d_k, scaling,
-                                     temperature, query
-:class:`PipelineExplorer`    05      scaled scores → weights → output, one query's bars: seq_len, d_k,
-                                     query, causal mask
-=========================  ========  =================================================================
+==============================  ========  ============================================================
+explorer                        notebook  what moves
+==============================  ========  ============================================================
+:class:`ProjectionExplorer`     02        X (seq_len, d_model) · W (d_model, d_k) = Q, K or V: d_k,
+                                          which W
+:class:`ScoresExplorer`         03        raw scores Q·Kᵀ: seq_len, d_k
+:class:`ScaleSoftmaxExplorer`   04        var(q·k) against d_k, the weights, one query's bars: d_k,
+                                          scaling, temperature, query
+:class:`PipelineExplorer`       05        scaled scores → weights → output, one query's bars: seq_len,
+                                          d_k, query, causal mask
+:class:`HeadGridExplorer`       06        every head's weights, one previewed large: n_heads, d_model,
+                                          seq_len, the token followed, its row or its column
+:class:`CausalMaskExplorer`     07        scores → scores + mask → weights, one query's row: seq_len,
+                                          query
+:class:`CustomMaskExplorer`     07        the weights under a mask the learner draws cell by cell
+:class:`ScalingExplorer`        08        time and memory against N, measured: N, *Measure up to N*
+:class:`TileExplorer`           08        FlashAttention tile by tile, running maximum, sum, output: tile
+:class:`SentenceExplorer`       09        a trained tiny model's heads on a sentence the learner types
+:class:`TrainingExplorer`       09        the heads as training goes: training step, sentence
+:class:`RealModelExplorer`      10        every head of one layer of a real model: layer, token
+==============================  ========  ============================================================
 
-:class:`ExplorerBase` is the base of every explorer of the course (these, the head grid
-of notebook 06, the mask explorers of 07, the cost explorers of 08 and the model views
-of 09); :class:`Explorer` adds what the explorers of notebooks 02-05 share (d_model,
-seed, the d_k slider, step 1 on cached data).
+:class:`ExplorerBase` is the base of every explorer of the course; :class:`Explorer` adds what the
+explorers of notebooks 02-05 share (d_model, seed, the d_k slider, step 1 on cached data).
+``tests/test_layout.py`` holds this table to the explorers the lesson modules define.
 
 Each explorer opens on exactly the data and settings of its lesson ("The cat sat
 on the mat.", d_model = 8, d_k = 4, seed 0), so its first picture repeats numbers

@@ -133,6 +133,3 @@ def plot_convex_combination(values, outputs, tokens, *, weights=None, query=None
                           "it lies inside their convex hull",
                  fontsize=FONT_TITLE)
     return ax.get_figure()
-
-
-# ====================================================================== notebook 06: heads

@@ -13,17 +13,13 @@ import numpy as np
 
 from .._checks import check_float_dtype, check_memory, check_positive_int, check_real, check_seed
 
-__all__ = [
-    "SENTENCES", "COREFERENCE_FEATURES", "tokenize", "tokens_of_length", "embed_tokens",
-    "positional_encoding", "projection_weights", "random_qkv", "coreference_example",
-]
+__all__ = ["SENTENCES", "tokenize", "tokens_of_length", "embed_tokens", "positional_encoding",
+           "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"]
 
 
 def _check_size(n_numbers: float, itemsize: int, what: str) -> None:
     check_memory(float(n_numbers) * itemsize, what, "Use fewer tokens or smaller dimensions.")
 
-__all__ = ["SENTENCES", "tokenize", "tokens_of_length", "embed_tokens", "positional_encoding",
-           "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"]
 
 SENTENCES = {
     "cat": "The cat sat on the mat.",

@@ -1,4 +1,4 @@
-"""Live figures drawn in the browser: a heatmap, a grid of heatmaps, bars, a line plot, X · W = Q.
+"""Live figures drawn in the browser: a heatmap, a grid of heatmaps, bars, a line plot, X · W = Q, heads.
 
 Each class is an `anywidget <https://anywidget.dev>`_ widget: the kernel sends
 numbers, the browser draws them on a ``<canvas>`` (``live_figures.js`` beside
@@ -17,6 +17,12 @@ Notebook 7, VS Code, Colab.
 * :class:`Bars`: one query's weights, masked keys drawn as masked, not as 0.
 * :class:`LinePlot`: lines and markers (log axes optional), one movable marker.
 * :class:`MatrixProduct`: three matrices side by side, A · B = C, drawn to scale.
+* :class:`HeadView`: every attention head as a thumbnail, one previewed large, one token
+  followed in all (:mod:`.heads`).
+
+Each kind is a subclass of :class:`LiveFigure` that names its drawing code (``_kind``, the
+``KINDS.<kind>`` of ``live_figures.js``); ``LiveFigure.kinds()`` finds them all, so every kind this
+package imports is checked against its JavaScript.
 
 How data travels: a matrix crosses as float32 bytes (exact hover values) while
 it has at most 32 rows and columns (every token labelled) and :data:`F32_MAX_CELLS`
@@ -42,8 +48,10 @@ from __future__ import annotations
 from .bars import Bars
 from .base import LiveFigure
 from .grid import HeatmapGrid
+from .heads import HeadView
 from .heatmap import Heatmap
 from .line import LinePlot
 from .product import MatrixProduct, ProductPanel
 
-__all__ = ["Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "ProductPanel", "LiveFigure"]
+__all__ = ["Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "ProductPanel", "HeadView",
+           "LiveFigure"]

@@ -24,6 +24,7 @@ class Bars(LiveFigure):
         bars.draw(weights[2], tokens, mask=causal_mask(7)[2])
     """
 
+    NAME = "Bars"
     _kind = t.Unicode("bars").tag(sync=True)
     values = t.Bytes(b"").tag(sync=True)
     mask = t.Bytes(b"").tag(sync=True)
@@ -58,12 +59,7 @@ class Bars(LiveFigure):
         hidden = hidden_cells(v, mask)
         state = {"values": np.ascontiguousarray(np.where(hidden, 0.0, v), dtype="<f4").tobytes(),
                  "mask": pack_mask(hidden), "labels": names, "ticks": style.tick_indices(v.size).tolist()}
-        if title is not None:
-            state["title"] = check_label(title, "title")
-        state["alt"] = alt if alt is not None else f"{title or self.title or 'Bars'}: {v.size} bars"
-        with self.hold_sync():
-            for name, value in state.items():
-                setattr(self, name, value)
+        self.send(state, title=title, alt=alt, summary=f"{v.size} bars")
         self.bar_values = v.astype(np.float64, copy=True)
 
 

@@ -1,4 +1,5 @@
-"""What every live figure shares: the JavaScript and CSS, size, title and alt text; the matrix traits.
+"""What every live figure shares: the JavaScript and CSS, size, title and alt text, one way to send a
+drawing (:meth:`LiveFigure.send`), the list of kinds (:meth:`LiveFigure.kinds`); the matrix traits.
 """
 
 from __future__ import annotations
@@ -44,7 +45,14 @@ class LiveFigure(anywidget.AnyWidget):
     ``width``/``height`` are fixed, so a redraw never makes the page jump. ``alt``
     is the figure's description for screen readers (the canvas's aria-label); the
     explorers write their settings there ("d_k = 64"), which the browser test reads.
+
+    A kind of live figure is a subclass that sets ``_kind`` (the name of its drawing code,
+    ``KINDS.<kind>`` in ``live_figures.js``) and draws with :meth:`send`; :meth:`kinds` finds
+    them all (CONTRIBUTING.md, "Adding a live figure kind").
     """
+
+    #: what the default alt text starts with when the figure has no title
+    NAME = "Live figure"
 
     _esm = _ESM
     _css = _CSS
@@ -60,6 +68,36 @@ class LiveFigure(anywidget.AnyWidget):
                 raise ValueError(f"{name} must be a whole number of pixels from 80 to 4000; got {value!r}.")
         super().__init__(width=int(width), height=int(height), title=check_label(title, "title"), **kwargs)
         self.add_class("lessons-live")
+
+    @classmethod
+    def kinds(cls) -> dict[str, type[LiveFigure]]:
+        """Every kind of live figure: ``_kind`` -> its class, found among the subclasses (none listed)."""
+        found, stack = {}, list(cls.__subclasses__())
+        while stack:
+            sub = stack.pop()
+            stack += sub.__subclasses__()
+            kind = sub.class_traits()["_kind"].default_value
+            if kind:
+                found[kind] = sub
+        return dict(sorted(found.items()))
+
+    def send(self, state: dict, *, title: str | None = None, alt: str | None = None,
+             summary: str = "") -> None:
+        """Set the traits of ``state`` in one message to the browser (``hold_sync``): a trait whose value did
+        not change does not cross again, and the browser draws once, the newest state.
+
+        ``title`` (None keeps the figure's) is checked and sent with it; ``alt`` is the text a screen reader
+        says, by default the title's first line (or the kind's :attr:`NAME`) and ``summary``.
+        """
+        state = dict(state)
+        if title is not None:
+            state["title"] = check_label(title, "title")
+        shown = title if title is not None else self.title
+        heading = shown.splitlines()[0] if shown else self.NAME
+        state["alt"] = alt if alt is not None else (f"{heading}: {summary}" if summary else heading)
+        with self.hold_sync():
+            for name, value in state.items():
+                setattr(self, name, value)
 
     def _repr_mimebundle_(self, **kwargs):
         data = super()._repr_mimebundle_(**kwargs)

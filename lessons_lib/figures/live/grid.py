@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import traitlets as t
 
-from ..._checks import as_float_array, check_cells, check_label, check_labels, color_range, is_whole_number
+from ..._checks import as_float_array, check_cells, check_labels, color_range, is_whole_number
 from .. import style
 from .base import MatrixFigure, hidden_cells
 from .wire import encode_matrix, pack_mask
@@ -27,6 +27,7 @@ class HeatmapGrid(MatrixFigure):
                   panel_titles=[f"head {h}" for h in range(8)])        # weights (8, L, L)
     """
 
+    NAME = "Heatmaps"
     _kind = t.Unicode("grid").tag(sync=True)
     shape = t.List(t.Int(), default_value=[0, 0, 0]).tag(sync=True)
     panel_titles = t.List(t.Unicode()).tag(sync=True)
@@ -68,12 +69,6 @@ class HeatmapGrid(MatrixFigure):
         enc, payload = encode_matrix(m, lo, hi)
         state = {"values": payload, "encoding": enc, "shape": [n, r, c], "mask": pack_mask(shared),
                  "vmin": lo, "vmax": hi, "panel_titles": titles, **self._labels_and_ticks(rows, cols)}
-        if title is not None:
-            state["title"] = check_label(title, "title")
-        state["alt"] = alt if alt is not None else (
-            f"{(title or self.title).splitlines()[0] if (title or self.title) else 'Heatmaps'}: "
-            f"{n} panels of {r} × {c} values, colour range {lo:.3g} to {hi:.3g}")
-        with self.hold_sync():
-            for name, value in state.items():
-                setattr(self, name, value)
+        self.send(state, title=title, alt=alt,
+                  summary=f"{n} panels of {r} × {c} values, colour range {lo:.3g} to {hi:.3g}")
         self.matrix, self.hidden = m.astype(np.float64, copy=True), shared

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import traitlets as t
 
-from ..._checks import as_float_array, check_cells, check_label, check_labels, color_range, int_or_none
+from ..._checks import as_float_array, check_cells, check_labels, color_range, int_or_none
 from .. import style
 from .base import MatrixFigure, hidden_cells
 from .wire import encode_matrix, pack_mask
@@ -45,6 +45,7 @@ class HeadView(MatrixFigure):
     ``.matrix`` holds the weights last drawn ``(n_heads, L, L)``.
     """
 
+    NAME = "Attention heads"
     _kind = t.Unicode("heads").tag(sync=True)
     shape = t.List(t.Int(), default_value=[0, 0, 0]).tag(sync=True)
     panel_titles = t.List(t.Unicode()).tag(sync=True)
@@ -86,12 +87,5 @@ class HeadView(MatrixFigure):
                  **self._labels_and_ticks(labels, labels)}
         if self.locked >= n:
             state["locked"] = -1
-        if title is not None:
-            state["title"] = check_label(title, "title")
-        state["alt"] = alt if alt is not None else (
-            f"{(title or self.title).splitlines()[0] if (title or self.title) else 'Attention heads'}: "
-            f"{n} heads of {L} × {L} weights")
-        with self.hold_sync():   # one message; traits that did not change do not cross again
-            for name, value in state.items():
-                setattr(self, name, value)
+        self.send(state, title=title, alt=alt, summary=f"{n} heads of {L} × {L} weights")
         self.matrix, self.hidden = w.astype(np.float64, copy=True), hidden

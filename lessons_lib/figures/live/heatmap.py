@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import traitlets as t
 
-from ..._checks import as_float_array, check_cells, check_label, check_labels, color_range, int_or_none
+from ..._checks import as_float_array, check_cells, check_labels, color_range, int_or_none
 from .. import style
 from .base import MatrixFigure, hidden_cells
 from .wire import encode_matrix, pack_mask
@@ -32,6 +32,7 @@ class Heatmap(MatrixFigure):
     ``.matrix`` holds the matrix last drawn (float64), ``.hidden`` its masked cells.
     """
 
+    NAME = "Heatmap"
     _kind = t.Unicode("heatmap").tag(sync=True)
     shape = t.List(t.Int(), default_value=[0, 0]).tag(sync=True)
     highlight_row = t.Int(-1).tag(sync=True)
@@ -69,16 +70,10 @@ class Heatmap(MatrixFigure):
                  "vmin": lo, "vmax": hi,
                  "highlight_row": int_or_none(highlight_row, "highlight_row", m.shape[0]),
                  **self._labels_and_ticks(rows, cols)}
-        if title is not None:
-            state["title"] = check_label(title, "title")
-        state["alt"] = alt if alt is not None else (
-            f"{(title or self.title).splitlines()[0] if (title or self.title) else 'Heatmap'}: "
-            f"{m.shape[0]} × {m.shape[1]} values, colour range {lo:.3g} to {hi:.3g}")
         self._drawing = True
         try:
-            with self.hold_sync():
-                for name, value in state.items():
-                    setattr(self, name, value)
+            self.send(state, title=title, alt=alt,
+                      summary=f"{m.shape[0]} × {m.shape[1]} values, colour range {lo:.3g} to {hi:.3g}")
         finally:
             self._drawing = False
         self.matrix, self.hidden = m.astype(np.float64, copy=True), hidden

@@ -25,6 +25,7 @@ class LinePlot(LiveFigure):
         plot.mark(64, 63.4)
     """
 
+    NAME = "Plot"
     _kind = t.Unicode("lines").tag(sync=True)
     series = t.List(t.Dict()).tag(sync=True)
     marker = t.Dict().tag(sync=True)
@@ -68,11 +69,7 @@ class LinePlot(LiveFigure):
             raise ValueError(f"shape must be 'o' (a ring) or 's' (a square); got {shape!r}.")
         marker = {"x": check_number(x, "x"), "y": None if y is None else check_number(y, "y"),
                   "shape": shape}
-        with self.hold_sync():
-            self.marker = marker
-            if title is not None:
-                self.title = check_label(title, "title")
-            self.alt = alt if alt is not None else f"{self.title or 'Plot'}: marker at {x:g}"
+        self.send({"marker": marker}, title=title, alt=alt, summary=f"marker at {x:g}")
 
 
 def _numbers(values, name: str) -> np.ndarray:

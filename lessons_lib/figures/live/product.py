@@ -41,6 +41,7 @@ class MatrixProduct(LiveFigure):
                  ProductPanel(q, tokens, None, "Q = X·W_Q\\n7 × 4", "feature (d_k)", "token"))
     """
 
+    NAME = "Matrix product"
     _kind = t.Unicode("product").tag(sync=True)
     lut = t.Bytes(b"").tag(sync=True)
     max_cell = t.Int(22).tag(sync=True)
@@ -90,11 +91,6 @@ class MatrixProduct(LiveFigure):
         if mats["c"].shape != (mats["a"].shape[0], mats["b"].shape[1]):
             raise ValueError(f"C has shape {mats['c'].shape}, but A·B has shape "
                              f"({mats['a'].shape[0]}, {mats['b'].shape[1]}).")
-        if title is not None:
-            state["title"] = check_label(title, "title")
-        state["alt"] = alt if alt is not None else (
-            f"{mats['a'].shape} · {mats['b'].shape} = {mats['c'].shape}")
-        with self.hold_sync():
-            for name, value in state.items():
-                setattr(self, name, value)
+        self.send(state, title=title, alt=alt,
+                  summary=f"{mats['a'].shape} · {mats['b'].shape} = {mats['c'].shape}")
         self.matrices = {k: v.astype(np.float64, copy=True) for k, v in mats.items()}

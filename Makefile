@@ -2,17 +2,12 @@
 #
 #   make lab     set up .venv (first time only), build your own workspace/ (the lessons without their
 #                solutions; git ignores it, so your work survives a git pull) and open JupyterLab there
-#   make test    set up .venv with the test tools, then lint, library tests, every notebook under nbval
-#                (and again on another numeric path of this CPU), every notebook in a real browser,
-#                and Binder's environment
+#   make test    set up .venv with the test tools, then every stage of TEST_STAGES below: everything
 #
-# Teachers and authors: make teach opens the source notebooks (notebooks/, solutions filled in).
+# While editing: make check (about two minutes). Teachers and authors: make teach opens the source
+# notebooks (notebooks/, solutions filled in). Every target: make help.
 # Without make (Windows): py tools\course.py lab   (or: teach, env --dev); tools/course.py does the set-up
 # for make too: the Python version check, .venv, torch's CPU or CUDA build (TORCH=auto|cpu|cuda).
-#
-# Other targets: make notebooks (stamp, then re-run all notebooks in place, clean kernel),
-# make learner (the learner copy, solutions removed), make html (static pages),
-# make bench, make lint, make clean, make distclean, make help.
 # Installs are skipped when requirements*.txt and pyproject.toml did not change
 # (a hash of them in stamp files inside .venv).
 
@@ -34,28 +29,40 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Same hash order in every run, so regenerated notebooks do not churn.
 export PYTHONHASHSEED := 0
 
+# The stages of make test, in the order it runs them: the one list of them (CI runs make test).
+TEST_STAGES := lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading test-hub
+
 # The tests never reach the internet: lesson 10 shows its offline path (the course's own model, not
-# GPT-2 downloaded), in every stage of make test and in CI.
-TEST_TARGETS := test lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading test-hub
+# GPT-2 downloaded), in every stage of make test, in make check and in CI.
+TEST_TARGETS := test check $(TEST_STAGES)
 $(TEST_TARGETS): export LESSONS_OFFLINE := 1
 
 STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help lab teach test lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading test-hub notebooks learner release html html-teacher bench clean distclean
+.PHONY: help lab teach test check $(TEST_STAGES) notebooks learner release html html-teacher bench clean distclean
 
+# Every target of .PHONY, said once here (tests/test_loops.py holds the list to .PHONY).
 help:
 	@echo "make lab        open the course in JupyterLab, in your own workspace/ (sets up $(VENV) the first time)"
 	@echo "make teach      open the source notebooks (solutions filled in): teachers and authors"
-	@echo "make test       lint + library tests + nbval over notebooks/ (twice: this CPU, another numeric path)"
-	@echo "                + browser test + Binder's environment + a class on a real JupyterHub"
-	@echo "make notebooks  stamp (Colab cell, slides, README map), then re-run every notebook from a clean kernel"
+	@echo "make check      the edit loop, about two minutes: ruff, every test that needs no kernel, server,"
+	@echo "                browser, other process or training (pytest --edit-loop), the doctests"
+	@echo "make test       everything, stage by stage: $(TEST_STAGES)"
+	@echo "make lint       ruff over the library, tests, tools, benchmarks and notebooks"
+	@echo "make test-lib   the library tests (all but browser, Binder, grading and hub), then the doctests"
+	@echo "make test-notebooks  every notebook under nbval, offline, with its peak memory recorded"
+	@echo "make test-other-cpu  the notebooks and doctests again on another numeric path of this CPU"
+	@echo "make test-browser    every notebook in JupyterLab in headless Chromium, and the static pages offline"
+	@echo "make test-binder     Binder's environment as repo2docker builds it, every notebook in it"
+	@echo "make test-grading    nbgrader's real pipeline over every lesson with exercises"
+	@echo "make test-hub        a class on a real JupyterHub with configurable-http-proxy and nbgitpuller"
+	@echo "make notebooks  stamp (Colab cell, slides, course maps), then re-run every notebook from a clean kernel"
 	@echo "make learner    the learner copy in build/learner (solutions removed, answers cleared)"
 	@echo "make release VERSION=x.y.z   the learner release: branch learner, tag learner-vx.y.z, CHANGELOG.md"
 	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
-	@echo "make test-grading  nbgrader's real pipeline over every lesson with exercises"
 	@echo "make bench      run benchmarks/*.py"
 	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
@@ -80,7 +87,13 @@ teach:
 
 # --------------------------------------------------------------------- tests
 
-test: lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading test-hub
+test: $(TEST_STAGES)
+
+# The edit loop: one pytest over the tests and the doctests; --edit-loop (tests/conftest.py) leaves out
+# the tests marked slow, training, kernel, subprocess, lab, browser, binder, grading or hub, and fails one
+# left in that starts a process; hypothesis runs its dev profile (a fifth of the examples).
+check: lint
+	HYPOTHESIS_PROFILE=dev $(BIN)/pytest --edit-loop tests --doctest-modules lessons_lib tools/course.py
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check lessons_lib tests notebooks benchmarks tools .ci

@@ -1,4 +1,12 @@
-"""Shared test helpers: the CI rule for missing tools, and a JupyterLab server started as `make lab` does.
+"""Shared test helpers: the two loops, the CI rule for missing tools, one way to load a tool, and a
+JupyterLab server started as `make lab` does.
+
+**The two loops.** `make test` runs every test. `make check` (the edit loop, about two minutes) runs
+``pytest --edit-loop``: it leaves out every test marked with one of :data:`NOT_IN_CHECK` (a test that
+starts a kernel, a server, a browser or another process, or trains a model), and any test left in that
+starts a process or a server anyway fails at once, saying which mark it needs (:func:`no_processes`).
+Hypothesis runs the ``dev`` profile there (a fifth of the examples) and the ``ci`` profile everywhere else
+(``HYPOTHESIS_PROFILE``); a test asks for ``examples(n)``, its number of examples in the ``ci`` profile.
 
 `running_lab()` starts JupyterLab with the arguments `make lab` uses (``tools/course.py``), on a free
 loopback port with a random token, in private Jupyter config/data/runtime/settings/workspace folders,
@@ -51,15 +59,166 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+# ------------------------------------------------------------------ the two loops
+
+#: marks of the tests `make check` leaves out (pyproject.toml says what each means); `make test` runs them
+NOT_IN_CHECK = ("slow", "training", "kernel", "subprocess", "lab", "browser", "binder", "grading", "hub")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--edit-loop", action="store_true",
+                     help="make check: leave out the tests marked " + ", ".join(NOT_IN_CHECK)
+                     + ", and fail a test left in that starts a process or a server")
+
+
+class ProcessInEditLoop(RuntimeError):
+    """A test that `make check` runs started a process or a server: it belongs to `make test` only."""
+
+
+@contextlib.contextmanager
+def no_processes(test: str = "this test"):
+    """Within it, starting a process (subprocess, fork, spawn, os.system) or listening on a socket raises
+    :class:`ProcessInEditLoop`, naming the marks that would move ``test`` out of `make check`."""
+    import _posixsubprocess
+
+    def refuse(what):
+        def refused(*args, **kwargs):
+            raise ProcessInEditLoop(
+                f"{test} {what}, which `make check` (the two-minute edit loop) never does; mark it "
+                f"@pytest.mark.subprocess (or kernel, lab, training, slow: see pyproject.toml) so that only "
+                f"`make test` runs it")
+        return refused
+
+    patches = [(subprocess.Popen, "_execute_child", "starts a process"),
+               (_posixsubprocess, "fork_exec", "starts a process"),
+               (os, "fork", "forks a process"), (os, "forkpty", "forks a process"),
+               (os, "posix_spawn", "spawns a process"), (os, "posix_spawnp", "spawns a process"),
+               (os, "system", "runs a shell command"), (socket.socket, "listen", "starts a server")]
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches if hasattr(owner, name)]
+    try:
+        for owner, name, what in patches:
+            if hasattr(owner, name):
+                setattr(owner, name, refuse(what))
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--edit-loop"):
+        return
+    left_out = [item for item in items if any(item.get_closest_marker(m) for m in NOT_IN_CHECK)]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in set(left_out)]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """In `make check`, each test (its fixtures included) runs where no process or server can start."""
+    if not item.config.getoption("--edit-loop"):
+        return (yield)
+    with no_processes(item.nodeid):
+        return (yield)
+
+
+def _hypothesis_profiles() -> None:
+    """``ci``: every example each test asks for; ``dev`` (make check): a fifth of them. Neither has a
+    deadline: a loaded 2-core machine must not turn a slow example into a failure."""
+    from hypothesis import settings
+
+    settings.register_profile("ci", deadline=None, print_blob=True)
+    settings.register_profile("dev", deadline=None, max_examples=20)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def examples(n: int) -> int:
+    """A property test's number of examples: ``n`` in the ``ci`` profile (whose default is hypothesis's
+    100), scaled like the profile's default elsewhere (``dev``: a fifth, at least 5)."""
+    from hypothesis import settings
+
+    return max(5, round(n * settings().max_examples / 100))
+
+
 def pytest_configure(config):
     """Turn SIGTERM (a CI timeout, `kill`) into KeyboardInterrupt, so that fixtures still shut
-    JupyterLab, its kernels and Chromium down instead of leaving them running."""
+    JupyterLab, its kernels and Chromium down instead of leaving them running; load the hypothesis
+    profile; in `make check`, build matplotlib's font cache first (it asks fc-list, a process, once)."""
+    _hypothesis_profiles()
+    if config.getoption("--edit-loop"):
+        import matplotlib.font_manager  # noqa: F401
 
     def _interrupt(signum, frame):
         raise KeyboardInterrupt(f"received signal {signum}")
 
     with contextlib.suppress(ValueError):  # not in the main thread
         signal.signal(signal.SIGTERM, _interrupt)
+
+
+# ------------------------------------------------------------ a fresh Python's imports
+
+#: what one fresh Python does, step by step, in this order (each step keeps what the ones before loaded)
+FRESH_STEPS = {
+    "import lessons_lib": "import lessons_lib",
+    "ll.environment_report": "lessons_lib.environment_report",
+    "import lessons_lib.lab.adapters": "import lessons_lib.lab.adapters",
+    "import lessons_lib.lab.coref": "import lessons_lib.lab.coref",
+    "import lessons_lib.lab.cost": "import lessons_lib.lab.cost",
+    "ll.plot_weights": "import numpy; lessons_lib.plot_weights(numpy.full((2, 2), 0.5), ['a', 'b'])",
+}
+#: the heavy modules it watches for
+WATCHED = ("torch", "matplotlib", "matplotlib.pyplot", "ipywidgets", "anywidget")
+
+
+@pytest.fixture(scope="session")
+def fresh_imports() -> dict[str, set[str]]:
+    """Step of :data:`FRESH_STEPS` -> the :data:`WATCHED` modules loaded once it ran: one Python for every
+    check that importing the library stays light (a test using it is marked ``subprocess``)."""
+    code = "\n".join([
+        "import json, sys",
+        f"watched, loaded = {WATCHED!r}, {{}}",
+        *(f"{source}\nloaded[{step!r}] = [m for m in watched if m in sys.modules]"
+          for step, source in FRESH_STEPS.items()),
+        "print(json.dumps(loaded))",
+    ])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    return {step: set(found) for step, found in json.loads(out.stdout.splitlines()[-1]).items()}
+
+
+# ------------------------------------------------------------ the exported site
+
+def _site_digest() -> str:
+    """What the exported pages are made from: the notebooks, the exporting tools and their template,
+    the library's packaged files, and the versions of nbconvert and MathJax."""
+    import hashlib
+    from importlib.metadata import version
+
+    digest = hashlib.sha256(f"{version('nbconvert')} {version('jupyter-server-mathjax')}".encode())
+    files = [*NOTEBOOKS.glob("*.ipynb"), *(REPO / "tools").glob("*.py"),
+             *(REPO / "tools" / "html_template").rglob("*"), *(REPO / "lessons_lib").rglob("*.*")]
+    for path in sorted(f for f in files if f.is_file() and "__pycache__" not in f.parts):
+        digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="session")
+def exported_site() -> Path:
+    """The learner's static pages as `make html` writes them (``tools/export_html.py``), exported once per
+    `make test`: into ``build/test-site``, kept while what they are made from is unchanged, so the library
+    stage and the browser stage (two pytest processes) read the same export."""
+    site, stamp = REPO / "build" / "test-site", REPO / "build" / "test-site.sha256"
+    digest = _site_digest()
+    if site.is_dir() and stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
+        return site
+    site.parent.mkdir(parents=True, exist_ok=True)
+    fresh = Path(tempfile.mkdtemp(prefix="test-site-", dir=site.parent))
+    subprocess.run([sys.executable, str(REPO / "tools" / "export_html.py"), "--out", str(fresh)], check=True)
+    shutil.rmtree(site, ignore_errors=True)
+    fresh.rename(site)
+    stamp.write_text(digest, encoding="utf-8")
+    return site
 
 
 # ------------------------------------------------------------ lab arguments

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -51,7 +52,7 @@ def torch_sdpa(q, k, v, mask=None, causal=False, scale=None):
 
 
 # ------------------------------------------------------------------ against torch
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(qkv_cases())
 def test_matches_torch_sdpa(case):
     q, k, v, _ = case
@@ -60,7 +61,7 @@ def test_matches_torch_sdpa(case):
     assert weights.shape == (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(qkv_cases())
 def test_matches_torch_sdpa_causal(case):
     q, k, v, _ = case
@@ -68,7 +69,7 @@ def test_matches_torch_sdpa_causal(case):
     np.testing.assert_allclose(out, torch_sdpa(q, k, v, causal=True), rtol=0, atol=TOL)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(qkv_cases(), st.floats(0.05, 3.0))
 def test_matches_torch_sdpa_bool_mask_and_scale(case, scale):
     q, k, v, rng = case
@@ -93,7 +94,7 @@ def test_fully_masked_row_gives_zeros_like_torch():
 
 
 # ------------------------------------------------------------------ properties
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(qkv_cases(), st.booleans())
 def test_rows_sum_to_one_and_masked_weights_are_exactly_zero(case, causal):
     q, k, v, rng = case
@@ -109,7 +110,7 @@ def test_rows_sum_to_one_and_masked_weights_are_exactly_zero(case, causal):
     assert (weights >= 0).all()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(qkv_cases(same_length=True), st.integers(0, 8))
 def test_causal_no_future_leak(case, cut):
     """Changing tokens after position t leaves outputs at positions ≤ t unchanged."""
@@ -125,7 +126,7 @@ def test_causal_no_future_leak(case, cut):
     np.testing.assert_array_equal(w[..., :t + 1, :], w2[..., :t + 1, :])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(qkv_cases(same_length=True))
 def test_permutation_equivariance(case):
     """Without a mask, permuting the tokens permutes the output rows the same way."""
@@ -137,7 +138,7 @@ def test_permutation_equivariance(case):
     np.testing.assert_allclose(w_p, w[..., perm, :][..., perm], atol=1e-12)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(st.lists(st.floats(-50, 50), min_size=1, max_size=12), st.floats(-1e3, 1e3))
 def test_softmax_shift_invariance(row, c):
     """Adding a constant to every score changes nothing."""
@@ -188,7 +189,7 @@ def test_float32_close_to_float64():
 
 
 # ------------------------------------------------------------------ the four steps compose
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50))
 @given(qkv_cases(), st.booleans())
 def test_whole_is_the_composition_of_the_four_steps(case, causal):
     q, k, v, _ = case
@@ -219,7 +220,7 @@ def test_scale_scores_divides_by_sqrt_dk():
 
 
 # --------------------------------------------------------------------------- softmax with an "off" slot
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 7)),
               elements=st.floats(-30, 30, allow_nan=False)))
 def test_softmax_off_is_softmax_with_a_zero_score_slot_dropped(scores):
@@ -244,7 +245,7 @@ def _qkv_any_magnitude(draw):
 
 
 @pytest.mark.usefixtures("warnings_are_errors")
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(_qkv_any_magnitude(), st.booleans())
 def test_finite_input_gives_finite_output_or_a_clear_overflow_error(qkv, causal):
     q, k, v = qkv
@@ -259,7 +260,7 @@ def test_finite_input_gives_finite_output_or_a_clear_overflow_error(qkv, causal)
 
 
 @pytest.mark.usefixtures("warnings_are_errors")
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(_qkv_any_magnitude(), st.booleans())
 def test_finite_input_gives_finite_output_or_a_clear_overflow_error_in_torch(qkv, causal):
     q, k, v = qkv
@@ -284,7 +285,7 @@ def test_overflowing_scores_raise_naming_the_dtype_and_its_largest_number(factor
 
 
 @pytest.mark.usefixtures("warnings_are_errors")
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(st.sampled_from(FLOATS).flatmap(lambda dt: finite_arrays(dt, st.tuples(st.integers(1, 3),
                                                                                 st.integers(1, 5)))))
 def test_softmax_of_finite_input_is_a_distribution_without_warnings(x):
@@ -306,7 +307,7 @@ def test_many_float16_keys_do_not_overflow_the_row_sum():
 
 
 @pytest.mark.usefixtures("warnings_are_errors")
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80))
 @given(st.sampled_from(FLOATS).flatmap(lambda dt: st.tuples(
     finite_arrays(dt, (3, 4)), finite_arrays(dt, (4, 2)))), st.floats(0.01, 1e6))
 def test_each_step_gives_finite_output_or_a_clear_error(arrays, scale):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from conftest import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,10 +19,9 @@ from lessons_lib.lab.data import random_qkv
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_import_lessons_lib_does_not_import_torch():
-    code = "import sys, lessons_lib; print('torch' in sys.modules, 'matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "False"]
+@pytest.mark.subprocess
+def test_import_lessons_lib_does_not_import_torch(fresh_imports):
+    assert not {"torch", "matplotlib"} & fresh_imports["import lessons_lib"]
 
 
 def test_missing_torch_is_explained(monkeypatch):
@@ -101,7 +99,7 @@ def test_backend_checks_inputs_like_numpy():
         ll.torch_attention_with_weights(q, k, v, mask=np.ones((2, 2), dtype=bool))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(st.lists(st.integers(1, 3), max_size=3), st.integers(1, 7), st.integers(1, 7), st.booleans(),
        st.booleans(), st.integers(0, 10_000))
 def test_sdpa_matches_numpy_over_batch_shapes_and_masks(batch, L, S, causal, use_mask, seed):
@@ -138,7 +136,7 @@ def _batch_and_mask(draw):
 
 
 @pytest.mark.usefixtures("warnings_are_errors")
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), suppress_health_check=[HealthCheck.too_slow])
 @given(_batch_and_mask(), st.booleans(), st.integers(0, 10_000))
 def test_every_mask_the_numpy_path_takes_gives_the_same_result_in_torch(case, causal, seed):
     batch, L, S, mask = case

@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 import torch
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,6 @@ def test_causal_average_weights_by_hand():
     np.testing.assert_allclose(masks.causal_average_weights(4), expected, rtol=0, atol=1e-16)
 
 
-@settings(deadline=None)
 @given(st.integers(1, 30), st.floats(-50, 50))
 def test_causal_average_is_causal_softmax_of_equal_scores(n, c):
     """Equal scores + −∞ above the diagonal + softmax = the plain causal average."""
@@ -93,7 +93,6 @@ def test_mask_gallery_explains_bad_lengths():
 
 # ------------------------------------------------------------------ bottom-right alignment
 @pytest.mark.filterwarnings("ignore:Lower right causal bias will produce NaNs")
-@settings(deadline=None)
 @given(st.integers(1, 12), st.integers(1, 12))
 def test_bottom_right_causal_mask_matches_torch_causal_lower_right(L, S):
     from torch.nn.attention.bias import causal_lower_right
@@ -135,7 +134,7 @@ def test_causal_mask_mistake_names_each_mistake():
     assert "query 3, key 1" in masks.causal_mask_mistake(broken)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25))
 @given(st.integers(1, 8), st.sampled_from([(1, 4), (2, 4), (4, 8)]), st.integers(0, 10_000))
 def test_sdpa_true_means_attend_and_multiheadattention_true_means_blocked(L, hd, seed):
     """The same causal attention in both conventions: SDPA gets m, nn.MultiheadAttention gets ~m."""
@@ -194,7 +193,7 @@ def test_is_causal_together_with_a_mask_depends_on_the_sdpa_kernel():
 
 
 # ------------------------------------------------------------------ the leak experiment
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50))
 @given(st.integers(2, 10), st.sampled_from([(1, 4), (2, 4), (4, 8), (3, 6)]), st.integers(0, 10_000),
        st.data())
 def test_causal_attention_never_leaks_the_future(L, hd, seed, draw):
@@ -211,7 +210,7 @@ def test_causal_attention_never_leaks_the_future(L, hd, seed, draw):
     assert causal[position] > 0 and (open_[:position] > 0).all()
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30))
 @given(st.integers(2, 12), st.integers(0, 10_000), st.data())
 def test_torch_sdpa_is_causal_never_leaks_the_future(L, seed, draw):
     position = draw.draw(st.integers(1, L - 1))

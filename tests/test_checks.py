@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -72,7 +73,7 @@ FLAGGED = {
 }
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25))
 @given(NOT_BOOLS)
 @pytest.mark.parametrize("name", FLAGGED)
 def test_a_truthy_non_boolean_flag_is_refused(name, value):

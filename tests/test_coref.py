@@ -3,12 +3,11 @@ deterministic, labelled right, and not solvable from positions alone."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,13 +35,13 @@ def test_same_seed_same_data_other_seed_other_data():
     assert a.train.tokens != c.train.tokens
 
 
-def test_importing_coref_does_not_import_torch():
-    code = "import sys, lessons_lib.lab.coref; assert 'torch' not in sys.modules, 'torch imported'"
-    subprocess.run([sys.executable, "-c", code], check=True)
+@pytest.mark.subprocess
+def test_importing_coref_does_not_import_torch(fresh_imports):
+    assert "torch" not in fresh_imports["import lessons_lib.lab.coref"]
 
 
 # ------------------------------------------------------------------ balance
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25))
 @given(st.integers(1, 300), st.integers(1, 120), st.integers(0, 2**31), st.sampled_from([0.0, 0.2, 0.5]))
 def test_balanced_and_labelled_right(n_train, n_test, seed, none_fraction):
     d = coref.make_coref_data(n_train, n_test, seed=seed, none_fraction=none_fraction)

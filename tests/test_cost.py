@@ -143,10 +143,9 @@ def test_progress_bar_is_shown(capsys):
     assert "2/2" in capsys.readouterr().err
 
 
-def test_import_cost_does_not_import_torch():
-    code = "import sys, lessons_lib.lab.cost; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+@pytest.mark.subprocess
+def test_import_cost_does_not_import_torch(fresh_imports):
+    assert "torch" not in fresh_imports["import lessons_lib.lab.cost"]
 
 
 # ------------------------------------------------------------------ slopes and tables
@@ -220,6 +219,7 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
+@pytest.mark.subprocess
 def test_gpu_benchmark_exits_cleanly_without_cuda():
     if _cuda():
         pytest.skip("this machine has CUDA: the benchmark would really run")

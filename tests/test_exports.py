@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import importlib
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
 from conftest import load_tool
 
 import lessons_lib
@@ -56,18 +55,15 @@ def test_unknown_name_is_an_attribute_error():
         raise AssertionError("no AttributeError")
 
 
-def test_import_is_light():
+@pytest.mark.subprocess
+def test_import_is_light(fresh_imports):
     """``import lessons_lib`` loads neither torch nor matplotlib nor the widget stack."""
-    code = ("import sys, lessons_lib; heavy = [m for m in ('torch', 'matplotlib', 'ipywidgets', 'anywidget') "
-            "if m in sys.modules]; print(','.join(heavy))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "", f"import lessons_lib also imported {out.stdout.strip()}"
+    heavy = fresh_imports["import lessons_lib"]
+    assert not heavy, f"import lessons_lib also imported {sorted(heavy)}"
 
 
 def test_the_version_is_written_once_in_pyproject():
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
     assert lessons_lib.__version__ == version
-    code = ("import re, pathlib, lessons_lib; "
-            "print(re.findall(r'__version__ = \\S', pathlib.Path(lessons_lib.__file__).read_text()))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['__version__ = _']", "lessons_lib must read its version, not write it"
+    written = re.findall(r"__version__ = \S", Path(lessons_lib.__file__).read_text(encoding="utf-8"))
+    assert written == ["__version__ = _"], "lessons_lib must read its version, not write it"

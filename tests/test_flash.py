@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,7 +37,7 @@ def warnings_are_errors():
 sizes = st.integers(1, 70)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80))
 @given(L=sizes, S=sizes, d=st.integers(1, 9), d_v=st.integers(1, 6), block=st.integers(1, 80),
        causal=st.booleans(), batched=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_flash_equals_naive_float64(L, S, d, d_v, block, causal, batched, seed):
@@ -49,7 +50,7 @@ def test_flash_equals_naive_float64(L, S, d, d_v, block, causal, batched, seed):
     np.testing.assert_allclose(tiled, naive(q, k, v, causal), rtol=0, atol=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(L=sizes, S=sizes, d=st.integers(1, 64), block=st.integers(1, 80), causal=st.booleans(),
        seed=st.integers(0, 2**32 - 1))
 def test_flash_float32_within_1e5_relative_of_float64_truth(L, S, d, block, causal, seed):
@@ -81,7 +82,7 @@ def test_causal_with_l_not_s_matches_torch(L, S):
     np.testing.assert_allclose(ll.flash_attention(q, k, v, causal=True, block_size=3), expected, atol=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30))
 @given(L=sizes, S=sizes, block=st.integers(1, 32), causal=st.booleans(), seed=st.integers(0, 10_000),
        scale=st.floats(0.01, 4))
 def test_flash_matches_torch_sdpa_float64(L, S, block, causal, seed, scale):
@@ -163,7 +164,7 @@ def test_overflowing_scores_raise_a_clear_error(dtype, factor, causal):
         ll.flash_attention(q, k, v, causal=causal, block_size=4)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(exponent=st.floats(0, 300), d=st.integers(1, 8), L=st.integers(1, 12), S=st.integers(1, 12),
        block=st.integers(1, 8), causal=st.booleans(), seed=st.integers(0, 10_000),
        dtype=st.sampled_from([np.float64, np.float32]))
@@ -211,7 +212,7 @@ def test_shape_mismatch_is_explained():
 
 
 # ------------------------------------------------------------------ the online softmax on one row
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80))
 @given(n=st.integers(1, 60), cuts=st.lists(st.integers(0, 60), max_size=8), spread=st.floats(0.1, 1e4),
        n_masked=st.integers(0, 5), seed=st.integers(0, 10_000))
 def test_online_softmax_equals_softmax_for_any_chunking(n, cuts, spread, n_masked, seed):

@@ -9,6 +9,7 @@ path's answer, never NaN.
 from __future__ import annotations
 
 import numpy as np
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +30,7 @@ def broadcasting_batches(draw):
     return shapes
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80))
 @given(batches=broadcasting_batches(), L=st.integers(1, 9), S=st.integers(1, 9), d=st.integers(1, 4),
        d_v=st.integers(1, 4), block=st.integers(1, 10), causal=st.booleans(), seed=st.integers(0, 2**16))
 def test_flash_takes_every_shape_the_plain_function_takes(batches, L, S, d, d_v, block, causal, seed):
@@ -52,7 +53,7 @@ def test_flash_with_unbatched_queries_against_batched_keys():
                                ll.scaled_dot_product_attention(q, k, v)[0], atol=1e-12)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20))
 @given(S=st.integers(2_000, 12_000), value=st.floats(100, 60_000), seed=st.integers(0, 2**16))
 def test_flash_float16_sums_in_float32_like_the_plain_path(S, value, seed):
     """Many keys of large float16 values: a float16 sum of ℓ or of the weighted values overflows."""

@@ -15,6 +15,7 @@ import nbformat
 import pytest
 from conftest import load_tool
 
+pytestmark = pytest.mark.subprocess  # the pages come from tools/export_html.py, run as make html runs it
 ROOT = Path(__file__).resolve().parents[1]
 export_html = load_tool("export_html")
 alt_words = export_html.alt_words
@@ -37,10 +38,8 @@ class Images(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory):
-    out = tmp_path_factory.mktemp("html")
-    subprocess.run([sys.executable, str(ROOT / "tools/export_html.py"), "--out", str(out)], check=True)
-    return out
+def pages(exported_site):
+    return exported_site
 
 
 @pytest.fixture(scope="module")

@@ -93,6 +93,7 @@ def test_the_package_ships_no_solutions():
     assert importlib.util.find_spec("lessons_lib.solutions") is None
 
 
+@pytest.mark.kernel
 @pytest.mark.slow
 def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path):
     from nbclient import NotebookClient

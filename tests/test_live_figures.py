@@ -14,6 +14,7 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -49,7 +50,7 @@ class Wire:
 
 
 # ------------------------------------------------------------------ encoding
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(hnp.arrays(np.float64, st.tuples(st.integers(1, 70), st.integers(1, 70)),
                   elements=st.floats(-50, 50, allow_nan=False)),
        st.floats(-60, 0), st.floats(0.01, 60))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +23,7 @@ def _inputs(B, H, L, d=3, seed=0):
     return tuple(rng.standard_normal((B, H, L, d)) for _ in range(3))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(B=st.integers(1, 4), H=st.integers(1, 4), L=st.integers(2, 6), data=st.data())
 def test_a_padding_mask_reaches_every_head_of_its_own_sequence(B, H, L, data):
     lengths = data.draw(st.lists(st.integers(1, L), min_size=B, max_size=B))

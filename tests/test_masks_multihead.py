@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,7 +63,7 @@ def torch_mha(x, w_q, w_k, w_v, w_o, h, causal=False):
     return (o.transpose(-2, -3).reshape(*tx.shape[:-1], d) @ torch.as_tensor(w_o)).numpy()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(st.sampled_from([(1, 4), (2, 4), (4, 8), (3, 6)]), st.integers(1, 7), st.booleans(),
        st.integers(0, 1000), st.booleans())
 def test_multi_head_matches_torch(heads_and_d, L, causal, seed, batched):

@@ -16,6 +16,8 @@ import textwrap
 import pytest
 from conftest import REPO
 
+pytestmark = pytest.mark.subprocess  # each size is refused in a Python of its own, under a 2 GB address space
+
 # name -> the call, with a size far past the 1 GB default limit. Inputs are small (or broadcast
 # views, which take no memory), so only the function's own O(N²) buffer could be large.
 CALLS = {

@@ -8,6 +8,7 @@ import pytest
 import lessons_lib as ll
 from lessons_lib.lab import coref, models
 
+pytestmark = pytest.mark.training  # every test here draws what a model trained in the module computed
 
 @pytest.fixture(scope="module")
 def run():

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +30,7 @@ def sink_runs():
 
 
 # ------------------------------------------------------------------ the attention formula
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(st.integers(1, 3), st.integers(1, 7), st.integers(1, 7), st.integers(1, 6), st.integers(0, 2**31))
 def test_attention_matches_the_numpy_reference_and_sdpa(batch, L, S, d, seed):
     rng = np.random.default_rng(seed)
@@ -46,7 +47,7 @@ def test_attention_matches_the_numpy_reference_and_sdpa(batch, L, S, d, seed):
     assert (w.numpy()[np.broadcast_to(~key_mask[:, None, :], w.shape)] == 0).all()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**31), st.floats(0.1, 10))
 def test_off_slot_is_a_zero_key_with_a_zero_value(L, S, seed, spread):
     rng = np.random.default_rng(seed)
@@ -98,6 +99,7 @@ def test_padding_changes_nothing():
 
 
 # ------------------------------------------------------------------ training
+@pytest.mark.training
 def test_the_notebook_model_reaches_95_percent_held_out(run):
     assert run.test_accuracy >= 0.95
     assert run.train_accuracy >= 0.95
@@ -105,6 +107,7 @@ def test_the_notebook_model_reaches_95_percent_held_out(run):
     assert run.config["steps"] == len(run.losses) == 300
 
 
+@pytest.mark.training
 def test_a_short_fixed_seed_run_is_deterministic_and_learns():
     a = models.train_coref_model(steps=150, seed=3, snapshot_every=50, progress=False)
     b = models.train_coref_model(steps=150, seed=3, snapshot_every=50, progress=False)
@@ -115,6 +118,7 @@ def test_a_short_fixed_seed_run_is_deterministic_and_learns():
     assert not np.array_equal(a.losses[:5], c.losses)
 
 
+@pytest.mark.training
 def test_training_leaves_torch_settings_and_random_state_alone():
     threads, det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     state = torch.random.get_rng_state()
@@ -124,6 +128,7 @@ def test_training_leaves_torch_settings_and_random_state_alone():
     assert torch.equal(torch.random.get_rng_state(), state)
 
 
+@pytest.mark.training
 def test_snapshots_cover_training(run):
     steps = run.snapshot_steps
     assert steps[0] == 0 and steps[-1] == 300 and (np.diff(steps) > 0).all()
@@ -136,6 +141,7 @@ def test_snapshots_cover_training(run):
         np.testing.assert_allclose(snap["referent"].sum(-1), 1.0, atol=1e-12)
 
 
+@pytest.mark.training
 def test_trained_attention_sends_it_to_the_referent(run):
     """Sentences A and B use the held-out pair (animal, street): "it" points at the right noun."""
     for text, answer in ((coref.SENTENCE_A, "animal"), (coref.SENTENCE_B, "street")):
@@ -149,6 +155,7 @@ def test_trained_attention_sends_it_to_the_referent(run):
         assert first.max() < 0.5  # before training, the head points nowhere in particular
 
 
+@pytest.mark.training
 def test_read_attention_explains_unknown_words(run):
     with pytest.raises(ValueError, match="never seen 'zebra'"):
         models.read_attention(run, "the zebra didn't cross the street because it was too tired .")
@@ -156,6 +163,7 @@ def test_read_attention_explains_unknown_words(run):
         models.read_attention("model", coref.SENTENCE_A)
 
 
+@pytest.mark.training
 def test_ablating_heads(run):
     test = run.data.test
     assert models.accuracy(run, test) == run.test_accuracy
@@ -167,6 +175,7 @@ def test_ablating_heads(run):
 
 
 # ------------------------------------------------------------------ attention sinks
+@pytest.mark.training
 def test_sink_claim(sink_runs):
     """A head with nothing to fetch parks its weight on <s> (whose value shrinks), unless it may attend
     to nothing: then its weights on real tokens sum to almost 0."""
@@ -187,11 +196,13 @@ def test_sink_claim(sink_runs):
     assert history["none_sink"][0] < 0.2 and history["step"][-1] == 600
 
 
+@pytest.mark.training
 def test_sink_runs_are_deterministic(sink_runs):
     again = models.train_sink_head(False)
     np.testing.assert_array_equal(again.losses, sink_runs[False].losses)
 
 
+@pytest.mark.training
 def test_course_adamw_matches_torch_adamw_bit_for_bit():
     torch.manual_seed(0)
     ours, theirs = (models.CorefModel(d_model=16, n_heads=2, n_layers=1) for _ in range(2))
@@ -210,6 +221,8 @@ def test_course_adamw_matches_torch_adamw_bit_for_bit():
         assert torch.equal(a, b), "the course's AdamW must take exactly torch.optim.AdamW's steps"
 
 
+@pytest.mark.training
+@pytest.mark.subprocess
 def test_training_keeps_torch_compiler_unloaded():
     code = ("import sys, lessons_lib as ll; ll.train_coref_model(steps=2, progress=False); "
             "print('torch._dynamo' in sys.modules, 'sympy' in sys.modules)")

@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 import torch
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,7 @@ def _weights(rng, d):
 
 
 # ------------------------------------------------------------------ split / merge
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(HEADS_AND_WIDTH, st.integers(1, 9), st.lists(st.integers(1, 3), max_size=2), st.integers(0, 10_000))
 def test_split_then_merge_is_the_identity_and_back(heads_and_width, L, batch, seed):
     h, d = heads_and_width
@@ -75,7 +76,7 @@ def test_shape_stages_refuses_heads_that_do_not_divide():
 
 
 # ------------------------------------------------------------------ 1 head = single head
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(st.integers(1, 9), st.sampled_from([1, 2, 5, 8]), st.booleans(), st.integers(0, 10_000))
 def test_one_head_is_single_head_attention(L, d, causal, seed):
     rng = np.random.default_rng(seed)
@@ -88,7 +89,7 @@ def test_one_head_is_single_head_attention(L, d, causal, seed):
 
 
 # ------------------------------------------------------------------ one big W_Q = separate W_Q per head
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(HEADS_AND_WIDTH, st.integers(1, 8), st.booleans(), st.integers(0, 10_000))
 def test_one_big_projection_split_into_heads_equals_separate_per_head_projections(hd, L, causal, seed):
     h, d = hd
@@ -133,7 +134,7 @@ def _torch_mha(d, h, w_q, w_k, w_v, w_o):
     return mha
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(HEADS_AND_WIDTH, st.integers(1, 8), st.sampled_from(["none", "causal", "padding"]),
        st.integers(0, 10_000))
 def test_multi_head_attention_agrees_with_torch_nn_multiheadattention(hd, L, masking, seed):
@@ -153,7 +154,7 @@ def test_multi_head_attention_agrees_with_torch_nn_multiheadattention(hd, L, mas
     np.testing.assert_allclose(our_w, their_w.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25))
 @given(HEADS_AND_WIDTH, st.integers(1, 8), st.booleans(), st.integers(0, 10_000))
 def test_multi_head_attention_agrees_with_multi_head_attention_forward(hd, L, causal, seed):
     h, d = hd

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.subprocess, pytest.mark.kernel]  # the offline kernel and its tool: processes
+
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "offline_kernel.py"
 

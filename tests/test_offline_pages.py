@@ -4,8 +4,6 @@ every image loaded, nothing requested from the network (run by ``make test-brows
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -46,10 +44,8 @@ STATE = """() => new Promise(done => MathJax.Hub.Queue(() => {
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory):
-    out = tmp_path_factory.mktemp("html")
-    subprocess.run([sys.executable, str(ROOT / "tools/export_html.py"), "--out", str(out)], check=True)
-    return out
+def pages(exported_site):
+    return exported_site
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,8 @@ import nbformat
 import pytest
 from conftest import REPO, load_tool
 
+pytestmark = pytest.mark.subprocess  # the other numeric path is another Python with its own environment
+
 # A float's last bits: a product summed by OpenBLAS and tanh summed by numpy's SIMD loops.
 ROUNDOFF_PRINT = """\
 import numpy as np

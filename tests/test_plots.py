@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import matplotlib
 
@@ -304,12 +302,10 @@ def test_plot_row_weights_bars_are_the_row():
         ll.plot_row_weights(w[2], TOKENS, 9)
 
 
-def test_plots_do_not_use_pyplot():
+@pytest.mark.subprocess
+def test_plots_do_not_use_pyplot(fresh_imports):
     """Figures are made outside pyplot: shown once in a notebook, nothing left open."""
-    code = ("import sys, lessons_lib as p, numpy as np; "
-            "p.plot_weights(np.full((2, 2), 0.5), ['a', 'b']); "
-            "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    assert "matplotlib.pyplot" not in fresh_imports["ll.plot_weights"], "pyplot was imported"
 
 
 def test_tick_helpers():

@@ -25,6 +25,7 @@ def run():
     return ll.train_coref_model(steps=20, snapshot_every=10, progress=False)
 
 
+@pytest.mark.training
 def test_offline_says_so_in_one_line_and_shows_the_course_model(run, monkeypatch):
     monkeypatch.setenv("LESSONS_OFFLINE", "1")
     seen = real_model.look_inside(ll.SENTENCE_B, run=run)
@@ -33,6 +34,7 @@ def test_offline_says_so_in_one_line_and_shows_the_course_model(run, monkeypatch
     np.testing.assert_allclose(seen.weights.sum(-1), 1, atol=1e-6)
 
 
+@pytest.mark.training
 def test_a_sentence_the_course_model_cannot_read_falls_back_to_lesson_09s(run):
     seen = real_model.look_inside("Transformers read every word at once.", online=False, run=run)
     assert "animal" in seen.tokens
@@ -53,6 +55,7 @@ def test_the_gpt2_path_is_the_course_functions_on_gpt2s_weights():
     assert (np.triu(weights, k=1) == 0).all()          # causal, as GPT-2
 
 
+@pytest.mark.training
 def test_the_explorer_builds_at_both_ends_and_refuses_outside(run):
     seen = real_model.look_inside(online=False, run=run)
     for layer in (1, seen.n_layers):

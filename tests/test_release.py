@@ -18,6 +18,8 @@ import pytest
 from conftest import load_tool
 from test_links import broken_links
 
+pytestmark = pytest.mark.subprocess  # a release is made with git, in repositories of its own
+
 ROOT = Path(__file__).resolve().parents[1]
 lr = load_tool("learner_release")
 

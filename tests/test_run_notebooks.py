@@ -35,6 +35,7 @@ def test_split_stream_outputs_are_merged():
         ("stdout", "a\nb\n"), ("stderr", "warn\n"), ("stdout", "c\n")]
 
 
+@pytest.mark.kernel
 @pytest.mark.slow
 def test_a_rerun_writes_the_same_bytes(tmp_path):
     runner = _runner()

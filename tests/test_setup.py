@@ -48,6 +48,7 @@ def test_the_course_tool_speaks_even_on_an_old_python():
     ast.parse((REPO / "tools" / "course.py").read_text(encoding="utf-8"), feature_version=(3, 6))
 
 
+@pytest.mark.subprocess
 def test_a_debian_python_without_venv_gets_the_package_to_install(tmp_path):
     probe = (
         "import sys, importlib.util; sys.path.insert(0, {tools!r})\n"
@@ -93,6 +94,7 @@ def test_this_environment_got_the_torch_build_its_machine_needs():
     assert torch.__version__.split("+")[0] == course.pinned("torch")
 
 
+@pytest.mark.subprocess
 def test_make_passes_the_torch_switch_to_the_course_tool():
     out = subprocess.run(["make", "-n", "lab", "TORCH=cuda"], cwd=REPO, capture_output=True, text=True,
                          timeout=60)
@@ -144,6 +146,7 @@ def test_the_workspace_keeps_a_learners_edits_and_adds_new_lessons(tmp_path):
     assert "my_answer = 42" in mine.read_text(encoding="utf-8")
 
 
+@pytest.mark.subprocess
 def test_git_ignores_the_workspace():
     out = subprocess.run(["git", "check-ignore", "-q", "workspace/00_start_here.ipynb"], cwd=REPO)
     assert out.returncode == 0, "workspace/ must be in .gitignore, so a git pull never touches it"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from conftest import load_tool
@@ -12,10 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 term_plan = load_tool("term_plan")
 
 
-def test_the_guide_carries_the_plan_the_tool_writes():
-    result = subprocess.run([sys.executable, str(ROOT / "tools/term_plan.py"), "--check"],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+def test_the_guide_carries_the_plan_the_tool_writes(capsys):
+    assert term_plan.main(["--check"]) == 0, capsys.readouterr().out
 
 
 def test_every_lesson_has_cuts_that_name_one_section_each_and_no_exercise():

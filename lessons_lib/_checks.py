@@ -18,7 +18,7 @@ __all__ = [
     "check_positive_int", "check_int_in_range", "check_scale", "check_scores_finite", "check_output_finite",
     "memory_limit_bytes", "format_bytes", "check_memory", "check_text", "check_label", "check_labels",
     "color_range", "check_choice", "is_flag", "is_whole_number", "is_real_number", "MAX_LIVE_CELLS",
-    "check_cells", "check_number", "int_or_none",
+    "check_cells", "check_number", "int_or_none", "check_head_weights",
 ]
 
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
@@ -460,6 +460,15 @@ def check_labels(labels, n: int, name: str, what: str) -> list[str]:
         raise ValueError(f"{name} has {len(out)} labels but there are {n} {what}s: "
                          f"give one label per {what}.")
     return out
+
+
+def check_head_weights(weights, name: str = "weights") -> np.ndarray:
+    """Attention weights of several heads, ``(n_heads, seq_len, seq_len)``: one square matrix per head."""
+    w = as_float_array(weights, name)
+    if w.ndim != 3 or w.shape[1] != w.shape[2]:
+        raise ValueError(f"{name} must be (n_heads, seq_len, seq_len), one square matrix per head; "
+                         f"got shape {w.shape}.")
+    return w
 
 
 def color_range(values: np.ndarray, vmin, vmax) -> tuple[float, float]:

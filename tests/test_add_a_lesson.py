@@ -14,6 +14,7 @@ Everything happens in a temporary folder; the tree is not touched.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -156,7 +157,8 @@ CELLS = [
     ("code", "ll.check_double(my_double)"),
     ("markdown", "## Quiz"),
     ("code", 'll.show("99")'),
-    ("markdown", "## Takeaways\n\nA lesson is a registry entry, a notebook and one file per kind."),
+    ("markdown", "## Takeaways\n\nA lesson is a registry entry, a notebook and one file per kind.\n\n"
+                 "Back to the start: [00 · Start here](00_start_here.ipynb)."),
 ]
 
 
@@ -172,10 +174,12 @@ def _copy_of_the_tree(dest: Path) -> Path:
     return dest
 
 
-def _insert(path: Path, before: str, text: str) -> None:
-    source = path.read_text(encoding="utf-8")
-    assert source.count(before) == 1, f"{path.name}: {before!r}"
-    path.write_text(source.replace(before, text + before), encoding="utf-8")
+def _add_row(path: Path, first: str, row: str) -> None:
+    """Add ``row`` at the end of the docstring table whose rows match ``first`` (a regular expression)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    last = max(i for i, line in enumerate(lines) if re.match(first, line))
+    end = next(i for i in range(last, len(lines)) if lines[i].startswith("==="))
+    path.write_text("\n".join([*lines[:end], row, *lines[end:]]), encoding="utf-8")
 
 
 def _run(copy: Path, *args: str, timeout: float = 900) -> str:
@@ -199,18 +203,19 @@ def test_a_lesson_added_by_the_recipe_passes_the_tools_and_the_edit_loop(tmp_pat
     # 3.-6. one file per kind, and the two tables that list explorers and checks
     for name, source in FILES.items():
         (copy / name).write_text(textwrap.dedent(source), encoding="utf-8")
-    _insert(lib / "explorers" / "base.py", "==============================  ========  ====",
-            ":class:`DoublingExplorer`      99        the identity times a factor: factor\n")
-    table = (lib / "exercises" / "__init__.py").read_text(encoding="utf-8")
-    last_row = [line for line in table.splitlines() if line.startswith("``check_")][-1]
-    _insert(lib / "exercises" / "__init__.py", last_row,
-            "``check_double``            ``my_double(x) -> 2·x``                         99_throwaway\n")
+    _add_row(lib / "explorers" / "base.py", r":class:`\w+`\s+\d\d ",
+             ":class:`DoublingExplorer`      99        the identity times a factor: factor")
+    _add_row(lib / "exercises" / "__init__.py", r"``check_\w+``\s",
+             "``check_double``            ``my_double(x) -> 2·x``                         99_throwaway")
     # 7. the notebook
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell(s) if kind == "markdown" else nbformat.v4.new_code_cell(s)
                 for kind, s in CELLS]
     nb.metadata = nbformat.read(REPO / "notebooks" / "10_review_and_paper.ipynb", as_version=4).metadata
     nbformat.write(nb, copy / "notebooks" / f"{SLUG}.ipynb")
+    last = nbformat.read(copy / "notebooks" / "10_review_and_paper.ipynb", as_version=4)  # it links onward
+    last.cells.append(nbformat.v4.new_markdown_cell("Next: [99 · A throwaway lesson](99_throwaway.ipynb)."))
+    nbformat.write(last, copy / "notebooks" / "10_review_and_paper.ipynb")
     # 8. the teacher's guide
     guide = copy / "docs" / "teaching.md"
     entry = ("\n## 99 · [Throwaway](../notebooks/99_throwaway.ipynb)\n\nA throwaway lesson.\n\n"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 import statistics
 import subprocess
-import sys
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import require
+from conftest import load_tool, require
 from course_remote import BRANCH, LESSON_00, NAME, learner_remote, teacher_update
 from hub_classroom import PASSWORD, Learner, chp_available, code_cells, running_hub
 from test_browser import (
@@ -38,8 +37,7 @@ from test_browser import (
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-sys.path.insert(0, str(ROOT / "tools"))
-import binder_env  # noqa: E402
+binder_env = load_tool("binder_env")
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow]
 

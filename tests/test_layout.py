@@ -242,3 +242,17 @@ def test_a_lesson_modules_section_headers_name_its_own_lesson():
                 if number != path.stem[6:8]:
                     wrong.append(f"{folder}/{path.name}: notebook {number}{line}")
     assert not wrong, f"section headers of another lesson: {wrong}"
+
+
+def test_the_tests_load_a_tool_one_way():
+    """``conftest.load_tool("name")``: tools/ on sys.path as when the script runs, one module per tool (a
+    Python started by a test may still set its own path, in the code it is given)."""
+    another_way = re.compile(r"(sys\.path\.insert|\S*spec_from_file_location)\(.*tools", re.S)
+    other_ways = []
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            call = ast.get_source_segment(source, node) if isinstance(node, ast.Call) else None
+            if path.name != "conftest.py" and call and another_way.match(call):
+                other_ways.append(f"{path.name}, line {node.lineno}")
+    assert not other_ways, f"load tools with conftest.load_tool instead: {other_ways}"

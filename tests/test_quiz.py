@@ -115,8 +115,9 @@ def test_questions_refuse_to_be_malformed():
 
 
 def test_unknown_lessons_are_refused():
+    unknown = f"{int(max(LESSONS)) + 1:02d}"   # the number after the last lesson
     with pytest.raises(ValueError, match="quizzes exist for"):
-        Quiz("99")
+        Quiz(unknown)
     with pytest.raises(TypeError):
         Quiz(2.0)
     assert Quiz(2).lesson_id == "02"

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from .._checks import (
     as_float_array,
     check_flag,
+    check_head_weights,
     check_labels,
     check_mask,
     check_positive_int,
@@ -178,10 +179,7 @@ def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None
     ``head_names``). Rows are queries, columns keys; ``mask`` (True = may attend)
     hatches masked cells in every head.
     """
-    w = as_float_array(weights, "weights")
-    if w.ndim != 3 or w.shape[1] != w.shape[2]:
-        raise ValueError(f"weights must be (n_heads, seq_len, seq_len), one square matrix per head; "
-                         f"got shape {w.shape}.")
+    w = check_head_weights(weights)
     h, L, _ = w.shape
     tokens = check_labels(tokens, L, "tokens", "row")
     names = [f"head {k}" for k in range(h)] if head_names is None else [

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .._checks import as_float_array, check_labels
+from .._checks import check_head_weights, check_labels
 from .base import draw_heatmap, frame_row, new_figure
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_WEIGHTS,
@@ -173,10 +173,7 @@ def plot_head_view(weights, tokens, *, token: int, shown: int = 0, title: str | 
     width (the live view's rule); right, head ``shown`` large with token labels and the colour
     scale. The row of ``token`` is framed in every head. ``weights (n_heads, L, L)``.
     """
-    w = as_float_array(weights, "weights")
-    if w.ndim != 3 or w.shape[1] != w.shape[2]:
-        raise ValueError(f"weights must be (n_heads, seq_len, seq_len), one square matrix per head; "
-                         f"got shape {w.shape}.")
+    w = check_head_weights(weights)
     h, L, _ = w.shape
     tokens = check_labels(tokens, L, "tokens", "rows")
     if not 0 <= int(token) < L or not 0 <= int(shown) < h:

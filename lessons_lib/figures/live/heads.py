@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import traitlets as t
 
-from ..._checks import as_float_array, check_cells, check_labels, color_range, int_or_none
+from ..._checks import check_cells, check_head_weights, check_labels, color_range, int_or_none
 from .. import style
 from .base import MatrixFigure, hidden_cells
 from .wire import encode_matrix, pack_mask
@@ -69,10 +69,7 @@ class HeadView(MatrixFigure):
         new length, when None). ``mask`` (True = may attend) hatches cells in every head.
         A ``locked`` head that no longer exists is unlocked.
         """
-        w = as_float_array(weights, "weights")
-        if w.ndim != 3 or w.shape[1] != w.shape[2]:
-            raise ValueError(f"weights must be (n_heads, seq_len, seq_len), one square matrix per head; "
-                             f"got shape {w.shape}.")
+        w = check_head_weights(weights)
         check_cells(w.size, w.shape, "weights")
         n, L, _ = w.shape
         labels = check_labels(tokens, L, "tokens", "token")

@@ -114,6 +114,31 @@ def test_one_message_per_draw_and_labels_only_when_changed():
     assert len(wire.messages[1][1][0]) == 7 * 7 * 4  # the matrix as a binary buffer of float32
 
 
+def test_every_kind_sends_one_message_with_its_title_and_alt_text():
+    """The shared send: one message per draw; the alt text is the given one, else the title's first line (or
+    the kind's NAME) and what is drawn."""
+    one = np.array([[0.5, 0.5], [1.0, 0.0]])
+    drawings = {
+        "heatmap": lambda f, **kw: f.draw(one, ["a", "b"], ["a", "b"], **kw),
+        "grid": lambda f, **kw: f.draw(one[None], ["a", "b"], ["a", "b"], **kw),
+        "heads": lambda f, **kw: f.draw(one[None], ["a", "b"], **kw),
+        "bars": lambda f, **kw: f.draw(one[0], ["a", "b"], **kw),
+        "lines": lambda f, **kw: f.mark(2.0, **kw),
+        "product": lambda f, **kw: f.draw(*[ll.ProductPanel(one)] * 3, **kw),
+    }
+    assert set(drawings) == set(_LIVE.LiveFigure.kinds())
+    for kind, draw in drawings.items():
+        figure = _LIVE.LiveFigure.kinds()[kind]()
+        wire = Wire(figure)
+        draw(figure)
+        assert figure.alt.startswith(f"{figure.NAME}: "), (kind, figure.alt)
+        draw(figure, title="Seen\nsecond line")
+        assert figure.title == "Seen\nsecond line" and figure.alt.startswith("Seen: "), (kind, figure.alt)
+        draw(figure, alt="said instead")
+        assert figure.alt == "said instead", kind
+        assert len(wire.states()) == 3, f"{kind}: one message per draw"
+
+
 def test_heatmap_draw_keeps_what_it_shows():
     hm = ll.Heatmap(colorbar_label="score", cmap="cividis")
     m = np.array([[1.0, -np.inf], [0.5, 2.0]])

@@ -1,6 +1,6 @@
 """The course's conventions that the tools share, each written once.
 
-* where the course is: :data:`ROOT`, :data:`NOTEBOOKS`, and :data:`LESSONS`, the registry of lessons
+* where the course is: :data:`ROOT`, and :data:`LESSONS`, the registry of lessons
   (``lessons_lib/course/lessons.py``) of this tree: the tree's root goes first on ``sys.path``, so that a
   tool run in a copy of the tree reads the copy's registry and library;
 * how a file carries a generated block: between a begin and an end marker, rewritten by
@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = ROOT / "notebooks"
 if str(ROOT) not in sys.path[:1]:
     sys.path.insert(0, str(ROOT))
 
@@ -39,9 +38,9 @@ HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 #: an exercise's check called on the learner's answer: ``ll.check_softmax(my_softmax)`` -> (check, answer)
 CHECK_CALL = re.compile(r"\b(check_\w+)\((my_\w+)\)")
 
-__all__ = ["ROOT", "NOTEBOOKS", "LESSONS", "Lesson", "stated_minutes", "COLAB_TAG", "GRADED_TAG",
+__all__ = ["ROOT", "LESSONS", "Lesson", "stated_minutes", "COLAB_TAG", "GRADED_TAG",
            "SUBSLIDE_TAG", "SOLUTION_BEGIN", "SOLUTION_END", "HIDDEN_BEGIN", "HIDDEN_END", "CHECK_CALL",
-           "check_cell", "replace_block", "read_block", "lesson_of"]
+           "check_cell", "replace_block", "lesson_of"]
 
 
 def check_cell(source: str) -> tuple[str, str] | None:
@@ -73,10 +72,3 @@ def replace_block(text: str, begin: str, end: str, body: str, *, where: str = "t
     head, rest = text.split(begin, 1)
     tail = rest.split(end, 1)[1]
     return head + (f"{begin}\n{body}\n{end}" if keep_markers else body) + tail
-
-
-def read_block(text: str, begin: str, end: str) -> str | None:
-    """What lies between the markers (stripped), or None when they are missing."""
-    if begin not in text or end not in text.split(begin, 1)[1]:
-        return None
-    return text.split(begin, 1)[1].split(end, 1)[0].strip()

@@ -251,8 +251,9 @@ def test_the_tests_load_a_tool_one_way():
     other_ways = []
     for path in sorted((ROOT / "tests").glob("*.py")):
         source = path.read_text(encoding="utf-8")
-        for node in ast.walk(ast.parse(source)):
-            call = ast.get_source_segment(source, node) if isinstance(node, ast.Call) else None
-            if path.name != "conftest.py" and call and another_way.match(call):
-                other_ways.append(f"{path.name}, line {node.lineno}")
+        names = ("insert", "spec_from_file_location")
+        calls = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+                 and getattr(node.func, "attr", getattr(node.func, "id", "")) in names]
+        other_ways += [f"{path.name}, line {call.lineno}" for call in calls if path.name != "conftest.py"
+                       and another_way.match(ast.get_source_segment(source, call))]
     assert not other_ways, f"load tools with conftest.load_tool instead: {other_ways}"

@@ -40,6 +40,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import types
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -47,6 +48,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from unittest.mock import patch
 
 import psutil
 import websocket  # websocket-client, a dependency of jupyter_server
@@ -109,16 +111,25 @@ class ClassroomSpawner(SimpleLocalProcessSpawner):   # TLJH's spawner; systemd's
 
 c.JupyterHub.spawner_class = ClassroomSpawner
 
-# ---- docs/classroom.md, the hub settings of The Littlest JupyterHub, verbatim:
-{documented}
+# ---- docs/classroom.md's settings for The Littlest JupyterHub, loaded as TLJH loads every file of
+# its jupyterhub_config.d (a config of its own, merged into this one). TLJH's spawner is not
+# installed here: ClassroomSpawner stands in for it.
+import sys
+import types
+
+sys.modules["tljh"] = types.ModuleType("tljh")
+sys.modules["tljh.user_creating_spawner"] = types.ModuleType("tljh.user_creating_spawner")
+sys.modules["tljh.user_creating_spawner"].UserCreatingSpawner = ClassroomSpawner
+load_subconfig({documented!r})
+assert issubclass(c.JupyterHub.spawner_class, ClassroomSpawner), c.JupyterHub.spawner_class
 # ---- what systemd does for TLJH's spawner, done by hand: every learner here is the same Unix user
 # on one /tmp, so each gets a runtime folder of their own (as isolate_tmp's private /tmp gives), and
 # each server process the unit's LimitDATA (systemd sets it with setrlimit too; kernels inherit it).
 assert "JUPYTER_RUNTIME_DIR" in c.Spawner.environment, "docs/classroom.md moves the runtime folder"
 c.Spawner.environment["JUPYTER_RUNTIME_DIR"] = lambda spawner: "{runtime}/" + spawner.user.name
 DATA_LIMIT = {data_limit}
-# Other hubs may run on this machine (other test runs): this one's learners' ports start here.
-FIRST_PORT = {first_port}
+# Other test hubs may run on this machine: this one's learners' ports start elsewhere.
+c.JupyterHub.spawner_class.first_port = {first_port}
 c.SimpleLocalProcessSpawner.home_dir_template = "{tmp}/home/{{username}}"
 """
 
@@ -146,17 +157,20 @@ def systemd_bytes(size: str) -> int:
 
 
 def documented_settings(guide: Path = CLASSROOM_GUIDE) -> dict:
-    """What the documented hub settings set: the data limit per process and the learners' environment."""
+    """What the documented hub settings set: the data limit per process, the learners' environment."""
     from jupyterhub.spawner import LocalProcessSpawner
     from traitlets.config import Config
 
+    stand_in = types.ModuleType("tljh.user_creating_spawner")
+    stand_in.UserCreatingSpawner = LocalProcessSpawner   # TLJH's is one too (a SystemdSpawner)
     config = Config()
-    config.JupyterHub.spawner_class = LocalProcessSpawner   # TLJH's is one too (SystemdSpawner)
-    exec(documented_hub_config(guide), {"c": config})   # our own guide's config block
+    with patch.dict(sys.modules, {"tljh": types.ModuleType("tljh"), "tljh.user_creating_spawner": stand_in}):
+        exec(documented_hub_config(guide), {"c": config})   # our own guide's config block
     env = config.Spawner.environment.to_dict().get("update", {})
     limit = config.SystemdSpawner.unit_extra_properties["LimitDATA"]
     return {"data_limit": systemd_bytes(limit), "environment": env,
-            "isolate_tmp": config.SystemdSpawner.isolate_tmp}
+            "isolate_tmp": config.SystemdSpawner.isolate_tmp,
+            "first_port": config.JupyterHub.spawner_class.first_port}
 
 
 @dataclass
@@ -306,12 +320,15 @@ def running_hub(tmp: Path, singleuser: Path, route_check_s: int = 60) -> Iterato
     port, hub_port, api_port = free_port(), free_port(), free_port()
     first_port = _free_port_block()
     token = secrets.token_hex(16)
+    documented = tmp / "jupyterhub_config.d" / "attention-course.py"   # TLJH: /opt/tljh/config/...
+    documented.parent.mkdir(exist_ok=True)
+    documented.write_text(documented_hub_config())
     config = tmp / "jupyterhub_config.py"
     config.write_text(HUB_CONFIG.format(
         port=port, hub_port=hub_port, proxy_api_port=api_port, proxy_token=token, tmp=tmp,
         password=PASSWORD, teacher=TEACHER, singleuser=str(singleuser), route_check_s=route_check_s,
         root_args=["--allow-root"] if os.geteuid() == 0 else [],  # as root (containers, CI)
-        documented=documented_hub_config(), runtime=runtime, first_port=first_port,
+        documented=str(documented), runtime=runtime, first_port=first_port,
         data_limit=documented_settings()["data_limit"]))
     log_path = tmp / "hub.log"
     hub_bin = Path(sys.executable).parent / "jupyterhub"

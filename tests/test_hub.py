@@ -18,6 +18,7 @@ but the kernels killed on purpose, no edit lost.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import stat
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,29 +340,36 @@ def test_a_kernel_killed_mid_training_restarts_and_the_saved_notebook_is_intact(
         kernel.close()
 
 
+@contextlib.contextmanager
+def _mid_lesson(room: Classroom, n: int = 3) -> Iterator[list[tuple[Learner, Kernel]]]:
+    """``n`` learners of the class with lesson 01 open, learner i's kernel holding ``before = i``."""
+    learners = room.mid_class(n)
+    kernels = [lr.start_kernel(f"{NAME}/{LESSON_01}") for lr in learners]
+    try:
+        for i, kernel in enumerate(kernels):
+            kernel.execute(f"before = {i}")
+        yield list(zip(learners, kernels))
+    finally:
+        for kernel in kernels:
+            kernel.close()
+
+
 def test_a_hub_restart_mid_class_keeps_servers_kernels_and_logins(classroom):
     """The hub process stops and starts again while three learners are mid-lesson: their kernels
     run cells while it is down; afterwards the same kernels hold their variables, the learners are
     still logged in, saving works, and the hub knows their servers."""
     room = classroom
-    learners = room.mid_class(3)
-    kernels = [lr.start_kernel(f"{NAME}/{LESSON_01}") for lr in learners]
-    try:
-        for i, kernel in enumerate(kernels):
-            kernel.execute(f"before_restart = {i}")
+    with _mid_lesson(room) as class_:
         room.hub.stop()
-        for i, kernel in enumerate(kernels):   # the hub is down: servers, proxy and kernels are not
-            assert kernel.text(f"print(before_restart * 10 + {i})").strip() == str(11 * i)
+        for i, (_, kernel) in enumerate(class_):   # the hub is down: servers, proxy and kernels are not
+            assert kernel.text(f"print(before * 10 + {i})").strip() == str(11 * i)
         room.hub.start()
-        for i, (learner, kernel) in enumerate(zip(learners, kernels)):
+        for i, (learner, kernel) in enumerate(class_):
             assert learner.logged_in(), f"{learner.name} was sent to the login page"
-            assert kernel.text("print(before_restart)").strip() == str(i)
+            assert kernel.text("print(before)").strip() == str(i)
             learner.edit(f"{NAME}/{LESSON_01}", IMPORTS, f"{IMPORTS}  # saved after the hub's restart")
             assert learner.kept(f"{NAME}/{LESSON_01}", "saved after the hub's restart")
             assert room.teacher.server_state(learner.name) == "ready"
-    finally:
-        for kernel in kernels:
-            kernel.close()
 
 
 def test_a_proxy_restart_gives_routes_back_and_learners_reconnect(classroom):
@@ -368,24 +377,17 @@ def test_a_proxy_restart_gives_routes_back_and_learners_reconnect(classroom):
     route check the learners' routes are back, their front ends reconnect to the same kernels
     (variables intact), and their notebooks open again."""
     room = classroom
-    learners = room.mid_class(3)
-    kernels = [lr.start_kernel(f"{NAME}/{LESSON_01}") for lr in learners]
-    try:
-        for i, kernel in enumerate(kernels):
-            kernel.execute(f"before_restart = {i}")
+    with _mid_lesson(room) as class_:
         started = time.monotonic()
         room.hub.restart_proxy()
-        for kernel in kernels:
+        for _, kernel in class_:
             kernel.reconnect(timeout=ROUTES_BACK_S)
         back = time.monotonic() - started
-        for i, (learner, kernel) in enumerate(zip(learners, kernels)):
-            assert kernel.text("print(before_restart)").strip() == str(i)
+        for i, (learner, kernel) in enumerate(class_):
+            assert kernel.text("print(before)").strip() == str(i)
             status, _, _ = learner.get(f"{learner.prefix}api/contents/{NAME}/{LESSON_01}")
             assert status == 200
-        print(f"\nproxy restarted: routes back and {len(kernels)} learners reconnected after {back:.0f} s")
-    finally:
-        for kernel in kernels:
-            kernel.close()
+    print(f"\nproxy restarted: routes back and {len(class_)} learners reconnected after {back:.0f} s")
 
 
 def test_a_server_stopped_and_started_by_the_teacher_keeps_the_saved_edits(classroom):

@@ -147,8 +147,12 @@ test-binder: $(STAMP_DEV)
 test-grading: $(STAMP_DEV)
 	$(BIN)/pytest -m grading tests/test_grading.py
 
-# A class on a real JupyterHub: configurable-http-proxy from npm (into build/node), the Binder
-# environment as each learner's server, the course by an nbgitpuller link (a few minutes).
+# A class on a real JupyterHub: configurable-http-proxy from npm (into build/node) as a service of its
+# own, the Binder environment (binder/'s kernels over Unix sockets) as each learner's server, the hub
+# settings of docs/classroom.md, the course by an nbgitpuller link: 40 learners start at once, then
+# the faults of a class (a kernel killed, hub and proxy restarted, a server stopped by the teacher, a
+# kernel at its memory limit); the tally (kernels started, dead, restarted; edits kept) is printed
+# and written to test-artifacts/hub-tally.json (several minutes).
 # configurable-http-proxy 5 needs Node >= 20; Debian bookworm's own nodejs is 18, where 4.6.3 runs.
 CHP_VERSION := $(shell node -e 'process.stdout.write(+process.versions.node.split(".")[0] >= 20 ? "5.3.0" : "4.6.3")' 2>/dev/null || echo 4.6.3)
 CHP := build/node/node_modules/.bin/configurable-http-proxy

@@ -91,9 +91,10 @@ def drag(kernel, seconds: float, rate: float = 2.0) -> tuple[list[float], int]:
     return times, errors
 
 
-def tree_cpu(pid: int) -> float:
+def tree_cpu(hub) -> float:
+    """CPU seconds of the proxy, the hub, the servers and the kernels (and their finished children)."""
     total = 0.0
-    for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+    for proc in hub.processes():
         with contextlib.suppress(psutil.Error):
             t = proc.cpu_times()
             total += t.user + t.system + t.children_user + t.children_system
@@ -102,7 +103,7 @@ def tree_cpu(pid: int) -> float:
 
 def kernel_process(hub, name: str) -> psutil.Process | None:
     notebooks = str(hub.home(name) / NAME / "notebooks")
-    for proc in psutil.Process(hub.process.pid).children(recursive=True):
+    for proc in hub.learner_processes(name):
         with contextlib.suppress(psutil.Error):
             if proc.cwd().startswith(notebooks) and "ipykernel" in " ".join(proc.cmdline()):
                 return proc
@@ -115,9 +116,9 @@ def settle(hub, below: float = 0.2, longest: float = 120.0) -> float:
     for a while, and a drag measured then measures the start-up. Returns the last share measured."""
     deadline, share = time.monotonic() + longest, 1.0
     while time.monotonic() < deadline:
-        before = tree_cpu(hub.process.pid)
+        before = tree_cpu(hub)
         time.sleep(2.0)
-        share = (tree_cpu(hub.process.pid) - before) / 2.0
+        share = (tree_cpu(hub) - before) / 2.0
         if share < below:
             break
     return share
@@ -137,7 +138,7 @@ def at_once(hub, bare: Path, sizes: list[int], seconds: float) -> list[dict]:
         list(pool.map(lambda k: drag(k, 2.0), kernels))
     rows = []
     for n in sizes:
-        cpu_before = tree_cpu(hub.process.pid)
+        cpu_before = tree_cpu(hub)
         kcpu = [kernel_process(hub, lr.name) for lr in learners[:n]]
         kcpu_before = sum(p.cpu_times().user + p.cpu_times().system for p in kcpu if p)
         for kernel in kernels[:n]:
@@ -153,7 +154,7 @@ def at_once(hub, bare: Path, sizes: list[int], seconds: float) -> list[dict]:
                      "p95_ms": round(moves[int(0.95 * (len(moves) - 1))] * 1000, 1) if moves else None,
                      "max_ms": round(moves[-1] * 1000, 1) if moves else None,
                      "kernel_cpu_ms_per_move": round((kcpu_after - kcpu_before) / count * 1000, 1),
-                     "hub_cpu_ms_per_move": round((tree_cpu(hub.process.pid) - cpu_before) / count * 1000,
+                     "hub_cpu_ms_per_move": round((tree_cpu(hub) - cpu_before) / count * 1000,
                                                   1)})
         print(json.dumps(rows[-1]), flush=True)
     for kernel in kernels:

@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .._checks import as_float_array, check_labels
+from .._checks import as_float_array, check_labels, check_positive_int, check_whole_number
 from .base import check_rows_sum_to_one, draw_heatmap, frame_row, new_figure
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_WEIGHTS,
@@ -185,7 +185,7 @@ def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None
         f"head {k}: {n}" for k, n in enumerate(check_labels(head_names, h, "head_names", "head"))]
     for k in range(h):
         check_rows_sum_to_one(w[k], tokens, f"weights[{k}]")
-    ncols = min(h, 4) if ncols is None else int(ncols)
+    ncols = min(h, 4) if ncols is None else check_positive_int(ncols, "ncols")
     nrows = -(-h // ncols)
     side = min(3.6, max(2.4, 0.25 * L + 1.0))                 # inches per panel
     # token labels at least 12 pt apart, and no more than MAX_TOKEN_LABELS of them
@@ -244,7 +244,9 @@ def plot_head_view(weights, tokens, *, token: int, shown: int = 0, title: str | 
                          f"got shape {w.shape}.")
     h, L, _ = w.shape
     tokens = check_labels(tokens, L, "tokens", "rows")
-    if not 0 <= int(token) < L or not 0 <= int(shown) < h:
+    token, shown = check_whole_number(token, "token"), check_whole_number(shown, "shown")
+    width_px, height_px = check_positive_int(width_px, "width_px"), check_positive_int(height_px, "height_px")
+    if not 0 <= token < L or not 0 <= shown < h:
         raise ValueError(f"token must be from 0 to {L - 1} and shown from 0 to {h - 1}; "
                          f"got {token}, {shown}.")
     left_w, area_h, gap, label = 0.42 * width_px - 4, height_px - 40, 8, 16

@@ -218,6 +218,7 @@ def combine_masks(mask, causal: bool, n_queries: int, n_keys: int, target_shape:
     ``target_shape`` (default ``(n_queries, n_keys)``) is the scores' shape the
     mask must broadcast to.
     """
+    n_queries, n_keys = check_positive_int(n_queries, "n_queries"), check_positive_int(n_keys, "n_keys")
     target_shape = (n_queries, n_keys) if target_shape is None else tuple(target_shape)
     mask = check_mask(align_sequence_mask(mask, len(target_shape)), target_shape)
     if check_flag(causal, "causal"):

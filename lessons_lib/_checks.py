@@ -275,15 +275,15 @@ def check_real(value, name: str, *, positive: bool = False) -> float:
 
 
 def short_number(value) -> str:
-    """A whole number as a learner can read it: ``1,000`` up to 15 digits, else ``about 1.0e+400``.
+    """A whole number as a learner can read it: all its digits up to 15, else ``about 1.0e+400``.
 
     >>> short_number(2048), short_number(-10**400)
-    ('2,048', 'about -1.0e+400')
+    ('2048', 'about -1.0e+400')
     """
     value = int(value)
     digits = str(abs(value))
     if len(digits) <= 15:
-        return f"{value:,}"
+        return str(value)
     return f"about {'-' if value < 0 else ''}{digits[0]}.{digits[1]}e+{len(digits) - 1}"
 
 

@@ -132,7 +132,9 @@ def weights_from_gpt2_attention(module) -> dict:
     GPT-2's ``Conv1D`` computes ``x @ weight + bias`` with ``weight (in, out)``: the
     course's layout already, so nothing is transposed. ``c_attn.weight (d, 3·d)``
     holds W_Q, W_K, W_V side by side: split by *columns*. GPT-2 is causal: call
-    ``multi_head_attention(x, **weights, causal=True)``.
+    ``multi_head_attention(x, **weights, causal=True)``. Where GPT-2 scales its scores by
+    something other than 1/√d_head (``scale_attn_weights=False``, ``scale_attn_by_inverse_layer_idx``),
+    W_Q and b_Q carry the ratio, so the course's 1/√d_head gives GPT-2's scores.
     """
     function = "weights_from_gpt2_attention"
     _require(module, ("c_attn", "c_proj", "num_heads"), "a GPT-2 attention layer (with c_attn, c_proj)",

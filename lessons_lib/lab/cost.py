@@ -315,6 +315,7 @@ def _measure_runs(runs, n, d, *, dtype, repeats, seed, memory, threads) -> list[
     """
     repeats = check_positive_int(repeats, "repeats")
     seed = check_seed(seed, allow_generator=False)
+    threads = None if threads is None else check_positive_int(threads, "threads")   # before any work
     for method, block in runs:
         check_fits(method, n, d, dtype=dtype, block_size=block)
     q, k, v = _inputs(n, d, dtype, seed)

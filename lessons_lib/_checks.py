@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numbers
 import os
+import warnings
+from fractions import Fraction
 
 import numpy as np
 
@@ -18,7 +20,8 @@ __all__ = [
     "check_positive_int", "check_int_in_range", "check_scale", "check_scores_finite", "check_output_finite",
     "memory_limit_bytes", "format_bytes", "check_memory", "check_text", "check_label", "check_labels",
     "color_range", "check_choice", "is_flag", "is_whole_number", "is_real_number", "MAX_LIVE_CELLS",
-    "check_cells", "check_number", "int_or_none", "check_head_weights",
+    "check_cells", "check_number", "int_or_none", "check_head_weights", "MAX_COUNT", "short_number",
+    "check_whole_number",
 ]
 
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
@@ -27,6 +30,10 @@ __all__ = [
 DEFAULT_MEMORY_LIMIT_MB = 1000
 
 MAX_LIVE_CELLS = 512 * 512  # a live figure draws at most this many cells (all panels together)
+
+# The largest count or index any array can have (numpy's intp): a whole number above it cannot be a size,
+# and would end in Python's OverflowError (float(10**400)) or numpy's "Maximum allowed size exceeded".
+MAX_COUNT = int(np.iinfo(np.intp).max)
 
 
 # What an array must look like, by its least number of dimensions (for messages).
@@ -216,7 +223,8 @@ def check_axis(axis, ndim: int, name: str = "axis") -> int:
         )
     if not -ndim <= axis < ndim:
         raise ValueError(
-            f"{name}={axis} is out of range for an array with {ndim} dimension{'s' if ndim != 1 else ''}: "
+            f"{name}={short_number(axis)} is out of range for an array with {ndim} "
+            f"dimension{'s' if ndim != 1 else ''}: "
             f"use {-ndim} … {ndim - 1} (-1 is the last axis)."
         )
     return int(axis) % ndim
@@ -233,7 +241,9 @@ def check_seed(seed, name: str = "seed", *, allow_generator: bool = True):
             f"The same seed gives the same numbers on every run."
         )
     if seed < 0:
-        raise ValueError(f"{name} must be 0 or more; got {seed}.")
+        raise ValueError(f"{name} must be 0 or more; got {short_number(seed)}.")
+    if seed > MAX_COUNT:   # numpy takes any seed, torch none above 2**64: one rule for both
+        raise ValueError(f"{name} must be at most {MAX_COUNT:,}; got {short_number(seed)}.")
     return int(seed)
 
 
@@ -265,25 +275,51 @@ def check_real(value, name: str, *, positive: bool = False) -> float:
     return float(value)
 
 
-def _whole_number(value, name: str) -> int:
+def short_number(value) -> str:
+    """A whole number as a learner can read it: all its digits up to 15, else ``about 1.0e+400``.
+
+    >>> short_number(2048), short_number(-10**400)
+    ('2048', 'about -1.0e+400')
+    """
+    value = int(value)
+    digits = str(abs(value))
+    if len(digits) <= 15:
+        return str(value)
+    return f"about {'-' if value < 0 else ''}{digits[0]}.{digits[1]}e+{len(digits) - 1}"
+
+
+def check_whole_number(value, name: str) -> int:
+    """A whole number (not a bool) that can count or index an array (at most :data:`MAX_COUNT` either way).
+
+    Beyond that, a :class:`SizeLimitError` naming ``name`` (``10**400`` is no count: never an
+    ``OverflowError`` or numpy's "Maximum allowed size exceeded" further on).
+    """
     if not is_whole_number(value):
         raise TypeError(f"{name} must be a whole number; got {value!r} ({type(value).__name__}).")
-    return int(value)
+    value = int(value)
+    if abs(value) > MAX_COUNT:
+        raise SizeLimitError(
+            f"{name} = {short_number(value)} is beyond any size or index: no array on any computer has "
+            f"that many entries (numpy counts at most {MAX_COUNT:,}), and the course allows one "
+            f"computation about {format_bytes(memory_limit_bytes())} of memory. Use a count of a few "
+            f"thousand at most."
+        )
+    return value
 
 
 def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     """Check an integer count such as ``n_heads`` or ``seq_len``."""
-    value = _whole_number(value, name)
+    value = check_whole_number(value, name)
     if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}; got {value}.")
+        raise ValueError(f"{name} must be at least {minimum}; got {short_number(value)}.")
     return value
 
 
 def check_int_in_range(value, name: str, lo: int, hi: int) -> int:
     """Check a whole number from ``lo`` to ``hi`` (a slider's value, a row index)."""
-    value = _whole_number(value, name)
+    value = check_whole_number(value, name)
     if not lo <= value <= hi:
-        raise ValueError(f"{name} must be from {lo} to {hi}; got {value}.")
+        raise ValueError(f"{name} must be from {lo} to {hi}; got {short_number(value)}.")
     return value
 
 
@@ -390,21 +426,52 @@ class SizeLimitError(ValueError):
     """A computation was refused before it started because it would not fit in memory."""
 
 
+_MEMORY_LIMIT_VARIABLE = "LESSONS_MEMORY_LIMIT_MB"
+_refused_limits: set = set()  # settings already refused, so each is said once, not at every check
+
+
 def memory_limit_bytes() -> int:
-    """The course's memory limit in bytes (``LESSONS_MEMORY_LIMIT_MB``, default 1000 MB = 1 GB)."""
-    raw = os.environ.get("LESSONS_MEMORY_LIMIT_MB", "")
+    """The course's memory limit in bytes (``LESSONS_MEMORY_LIMIT_MB``, default 1000 MB = 1 GB).
+
+    The setting must be a finite number of megabytes above 0 (``4000``, ``1500.5``). Anything else
+    (``inf``, ``nan``, ``1e400``, ``-5``, ``0``, ``4GB``) is refused: a warning says so once, naming the
+    value, and the default is used.
+    """
+    raw = os.environ.get(_MEMORY_LIMIT_VARIABLE, "")
+    if not raw.strip():
+        return int(DEFAULT_MEMORY_LIMIT_MB * 1e6)
     try:
-        mb = float(raw) if raw.strip() else DEFAULT_MEMORY_LIMIT_MB
+        mb = float(raw)
     except ValueError:
-        mb = DEFAULT_MEMORY_LIMIT_MB
-    return int(max(mb, 1) * 1e6)
+        mb = None
+    if mb is not None and np.isfinite(mb) and mb > 0:
+        return max(int(Fraction(mb) * 10**6), 1)           # exact: 1e302 MB is no float's worth of bytes
+    if raw not in _refused_limits:
+        _refused_limits.add(raw)
+        warnings.warn(
+            f"{_MEMORY_LIMIT_VARIABLE}={raw!r} is not a memory limit: it must be a finite number of "
+            f"megabytes above 0, e.g. {_MEMORY_LIMIT_VARIABLE}=4000 for 4 GB. The course uses its "
+            f"default, {DEFAULT_MEMORY_LIMIT_MB} MB, until you change it.", UserWarning, stacklevel=3)
+    return int(DEFAULT_MEMORY_LIMIT_MB * 1e6)
 
 
 def format_bytes(n_bytes: float) -> str:
-    """``1500`` → ``'1.5 kB'``: decimal units (1 GB = 10⁹ bytes, as the lessons count), one decimal."""
+    """``1500`` → ``'1.5 kB'``: decimal units (1 GB = 10⁹ bytes, as the lessons count), one decimal.
+
+    Any size, however large (a whole number of 400 digits too): past 10,000 TB it is written
+    ``'1.0e+388 TB'``.
+
+    >>> format_bytes(1500), format_bytes(4 * 10**9), format_bytes(10**400)
+    ('1.5 kB', '4.0 GB', '1.0e+388 TB')
+    """
+    if isinstance(n_bytes, numbers.Integral) and abs(int(n_bytes)) >= 10**300:  # beyond a float
+        digits = str(abs(int(n_bytes)) // 10**12)
+        return f"{'-' if n_bytes < 0 else ''}{digits[0]}.{digits[1]}e+{len(digits) - 1} TB"
     value = float(n_bytes)
     for unit in ("B", "kB", "MB", "GB", "TB"):
         if abs(value) < 1000 or unit == "TB":
+            if unit == "TB" and abs(value) >= 10_000:
+                return f"{value:.1e} TB"
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1000
     raise AssertionError("unreachable")

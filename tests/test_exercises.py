@@ -212,6 +212,9 @@ MISTAKES += [
      ["each row", "NaN"]),
     ("softmax_off", lambda scores: _off_shifted(scores, scores.min(axis=1, keepdims=True)),
      "shift_not_per_row", ["each row", "NaN"]),
+    # shifted by each row's first score, not its largest: overflows where the largest is far above it
+    ("softmax_off", lambda scores: _off_shifted(scores, np.maximum(scores[:, :1], 0)), "shift_by_first",
+     ["first score", "largest", "NaN"]),
     ("softmax_off", lambda scores: np.exp(scores) / (1 + np.exp(scores).sum(axis=-1, keepdims=True)),
      "no_max_subtraction", ["overflow", "NaN"]),
     ("softmax_off", lambda scores: np.exp(scores) / (np.exp(scores) + 1).sum(axis=1, keepdims=True),

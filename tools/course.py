@@ -26,102 +26,154 @@ and checks cleared). It is made once; later runs add lessons that are new after 
 overwrite a lesson the learner has, so their work survives course updates. To take a lesson's new version,
 delete or rename your copy in ``workspace/`` and run ``make lab`` again.
 
-Everything here uses the standard library only and parses with old Pythons, so that step 1 can speak.
+Everything here uses the standard library only and parses with old Pythons, Python 2.7 included (no
+f-strings, annotations or other newer syntax: ``tests/test_setup.py`` parses this file with Python 2.7's
+own grammar), and step 1 runs before anything an old Python lacks is imported, so that it can speak.
 """
 
-import argparse
-import hashlib
-import importlib.util
+# This file must parse on Python 2.7 (see the docstring): no f-strings, "{0}".format, the __future__
+# import, and the imports after the version check are on purpose, so pyupgrade's rules are off here.
+# ruff: noqa: UP010, UP020, UP030, UP032, E402
+from __future__ import print_function
+
+import io
 import os
-import platform
 import re
-import shutil
-import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-VENV = ROOT / ".venv"
-WORKSPACE = ROOT / "workspace"
-START = "00_start_here.ipynb"
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-CHROMIUM = Path("/usr/bin/chromium")
-
-# How JupyterLab is started (tests/test_lab_serves.py starts it with exactly these, plus port and token).
-def lab_args(folder: str) -> list:
-    """JupyterLab's arguments to open ``folder``/00_start_here.ipynb, served from the repository root."""
-    return ["--ServerApp.root_dir=.", f"--LabApp.default_url=/lab/tree/{folder}/{START}",
-            f"{folder}/{START}"]
+_ROOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class SetupError(Exception):
     """Set-up cannot go on; the message says what to do, in one line."""
 
 
-# ------------------------------------------------------------------ 1. Python
+# ------------------------------------------------------------------ 1. Python (runs on any Python)
 
-def required_python() -> tuple:
+def required_python():
     """The lowest Python ``pyproject.toml`` allows, as a tuple: ``requires-python = ">=3.11"`` -> (3, 11)."""
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    with io.open(os.path.join(_ROOT_DIR, "pyproject.toml"), encoding="utf-8") as f:
+        text = f.read()
     match = re.search(r'^requires-python\s*=\s*">=\s*(\d+)\.(\d+)"', text, re.M)
     if not match:
-        raise SetupError("pyproject.toml has no requires-python = \">=X.Y\" line")
+        raise SetupError('pyproject.toml has no requires-python = ">=X.Y" line')
     return int(match.group(1)), int(match.group(2))
 
 
-def check_python(version=None) -> None:
+def check_python(version=None):
     need = required_python()
     have = tuple(version or sys.version_info[:2])
     if have < need:
         raise SetupError(
-            f"This course needs Python {need[0]}.{need[1]} or newer; {sys.executable} is Python "
-            f"{have[0]}.{have[1]}. Install a newer Python (python.org, or e.g. "
-            f"'sudo apt install python3.{need[1]}') and run again with it: make lab PYTHON=python3.{need[1]}")
+            "This course needs Python {0}.{1} or newer; {2} is Python {3}.{4}. Install a newer Python "
+            "(python.org, or e.g. 'sudo apt install python3.{1}') and run again with it: "
+            "make lab PYTHON=python3.{1}".format(need[0], need[1], sys.executable, have[0], have[1]))
+
+
+if __name__ == "__main__" and tuple(sys.version_info[:2]) < required_python():
+    # Before the imports an old Python lacks (pathlib, importlib.util): say why, then stop.
+    try:
+        check_python()
+    except SetupError as too_old:
+        print("\nset-up stopped: {0}".format(too_old), file=sys.stderr)
+        sys.exit(2)
+
+import argparse  # after the version check, which must run on any Python
+import hashlib
+import importlib.util
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(_ROOT_DIR)
+VENV = ROOT / ".venv"
+WORKSPACE = ROOT / "workspace"
+START = "00_start_here.ipynb"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+CHROMIUM = Path("/usr/bin/chromium")
+TORCH_CHOICES = ("auto", "cpu", "cuda")
+
+
+# How JupyterLab is started (tests/test_lab_serves.py starts it with exactly these, plus port and token).
+def lab_args(folder):
+    """JupyterLab's arguments to open ``folder``/00_start_here.ipynb, served from the repository root."""
+    return ["--ServerApp.root_dir=.", "--LabApp.default_url=/lab/tree/{0}/{1}".format(folder, START),
+            "{0}/{1}".format(folder, START)]
 
 
 # ------------------------------------------------------------------ 2. .venv
 
-def venv_python(venv: Path = VENV) -> Path:
+def venv_python(venv=VENV):
     return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def venv_module_missing() -> str:
+def venv_module_missing():
     """'' when this Python can create a venv with pip; else the one line that says what to install."""
     if importlib.util.find_spec("venv") is None or importlib.util.find_spec("ensurepip") is None:
-        package = "python{}.{}-venv".format(*sys.version_info[:2])
-        return (f"{sys.executable} cannot create a virtual environment: its 'venv'/'ensurepip' modules are "
-                f"missing. On Debian or Ubuntu install them with: sudo apt install {package} "
-                "(or python3-venv)")
+        package = "python{0}.{1}-venv".format(*sys.version_info[:2])
+        return ("{0} cannot create a virtual environment: its 'venv'/'ensurepip' modules are missing. On "
+                "Debian or Ubuntu install them with: sudo apt install {1} (or python3-venv)".format(
+                    sys.executable, package))
     return ""
 
 
-def ensure_venv(venv: Path = VENV) -> Path:
+def venv_broken(venv=VENV):
+    """'' when ``venv`` is absent or its python runs; else why it is broken, in words.
+
+    A Python upgrade (or a moved folder) leaves ``.venv/bin/python`` a link to a Python that is gone.
+    """
     python = venv_python(venv)
+    if not venv.exists():
+        return ""
+    if python.is_symlink() and not python.exists():
+        return "its python is a link to {0}, which no longer exists (a Python upgrade removes it)".format(
+            os.readlink(str(python)))
+    if not python.exists():
+        return "it has no {0}".format(python.relative_to(venv))
+    try:
+        runs = subprocess.call([str(python), "-c", "pass"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL) == 0
+    except OSError as error:
+        runs, why = False, error.strerror
+    else:
+        why = "it exits with an error"
+    if not runs:
+        return "its python does not start ({0})".format(why)
+    return ""
+
+
+def ensure_venv(venv=VENV):
+    python = venv_python(venv)
+    broken = venv_broken(venv)
+    if broken:
+        print("{0} is broken: {1}. Building it again.".format(venv.name, broken), flush=True)
+        shutil.rmtree(str(venv), ignore_errors=True)
     if python.exists():
         return python
     missing = venv_module_missing()
     if missing:
         raise SetupError(missing)
-    print(f"creating {venv.name} with {sys.executable}", flush=True)
+    print("creating {0} with {1}".format(venv.name, sys.executable), flush=True)
     done = subprocess.run([sys.executable, "-m", "venv", str(venv)])
     if done.returncode != 0 or not python.exists():
         shutil.rmtree(str(venv), ignore_errors=True)   # never leave a half-made .venv behind
-        raise SetupError(f"'{sys.executable} -m venv {venv}' failed (see above)")
+        raise SetupError("'{0} -m venv {1}' failed (see above)".format(sys.executable, venv))
     return python
 
 
 # ------------------------------------------------------------------ 3. torch
 
-def pinned(name: str, requirements: Path = ROOT / "requirements.txt") -> str:
+def pinned(name, requirements=ROOT / "requirements.txt"):
     """The version ``requirements.txt`` pins for ``name`` (``torch==2.13.0`` -> ``2.13.0``)."""
     for line in requirements.read_text(encoding="utf-8").splitlines():
-        match = re.match(rf"\s*{re.escape(name)}\s*==\s*([\w.]+)", line)
+        match = re.match(r"\s*" + re.escape(name) + r"\s*==\s*([\w.]+)", line)
         if match:
             return match.group(1)
-    raise SetupError(f"{requirements.name} pins no version of {name}")
+    raise SetupError("{0} pins no version of {1}".format(requirements.name, name))
 
 
-def nvidia_gpu() -> bool:
+def nvidia_gpu():
     """Does this Linux machine have an NVIDIA GPU with its driver loaded?"""
     if Path("/proc/driver/nvidia/gpus").is_dir() and any(Path("/proc/driver/nvidia/gpus").iterdir()):
         return True
@@ -130,7 +182,14 @@ def nvidia_gpu() -> bool:
                                         stderr=subprocess.DEVNULL).returncode == 0
 
 
-def torch_build(choice: str = "auto", system: str = "", machine: str = "", gpu=None) -> str:
+def check_torch_choice(choice):
+    """``choice`` when it is auto, cpu or cuda; else the one line that says so (before anything is made)."""
+    if choice not in TORCH_CHOICES:
+        raise SetupError("TORCH must be auto, cpu or cuda; got {0!r}".format(choice))
+    return choice
+
+
+def torch_build(choice="auto", system="", machine="", gpu=None):
     """Which torch wheel to install: 'cpu' (PyTorch's CPU index), 'cuda' or 'default' (PyPI's wheel).
 
     >>> torch_build("auto", "Linux", "x86_64", gpu=False), torch_build("auto", "Linux", "x86_64", gpu=True)
@@ -138,8 +197,7 @@ def torch_build(choice: str = "auto", system: str = "", machine: str = "", gpu=N
     >>> torch_build("auto", "Darwin", "arm64", gpu=False), torch_build("cpu", "Windows", "AMD64", gpu=False)
     ('default', 'default')
     """
-    if choice not in ("auto", "cpu", "cuda"):
-        raise SetupError(f"TORCH must be auto, cpu or cuda; got {choice!r}")
+    check_torch_choice(choice)
     system, machine = system or platform.system(), (machine or platform.machine()).lower()
     if system != "Linux" or machine not in ("x86_64", "amd64"):
         return "default"                      # macOS, Windows, ARM Linux: PyPI's wheel is the right one
@@ -148,16 +206,16 @@ def torch_build(choice: str = "auto", system: str = "", machine: str = "", gpu=N
     return choice
 
 
-def install_torch(python: Path, build: str) -> None:
+def install_torch(python, build):
     """Install torch's CPU build before the requirements (which then find the pin satisfied)."""
     version = pinned("torch")
     reason = {"cpu": "the CPU build (no NVIDIA GPU found, or TORCH=cpu); TORCH=cuda selects the CUDA build",
               "cuda": "PyPI's CUDA build (an NVIDIA GPU, or TORCH=cuda); TORCH=cpu selects the CPU build",
               "default": "PyPI's wheel for this platform"}[build]
-    print(f"torch {version}: {reason}", flush=True)
+    print("torch {0}: {1}".format(version, reason), flush=True)
     if build != "cpu":
         return
-    wheel = f"torch=={version}+cpu"
+    wheel = "torch=={0}+cpu".format(version)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     # a local wheel (a wheelhouse in pip's config) first, without asking any index (its dependencies come
     # with the requirements next); then PyTorch's CPU index
@@ -169,29 +227,33 @@ def install_torch(python: Path, build: str) -> None:
 
 # ------------------------------------------------------------------ 4. requirements
 
-def run(command: list) -> None:
+def run(command):
     print("$ " + " ".join(str(c) for c in command), flush=True)
     if subprocess.run([str(c) for c in command], cwd=str(ROOT)).returncode != 0:
         raise SetupError("this command failed (see above): " + " ".join(str(c) for c in command))
 
 
-def inputs_hash(files, extra: str = "") -> str:
+def inputs_hash(files, extra=""):
     digest = hashlib.sha256(extra.encode())
     for name in files:
         digest.update((ROOT / name).read_bytes())
     return digest.hexdigest()
 
 
-def ensure_env(dev: bool = False, torch: str = "auto") -> Path:
-    """A ``.venv`` with the pinned requirements (and the test tools with ``dev``); installs what changed."""
+def ensure_env(dev=False, torch="auto"):
+    """A ``.venv`` with the pinned requirements (and the test tools with ``dev``); installs what changed.
+
+    Every choice is checked before ``.venv`` is touched: a wrong TORCH costs no venv.
+    """
     check_python()
-    python = ensure_venv()
+    check_torch_choice(torch)
     build = torch_build(torch)
+    python = ensure_venv()
     layers = [("runtime", ["requirements.txt", "pyproject.toml"])]
     if dev:
         layers.append(("dev", ["requirements-dev.txt", "requirements.txt", "pyproject.toml"]))
     for layer, files in layers:
-        stamp = VENV / f".installed-{layer}"
+        stamp = VENV / ".installed-{0}".format(layer)
         wanted = inputs_hash(files, build)
         if stamp.exists() and stamp.read_text().strip() == wanted:
             stamp.touch()       # up to date: make compares the stamp's time with the files'
@@ -209,15 +271,15 @@ def ensure_env(dev: bool = False, torch: str = "auto") -> Path:
 
 # ------------------------------------------------------------------ the learner's workspace
 
-def build_workspace(python: Path, workspace: Path = WORKSPACE) -> None:
+def build_workspace(python, workspace=WORKSPACE):
     """Add to ``workspace`` every lesson of the learner release it does not have yet; never overwrite one."""
     run([python, ROOT / "tools" / "learner_release.py", "--workspace", workspace])
 
 
 # ------------------------------------------------------------------ commands
 
-def open_lab(python: Path, folder: str) -> None:
-    command = [str(python), "-m", "jupyter", "lab", *lab_args(folder)]
+def open_lab(python, folder):
+    command = [str(python), "-m", "jupyter", "lab"] + lab_args(folder)
     if os.name != "nt" and os.geteuid() == 0:
         command.append("--ServerApp.allow_root=True")   # containers and CI run as root
     print("$ " + " ".join(command), flush=True)
@@ -225,15 +287,15 @@ def open_lab(python: Path, folder: str) -> None:
     sys.exit(subprocess.call(command))
 
 
-def browser_line() -> str:
+def browser_line():
     """'' when the browser test can run; else one line on what to install."""
     if CHROMIUM.exists():
         return ""
-    return (f"The browser test needs Debian's Chromium at {CHROMIUM}: sudo apt-get install chromium "
-            "(without it, make test skips the browser tests; in CI they fail)")
+    return ("The browser test needs Debian's Chromium at {0}: sudo apt-get install chromium "
+            "(without it, make test skips the browser tests; in CI they fail)".format(CHROMIUM))
 
 
-def main(argv=None) -> int:
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["lab", "teach", "env", "workspace", "check-browser"])
     parser.add_argument("--dev", action="store_true",
@@ -254,7 +316,7 @@ def main(argv=None) -> int:
         if args.command in ("lab", "teach") and not args.no_open:
             open_lab(python, "workspace" if args.command == "lab" else "notebooks")
     except SetupError as exc:
-        print(f"\nset-up stopped: {exc}", file=sys.stderr)
+        print("\nset-up stopped: {0}".format(exc), file=sys.stderr)
         return 2
     return 0
 

@@ -205,9 +205,17 @@ def update_workspace(workspace: Path, root: Path = ROOT) -> tuple[list[str], lis
     """Give ``workspace`` the learner version of every lesson it lacks; never touch one it has.
 
     This is the learner's own folder (``make lab``): their edits survive ``git pull`` and later runs.
-    Returns the names added and the names kept.
+    Returns the names added and the names kept. A ``workspace`` that is a file, or cannot be made a
+    folder, raises :class:`ReleaseError` saying so.
     """
-    workspace.mkdir(parents=True, exist_ok=True)
+    if workspace.exists() and not workspace.is_dir():
+        raise ReleaseError(f"the workspace {workspace} is a file, not a folder: give a folder (it is made "
+                           f"when missing), e.g. --workspace workspace")
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReleaseError(f"the workspace folder {workspace} cannot be made: {exc.strerror} "
+                           f"({exc.filename}); give a folder you can write in") from None
     added, kept = [], []
     for source in sorted((root / "notebooks").glob("*.ipynb")):
         target = workspace / source.name
@@ -301,7 +309,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="instead: add the lessons this folder lacks (learner versions), keep the rest")
     args = parser.parse_args(argv)
     if args.workspace:
-        added, kept = update_workspace(args.workspace)
+        try:
+            added, kept = update_workspace(args.workspace)
+        except ReleaseError as exc:
+            print(f"workspace not updated: {exc}", file=sys.stderr)
+            return 2
         print(f"workspace {args.workspace}: {len(added)} lesson(s) added, {len(kept)} kept as you left them")
         for name in added:
             print(f"  + {name}")

@@ -33,6 +33,7 @@ from .._checks import (
     check_qkv,
     check_scale,
     check_scores_finite,
+    check_whole_number,
     is_whole_number,
 )
 from .masks import combine_masks
@@ -225,7 +226,7 @@ def _check_d_k(d_k, scale):
                         "divided by √d_k.")
     if not is_whole_number(d_k) or d_k < 1:
         raise ValueError(f"d_k must be a positive whole number (the key length); got {d_k!r}.")
-    return int(d_k)
+    return check_whole_number(d_k, "d_k")
 
 
 # --------------------------------------------------------------------------- step 4

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_flag, check_mask, check_memory, check_positive_int, is_whole_number
+from .._checks import (
+    check_flag,
+    check_mask,
+    check_memory,
+    check_positive_int,
+    check_seed,
+    check_whole_number,
+    is_flag,
+    is_whole_number,
+)
 
 __all__ = ["causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask", "sliding_window_mask",
            "combine_masks", "causal_average_weights",
@@ -19,9 +28,12 @@ _INSTEAD = ("Use a shorter sequence. Attention that needs no mask matrix at all:
             "flash_attention(q, k, v, causal=True), or sdpa_attention(..., causal=True).")
 
 
-def _check_mask_memory(n_entries: float, what: str) -> None:
-    """A bool mask takes one byte per (query, key) pair: refuse one too big to hold."""
-    check_memory(float(n_entries), what, _INSTEAD)
+def _check_mask_memory(n_entries: int, what: str) -> None:
+    """A bool mask takes one byte per (query, key) pair: refuse one too big to hold.
+
+    ``n_entries`` is counted with Python's whole numbers, exact at any size (a float would overflow).
+    """
+    check_memory(n_entries, what, _INSTEAD)
 
 
 def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
@@ -36,7 +48,7 @@ def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     """
     n_queries = check_positive_int(n_queries, "n_queries")
     n_keys = n_queries if n_keys is None else check_positive_int(n_keys, "n_keys")
-    _check_mask_memory(float(n_queries) * n_keys,
+    _check_mask_memory(n_queries * n_keys,
                        f"causal_mask({n_queries}{'' if n_keys == n_queries else f', {n_keys}'})")
     return np.tri(n_queries, n_keys, dtype=bool)  # one (n_queries, n_keys) bool buffer, nothing else
 
@@ -87,19 +99,39 @@ def padding_mask(valid=None, n_queries: int | None = None, n_keys: int | None = 
         raise TypeError("padding_mask takes either a key-padding array valid (1/True = real token, "
                         "0/False = padding), e.g. padding_mask([1, 1, 0]), or lengths, e.g. "
                         "padding_mask(lengths=[3, 2]); give exactly one of them.")
+    if n_queries is not None:
+        n_queries = check_positive_int(n_queries, "n_queries")
     if lengths is not None:
-        keep = _keys_from_lengths(lengths, n_keys)
+        lengths, scalar = _check_lengths(lengths)
+        n_keys = int(lengths.max()) if n_keys is None else check_positive_int(n_keys, "n_keys")
+        if lengths.max() > n_keys:
+            raise ValueError(f"a length of {int(lengths.max())} does not fit in n_keys={n_keys} keys.")
+        n_sequences = None if scalar else len(lengths)
     else:
         keep = _keys_from_valid(valid)
-        if n_keys is not None and check_positive_int(n_keys, "n_keys") != keep.shape[-1]:
-            raise ValueError(f"valid has {keep.shape[-1]} keys (its last axis) but n_keys={n_keys}.")
-    n_keys = keep.shape[-1]
-    n_queries = n_keys if n_queries is None else check_positive_int(n_queries, "n_queries")
-    _check_mask_memory(float(keep.size) * n_queries,
-                       f"padding_mask with {n_queries} queries × {n_keys} keys"
-                       + (f" for {keep.size // n_keys} sequences" if keep.ndim > 1 else ""))
+        found = keep.shape[-1]
+        if n_keys is not None and check_positive_int(n_keys, "n_keys") != found:
+            raise ValueError(f"valid has {found} keys (its last axis) but n_keys={n_keys}.")
+        n_keys = found
+        n_sequences = keep.size // n_keys if keep.ndim > 1 else None
+    n_queries = n_keys if n_queries is None else n_queries
+    batch = "" if n_sequences is None else f" for {n_sequences} sequence{'s' if n_sequences != 1 else ''}"
+    _check_mask_memory((n_sequences or 1) * n_keys * (n_queries + 1),    # the keys, then the mask
+                       f"padding_mask with {n_queries} queries × {n_keys} keys{batch}")
+    if lengths is not None:
+        keep = np.arange(n_keys) < lengths[:, None]
+        keep = keep[0] if scalar else keep
     full = np.broadcast_to(keep[..., None, :], (*keep.shape[:-1], n_queries, n_keys)).copy()
     return full.view(SequenceMask)
+
+
+def _items(value):
+    """Every scalar inside a (nested) list or tuple, or ``value`` itself."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _items(item)
+    else:
+        yield value
 
 
 def _as_numbers(value, name: str, example: str) -> np.ndarray:
@@ -136,22 +168,30 @@ def _keys_from_valid(valid) -> np.ndarray:
     return arr.astype(bool)
 
 
-def _keys_from_lengths(lengths, n_keys) -> np.ndarray:
-    """Lengths, one per sequence, as bool ``(n_sequences, n_keys)`` (``(n_keys,)`` for one number)."""
+def _check_lengths(lengths) -> tuple[np.ndarray, bool]:
+    """Lengths, one whole number ≥ 1 per sequence, as a 1-D int array, and whether one number was given.
+
+    A bool is never a length (``is_whole_number``'s rule): ``[True, 3]`` would be read as ``[1, 3]``.
+    """
+    if hasattr(lengths, "detach") and hasattr(lengths, "cpu"):  # a torch tensor
+        lengths = lengths.detach().cpu().numpy()
+    for item in _items(lengths):
+        if is_flag(item):
+            raise TypeError(f"lengths must be whole numbers, one per sequence, e.g. [3, 2]; got {lengths!r}, "
+                            f"which holds {item!r}: True/False is not a length. For a 0/1 (True/False) "
+                            f"mask of the real tokens, use padding_mask(valid=...) instead.")
+        if is_whole_number(item):
+            check_whole_number(item, "a length in lengths")       # not too large to count
     arr = _as_numbers(lengths, "lengths", "[3, 2]")
     if arr.dtype.kind not in "iu":
         raise TypeError(f"lengths must be whole numbers, one per sequence, e.g. [3, 2]; got dtype "
                         f"{arr.dtype}.")
-    lengths = np.atleast_1d(arr)
-    if lengths.ndim != 1:
+    lengths_1d = np.atleast_1d(arr)
+    if lengths_1d.ndim != 1:
         raise ValueError(f"lengths must be a list of whole numbers, one per sequence; got shape {arr.shape}.")
-    if (lengths < 1).any():
-        raise ValueError(f"every sequence needs at least one real token; got lengths {lengths.tolist()}.")
-    n_keys = int(lengths.max()) if n_keys is None else check_positive_int(n_keys, "n_keys")
-    if lengths.max() > n_keys:
-        raise ValueError(f"a length of {int(lengths.max())} does not fit in n_keys={n_keys} keys.")
-    keep = np.arange(n_keys) < lengths[:, None]
-    return keep[0] if arr.ndim == 0 else keep
+    if (lengths_1d < 1).any():
+        raise ValueError(f"every sequence needs at least one real token; got lengths {lengths_1d.tolist()}.")
+    return lengths_1d, arr.ndim == 0
 
 
 def sliding_window_mask(n: int, window: int, causal: bool = True) -> np.ndarray:
@@ -164,7 +204,8 @@ def sliding_window_mask(n: int, window: int, causal: bool = True) -> np.ndarray:
     n = check_positive_int(n, "n")
     window = check_positive_int(window, "window")
     causal = check_flag(causal, "causal")
-    _check_mask_memory(2.0 * n * n, f"sliding_window_mask({n}, {window})")
+    _check_mask_memory(2 * n * n, f"sliding_window_mask({n}, {window})")
+    window = min(window, n)                    # a window wider than the sequence sees all of it
     # np.tri(n, n, k) is True where j ≤ i + k: keep j ≤ i (or j < i + window), drop j ≤ i − window.
     mask = np.tri(n, n, 0 if causal else window - 1, dtype=bool)
     mask &= ~np.tri(n, n, -window, dtype=bool)
@@ -177,6 +218,7 @@ def combine_masks(mask, causal: bool, n_queries: int, n_keys: int, target_shape:
     ``target_shape`` (default ``(n_queries, n_keys)``) is the scores' shape the
     mask must broadcast to.
     """
+    n_queries, n_keys = check_positive_int(n_queries, "n_queries"), check_positive_int(n_keys, "n_keys")
     target_shape = (n_queries, n_keys) if target_shape is None else tuple(target_shape)
     mask = check_mask(align_sequence_mask(mask, len(target_shape)), target_shape)
     if check_flag(causal, "causal"):
@@ -202,7 +244,7 @@ def causal_average_weights(n: int) -> np.ndarray:
            [0.33333333, 0.33333333, 0.33333333]])
     """
     n = check_positive_int(n, "n")
-    check_memory(9.0 * n * n, f"causal_average_weights({n})", _INSTEAD)   # the bool mask, then float64
+    check_memory(9 * n * n, f"causal_average_weights({n})", _INSTEAD)   # the bool mask, then float64
     allowed = causal_mask(n)
     return allowed / allowed.sum(axis=1, keepdims=True)
 
@@ -225,7 +267,7 @@ def additive_mask(mask, dtype=np.float64) -> np.ndarray:
                         f"got {dtype!r}.") from None
     if dtype.kind != "f":
         raise TypeError(f"dtype must be a float type (−∞ is a float); got {dtype}.")
-    check_memory(float(allowed.size) * dtype.itemsize, f"additive_mask of a mask of shape {allowed.shape}",
+    check_memory(allowed.size * dtype.itemsize, f"additive_mask of a mask of shape {allowed.shape}",
                  _INSTEAD)
     return np.where(allowed, dtype.type(0.0), dtype.type(-np.inf))
 
@@ -245,7 +287,7 @@ def bottom_right_causal_mask(n_queries: int, n_keys: int | None = None) -> np.nd
     """
     n_queries = check_positive_int(n_queries, "n_queries")
     n_keys = n_queries if n_keys is None else check_positive_int(n_keys, "n_keys")
-    _check_mask_memory(2.0 * n_queries * n_keys,       # np.ones, then np.tril's copy
+    _check_mask_memory(2 * n_queries * n_keys,         # np.ones, then np.tril's copy
                        f"bottom_right_causal_mask({n_queries}{'' if n_keys == n_queries else f', {n_keys}'})")
     return np.tril(np.ones((n_queries, n_keys), dtype=bool), k=n_keys - n_queries)
 
@@ -354,6 +396,7 @@ def future_leak(attend, x, position: int, *, seed: int = 0) -> np.ndarray:
         raise ValueError(f"x must be (seq_len, d), one row per token; got shape {x.shape}.")
     if not is_whole_number(position) or not 0 <= position < len(x):
         raise ValueError(f"position must be a token index 0..{len(x) - 1}; got {position!r}.")
+    seed = check_seed(seed, allow_generator=False)
     changed = x.copy()
     changed[position] = np.random.default_rng(seed).standard_normal(x.shape[1]).astype(x.dtype)
     before, after = _outputs_of(attend, x), _outputs_of(attend, changed)

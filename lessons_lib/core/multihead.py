@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import as_float_array, check_mask, check_positive_int, is_whole_number
+from .._checks import as_float_array, check_mask, check_positive_int, is_real_number, is_whole_number
 from .attention import project_qkv, scaled_dot_product_attention
 
 __all__ = ["split_heads", "merge_heads", "multi_head_attention", "shape_stages", "split_projection",
@@ -268,7 +268,10 @@ def handmade_heads(tokens, subject: int | str, sharpness: float = 8.0) -> dict:
         subject = tokens.index(subject)
     if not is_whole_number(subject) or not 0 <= subject < L:
         raise ValueError(f"subject must be a word of the sentence or its index 0..{L - 1}; got {subject!r}.")
-    if isinstance(sharpness, bool) or not np.isfinite(sharpness) or sharpness < 0:
+    if not is_real_number(sharpness):
+        raise TypeError(f"sharpness must be a number (how much sharper the preferred key's score is, e.g. "
+                        f"8.0); got {sharpness!r} ({type(sharpness).__name__}).")
+    if not np.isfinite(sharpness) or sharpness < 0:
         raise ValueError(f"sharpness must be a finite number ≥ 0; got {sharpness!r}.")
     d_head = L + 2                     # positions, then "subject" and "constant" features
     d_model = 3 * d_head

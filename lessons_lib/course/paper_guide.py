@@ -136,6 +136,9 @@ def paper_sizes(d_model: int = 512, n_heads: int = 8) -> dict:
     Returns d_model, h, d_k, d_v, √d_k (the divisor of the scores) and the
     standard deviation of q · k for unit-variance entries before scaling (√d_k as well).
     """
+    from .._checks import check_positive_int
+
+    d_model, n_heads = check_positive_int(d_model, "d_model"), check_positive_int(n_heads, "n_heads")
     d_k = d_model // n_heads
     return {"d_model": d_model, "h": n_heads, "d_k": d_k, "d_v": d_k, "sqrt_d_k": d_k ** 0.5,
             "score_std_unscaled": d_k ** 0.5}

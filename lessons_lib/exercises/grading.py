@@ -22,6 +22,7 @@ import dataclasses
 
 import numpy as np
 
+from .._checks import check_seed
 from ..course.feedback import Feedback
 from .engine import Case
 
@@ -55,7 +56,7 @@ def hidden_cases(cases: list[Case], seed: int = HIDDEN_SEED) -> list[Case]:
     with values) and rows stay what they were (a row of weights still sums to 1). A case with
     no array argument (sizes only) has each integer size grown by one instead.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed, allow_generator=False))
     hidden = []
     for case in cases:
         arrays = {k: v for k, v in case.args.items() if isinstance(v, np.ndarray) and v.ndim}

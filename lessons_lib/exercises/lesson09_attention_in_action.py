@@ -40,6 +40,10 @@ def _cases() -> list[Case]:
         Case("rows far apart (one near +800, one near −800)",
              {"scores": np.array([[800.0, 799.0, 801.0], [-800.0, -805.0, -790.0], [5.0, -800.0, 1.0]])},
              "large"),
+        # The row maximum far above the first score: shifting by the first score (or by max(0, first))
+        # leaves exp(900) or more, which overflows.
+        Case("the largest score last, far above the first (−800, 5, 900)",
+             {"scores": np.array([[-800.0, 5.0, 900.0], [2.0, 1.0, 760.0]])}, "large"),
     ]
 
 
@@ -128,6 +132,16 @@ SOFTMAX_OFF = Exercise(
             like(_shift(lambda s: np.maximum(s.max(), 0.0)), _shift(lambda s: s.max()),
                  _shift(lambda s: s.min(axis=-1, keepdims=True)),
                  _shift(lambda s: s.mean(axis=-1, keepdims=True))),
+        ),
+        Mistake(
+            "shift_by_first", "each row is shifted by its first score, not by its largest",
+            "Shifting by a number taken from the row is the right idea, but only the row's largest score "
+            "keeps every exponent at 0 or below. The first score is the largest only by chance: in a row "
+            "such as (−800, 5, 900), after subtracting −800 (or 0) the last exponent is far above 709, "
+            "np.exp overflows to inf, and inf/inf gives NaN.",
+            "Look for the largest score of each row, wherever it stands in the row, and shift by that "
+            "(or by 0 when every score is below 0).",
+            like(_shift(lambda s: np.maximum(s[..., :1], 0.0)), _shift(lambda s: s[..., :1])),
         ),
         Mistake(
             "no_max_subtraction", "no max-subtraction, so exp overflows at large scores",

@@ -186,7 +186,7 @@ def plot_head_grid(weights, tokens, *, head_names=None, title: str | None = None
         f"head {k}: {n}" for k, n in enumerate(check_labels(head_names, h, "head_names", "head"))]
     for k in range(h):
         check_rows_sum_to_one(w[k], tokens, f"weights[{k}]")
-    ncols = min(h, 4) if ncols is None else int(ncols)
+    ncols = min(h, 4) if ncols is None else check_positive_int(ncols, "ncols")
     nrows = -(-h // ncols)
     side = min(3.6, max(2.4, 0.25 * L + 1.0))                 # inches per panel
     # token labels at least 12 pt apart, and no more than MAX_TOKEN_LABELS of them

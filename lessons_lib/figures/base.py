@@ -49,6 +49,7 @@ from .._checks import (
     check_labels,
     check_mask,
     check_memory,
+    check_positive_int,
     check_text,
     color_range,
     is_flag,
@@ -226,6 +227,7 @@ def panel_figure(n_rows: int, n_cols: int, *, width: float, height: float, share
     ``fig, (ax1, ax2) = panel_figure(1, 2, width=12, height=5)``, then
     ``plot_weights(..., ax=ax1)``. It shows itself with its alt text, as every figure of the course.
     """
+    n_rows, n_cols = check_positive_int(n_rows, "n_rows"), check_positive_int(n_cols, "n_cols")
     fig = new_figure(width, height)
     axes = fig.subplots(n_rows, n_cols, squeeze=False, sharey=sharey)
     return fig, axes.ravel()

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .._checks import check_head_weights, check_labels
+from .._checks import check_head_weights, check_labels, check_positive_int, check_whole_number
 from .base import draw_heatmap, frame_row, new_figure
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_WEIGHTS,
@@ -176,7 +176,9 @@ def plot_head_view(weights, tokens, *, token: int, shown: int = 0, title: str | 
     w = check_head_weights(weights)
     h, L, _ = w.shape
     tokens = check_labels(tokens, L, "tokens", "rows")
-    if not 0 <= int(token) < L or not 0 <= int(shown) < h:
+    token, shown = check_whole_number(token, "token"), check_whole_number(shown, "shown")
+    width_px, height_px = check_positive_int(width_px, "width_px"), check_positive_int(height_px, "height_px")
+    if not 0 <= token < L or not 0 <= shown < h:
         raise ValueError(f"token must be from 0 to {L - 1} and shown from 0 to {h - 1}; "
                          f"got {token}, {shown}.")
     left_w, area_h, gap, label = 0.42 * width_px - 4, height_px - 40, 8, 16

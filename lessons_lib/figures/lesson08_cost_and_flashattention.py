@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter
 
-from .._checks import check_positive_int, format_bytes
+from .._checks import check_positive_int, check_whole_number, format_bytes
 from ..core.flash import TileStep, default_block_size
 from ..lab.cost import MB, BlockSizes, CostTable
 from . import style
@@ -77,6 +77,7 @@ def plot_scaling(table: CostTable, *, methods=None, mark_n: int | None = None,
     """
     if not isinstance(table, CostTable) or not table.measurements:
         raise TypeError("table must be a CostTable with measurements, from cost.measure_scaling(...).")
+    mark_n = None if mark_n is None else check_positive_int(mark_n, "mark_n")
     methods = table.methods if methods is None else list(methods)
     fig = new_figure(13.0, 5.2)
     ax_t, ax_m = fig.subplots(1, 2)
@@ -211,6 +212,8 @@ def plot_tile_steps(steps, *, upto: int | None = None, row_labels=None, feature:
     dashed line at that tile. Notebook 08.
     """
     steps = _check_steps(steps)
+    upto = None if upto is None else check_positive_int(upto, "upto")
+    feature = check_whole_number(feature, "feature")
     n_rows = len(steps[0].max)
     labels = [f"query {i}" for i in range(n_rows)] if row_labels is None else [str(r) for r in row_labels]
     if len(labels) != n_rows:

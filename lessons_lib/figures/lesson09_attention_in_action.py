@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import check_positive_int
 from . import style
 from .attention_maps import plot_row_weights, plot_weights
 from .base import frame_row, heatmap, new_figure
@@ -35,6 +36,7 @@ REFERENT_HEAD = "referent"  # the row label of the referent head
 
 def head_names(n_layers: int, n_heads: int) -> list[str]:
     """``["L1 H1", "L1 H2", "L2 H1", ...]``: layer and head, counted from 1, as the ablations count."""
+    n_layers, n_heads = check_positive_int(n_layers, "n_layers"), check_positive_int(n_heads, "n_heads")
     return [f"L{layer} H{head}" for layer in range(1, n_layers + 1) for head in range(1, n_heads + 1)]
 
 
@@ -156,6 +158,7 @@ def plot_training_rows(run, name: str = "A", *, max_rows: int = 16):
     """The referent head's row of "it" for probe sentence ``name`` at recorded steps (rows) of training."""
     run = check_run(run)
     name = _check_probe(run, name)
+    max_rows = check_positive_int(max_rows, "max_rows")
     steps = run.snapshot_steps
     pick = np.unique(np.linspace(0, len(steps) - 1, min(max_rows, len(steps))).round().astype(int))
     rows = run.snapshots[name]["referent"][pick]

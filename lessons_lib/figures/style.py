@@ -53,6 +53,10 @@ def tick_indices(n: int, max_labels: int = MAX_TOKEN_LABELS) -> np.ndarray:
     >>> tick_indices(128).tolist()[:3]
     [0, 8, 16]
     """
+    from .._checks import check_positive_int
+
+    n = check_positive_int(n, "n", minimum=0)
+    max_labels = check_positive_int(max_labels, "max_labels", minimum=2)
     if n <= max_labels:
         return np.arange(n)
     step = int(np.ceil(n / (max_labels // 2)))

@@ -29,13 +29,33 @@ nanoGPT ``CausalSelfAttention``     ``c_attn`` = Linear(d, 3·d), ``c_proj`` = L
                                     rows, then transposed
 ==================================  ===================================================================
 
+Every option of these modules that changes what they compute is either reproduced or refused with
+a message naming it (``tests/test_adapters.py`` walks them all):
+
+* ``nn.MultiheadAttention``: ``bias=False`` reproduced (zero biases); ``add_bias_kv`` (a learned extra
+  key and value) and ``add_zero_attn`` (a zero key and value) refused: the course's attention has no
+  extra key; ``kdim``/``vdim`` other than ``embed_dim`` refused (that is not self-attention).
+* GPT-2: its score scale is carried into W_Q and b_Q, so ``scale_attn_weights=False`` (no 1/√d_head)
+  and ``scale_attn_by_inverse_layer_idx`` (a further 1/(layer_idx + 1)) are reproduced: W_Q and b_Q
+  are then GPT-2's times that factor × √d_head. ``reorder_and_upcast_attn`` is the same formula (GPT-2
+  then rounds its scores to float32, even in float64). Cross-attention is refused.
+* BERT: cross-attention (``BertCrossAttention``, a layer's ``crossattention``) refused; a decoder's
+  causal self-attention (``config.is_decoder``: ``is_causal``) is read with ``causal=True`` only, and is
+  then used with ``multi_head_attention(..., causal=True)``; relative or rotary position embeddings
+  (``position_embedding_type``) and a score scale other than 1/√d_head refused.
+* Any of them with its weights on the ``meta`` device (made without weights) is refused: there is
+  nothing to read.
+
+Which attention *implementation* a model runs (eager, SDPA) changes nothing here. Dropout is not
+read: use the modules in ``eval()`` mode to compare (in ``train()`` mode their outputs are random).
 torch is imported only inside the functions: ``import lessons_lib`` never imports it.
-Dropout is not read: use the modules in ``eval()`` mode to compare.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .._checks import check_flag
 
 __all__ = ["weights_from_torch_multihead", "weights_from_gpt2_attention", "weights_from_bert_attention",
            "weights_from_nanogpt_attention", "attention_weights_of"]
@@ -61,6 +81,19 @@ def _require(module, attributes: tuple, what: str, function: str):
     if missing:
         raise TypeError(f"{function} takes {what}; got {type(module).__name__}, which has no "
                         f"{', '.join(missing)}.")
+    on_meta = [name for name, p in module.named_parameters() if p.device.type == "meta"] if hasattr(
+        module, "named_parameters") else []
+    if on_meta:
+        raise ValueError(
+            f"{function}: this {type(module).__name__}'s weights ({on_meta[0]}, ...) are on the meta "
+            f"device: it was built without its numbers (device=\"meta\", or loaded without its weights), "
+            f"so there is nothing to read. Load or initialise the weights first, e.g. "
+            f"module.to_empty(device=\"cpu\") then module.load_state_dict(...), or from_pretrained(...).")
+
+
+def _refuse(function: str, option: str, why: str):
+    raise ValueError(f"{function}: this module has {option}, which the course's multi_head_attention "
+                     f"cannot reproduce: {why}")
 
 
 def weights_from_torch_multihead(module) -> dict:
@@ -73,11 +106,17 @@ def weights_from_torch_multihead(module) -> dict:
     average_attn_weights=False)``; the module's ``attn_mask`` uses True = may *not*
     attend, the course's mask is its ``~``.
     """
-    _require(module, ("in_proj_weight", "out_proj", "num_heads"), "a torch.nn.MultiheadAttention",
-             "weights_from_torch_multihead")
+    function = "weights_from_torch_multihead"
+    _require(module, ("in_proj_weight", "out_proj", "num_heads"), "a torch.nn.MultiheadAttention", function)
     if module.in_proj_weight is None:
         raise ValueError("This nn.MultiheadAttention has separate q/k/v projections (kdim or vdim differ "
                          "from embed_dim): the course's self-attention needs them equal.")
+    if getattr(module, "bias_k", None) is not None or getattr(module, "bias_v", None) is not None:
+        _refuse(function, "add_bias_kv=True", "it appends a learned key and value (bias_k, bias_v) to "
+                "every sequence, an extra key each query also attends to. Use add_bias_kv=False.")
+    if getattr(module, "add_zero_attn", False):
+        _refuse(function, "add_zero_attn=True", "it appends a key and a value of zeros to every sequence, "
+                "an extra key each query also attends to. Use add_zero_attn=False.")
     d = module.embed_dim
     w = _numpy(module.in_proj_weight)                        # (3d, d), each block (out, in)
     b = np.zeros(3 * d) if module.in_proj_bias is None else _numpy(module.in_proj_bias)
@@ -93,35 +132,88 @@ def weights_from_gpt2_attention(module) -> dict:
     GPT-2's ``Conv1D`` computes ``x @ weight + bias`` with ``weight (in, out)``: the
     course's layout already, so nothing is transposed. ``c_attn.weight (d, 3·d)``
     holds W_Q, W_K, W_V side by side: split by *columns*. GPT-2 is causal: call
-    ``multi_head_attention(x, **weights, causal=True)``.
+    ``multi_head_attention(x, **weights, causal=True)``. Where GPT-2 scales its scores by
+    something other than 1/√d_head (``scale_attn_weights=False``, ``scale_attn_by_inverse_layer_idx``),
+    W_Q and b_Q carry the ratio, so the course's 1/√d_head gives GPT-2's scores.
     """
+    function = "weights_from_gpt2_attention"
     _require(module, ("c_attn", "c_proj", "num_heads"), "a GPT-2 attention layer (with c_attn, c_proj)",
-             "weights_from_gpt2_attention")
+             function)
     if getattr(module, "is_cross_attention", False):
-        raise ValueError("This GPT-2 attention is cross-attention (q_attn separate); the course's "
-                         "multi_head_attention is self-attention.")
+        raise ValueError("This GPT-2 attention is cross-attention (is_cross_attention=True, q_attn "
+                         "separate); the course's multi_head_attention is self-attention.")
     w = _numpy(module.c_attn.weight)                         # (d, 3d), (in, out)
     d = w.shape[0]
     b = _bias(module.c_attn, 3 * d)
     w_q, w_k, w_v = (w[:, i * d:(i + 1) * d] for i in range(3))
     b_q, b_k, b_v = (b[i * d:(i + 1) * d] for i in range(3))
+    # multi_head_attention divides the scores by √d_head; GPT-2 multiplies them by its own scale. Carry
+    # the ratio in W_Q and b_Q: (factor·q)·k / √d_head = scale · q·k.
+    factor = _gpt2_score_scale(module, d // module.num_heads) * np.sqrt(d // module.num_heads)
+    if factor != 1.0:
+        w_q, b_q = w_q * factor, b_q * factor
     proj = module.c_proj
     return _pack(w_q, w_k, w_v, _numpy(proj.weight), b_q, b_k, b_v, _bias(proj, d), module.num_heads)
 
 
-def weights_from_bert_attention(module) -> dict:
+def _gpt2_score_scale(module, d_head: int) -> float:
+    """What GPT-2 multiplies its scores by: 1/√d_head (``scale_attn_weights``, else 1), then 1/(layer_idx + 1)
+    with ``scale_attn_by_inverse_layer_idx``; the module's own ``scaling`` where it keeps one."""
+    if hasattr(module, "scaling"):
+        return float(module.scaling)
+    scale = 1.0 / np.sqrt(d_head) if getattr(module, "scale_attn_weights", True) else 1.0
+    if getattr(module, "scale_attn_by_inverse_layer_idx", False):
+        scale /= float(module.layer_idx + 1)
+    return scale
+
+
+def weights_from_bert_attention(module, *, causal: bool = False) -> dict:
     """The weights of a Hugging Face BERT attention (``BertAttention``) or self-attention.
 
     ``query``, ``key``, ``value`` are ``nn.Linear``, weight (out, in): transposed. Given
     a ``BertAttention`` (``layer.attention``), W_O and b_O come from its
     ``output.dense``; a bare ``BertSelfAttention`` (``layer.attention.self``) stops at the
     concatenated heads, so W_O = I and b_O = 0. (BERT then adds the residual and a
-    LayerNorm, outside attention.) BERT is not causal.
+    LayerNorm, outside attention.) BERT is not causal; a BERT decoder's self-attention
+    (``config.is_decoder``, the module's ``is_causal``) is, and is read only with
+    ``causal=True``, a promise to call ``multi_head_attention(..., causal=True)``.
+    Cross-attention, relative or rotary position embeddings, and another score scale are refused.
     """
+    function = "weights_from_bert_attention"
     self_attention = getattr(module, "self", module)
     _require(self_attention, ("query", "key", "value", "num_attention_heads"),
-             "a BERT attention (BertAttention or BertSelfAttention)", "weights_from_bert_attention")
+             "a BERT attention (BertAttention or BertSelfAttention)", function)
+    causal = check_flag(causal, "causal")
+    if getattr(module, "is_cross_attention", False) or "CrossAttention" in type(self_attention).__name__:
+        raise ValueError(f"{function}: this BERT attention is cross-attention (is_cross_attention, a "
+                         f"decoder layer's crossattention with config.add_cross_attention): its keys and "
+                         f"values come from another sequence; the course's multi_head_attention is "
+                         f"self-attention. Read the layer's self-attention, layer.attention, instead.")
+    module_causal = bool(getattr(self_attention, "is_causal", False))
+    if module_causal != causal:
+        kind = ("a decoder, whose tokens see only the tokens before them" if module_causal else
+                "an encoder, whose tokens see the whole sentence")
+        raise ValueError(
+            f"{function}: this BERT self-attention has is_causal={module_causal} (config.is_decoder="
+            f"{module_causal}: {kind}), but causal={causal} was asked. Read it with "
+            f"weights_from_bert_attention(module, causal={module_causal}) and call "
+            f"multi_head_attention(x, **weights, causal={module_causal}).")
+    config = getattr(self_attention, "config", None)
+    position = getattr(self_attention, "position_embedding_type",
+                       getattr(config, "position_embedding_type", "absolute"))
+    if position not in (None, "absolute") or hasattr(self_attention, "distance_embedding"):
+        _refuse(function, f"position_embedding_type={position!r}", "relative (or rotary) positions change "
+                "every score by the distance between query and key; the course adds positions to the "
+                "embeddings only (absolute).")
     d = self_attention.query.weight.shape[1]
+    if self_attention.query.weight.shape[0] != d:
+        _refuse(function, f"an all_head_size of {self_attention.query.weight.shape[0]} (not hidden_size={d})",
+                "the course's heads share out d_model exactly.")
+    d_head = d // self_attention.num_attention_heads
+    scaling = getattr(self_attention, "scaling", None)
+    if scaling is not None and not np.isclose(float(scaling), d_head ** -0.5, rtol=1e-12, atol=0):
+        _refuse(function, f"scaling={float(scaling):g} (not 1/√d_head = {d_head ** -0.5:g})",
+                "its scores are scaled in another way or another place than the course's 1/√d_head.")
     w_q, w_k, w_v = (_numpy(getattr(self_attention, name).weight).T for name in ("query", "key", "value"))
     b_q, b_k, b_v = (_bias(getattr(self_attention, name), d) for name in ("query", "key", "value"))
     dense = getattr(getattr(module, "output", None), "dense", None)

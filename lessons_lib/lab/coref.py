@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import check_positive_int, is_real_number, is_whole_number
+from .._checks import check_positive_int, check_seed, is_real_number, is_whole_number
 from .data import SENTENCES, tokenize
 
 # ----------------------------------------------------------------- vocabulary
@@ -169,6 +169,7 @@ def make_coref_data(n_train: int = 2000, n_test: int = 500, *, seed: int = 0,
                          f"dummy 'it'; got {none_fraction!r}.")
     if not is_whole_number(seed) or seed < 0:
         raise ValueError(f"seed must be a whole number ≥ 0; got {seed!r}.")
+    seed = check_seed(seed, allow_generator=False)
     rng = np.random.default_rng([int(seed), 10])
     held = held_out_pairs()
     train = _make_split(n_train, sorted(training_pairs()), none_fraction, rng)

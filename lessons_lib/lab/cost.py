@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import SizeLimitError, check_flag, check_memory, check_positive_int, format_bytes
+from .._checks import SizeLimitError, check_flag, check_memory, check_positive_int, check_seed, format_bytes
 from ..core.flash import default_block_size
 
 METHODS = ("naive numpy", "tiled numpy", "torch SDPA", "torch SDPA math")
@@ -314,6 +314,8 @@ def _measure_runs(runs, n, d, *, dtype, repeats, seed, memory, threads) -> list[
     checked against the memory limit.
     """
     repeats = check_positive_int(repeats, "repeats")
+    seed = check_seed(seed, allow_generator=False)
+    threads = None if threads is None else check_positive_int(threads, "threads")   # before any work
     for method, block in runs:
         check_fits(method, n, d, dtype=dtype, block_size=block)
     q, k, v = _inputs(n, d, dtype, seed)

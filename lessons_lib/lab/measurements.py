@@ -51,10 +51,46 @@ def measure_score_variance(d_ks=DEFAULT_D_KS, *, seq_len: int = 256, seed: int =
     return d_ks, np.array(raw), np.array(scaled)
 
 
-def _power_of_ten(bound: float) -> str:
-    """1e-12 -> '1e-12', 0.001 -> '1e-3', 5e-7 -> '5e-7': a bound as a learner writes it."""
-    mantissa, exponent = f"{bound:.0e}".split("e")
+def _scientific(value: float, digits: int | None = None) -> str:
+    """``1e-12`` → ``'1e-12'``, ``0.001`` → ``'1e-3'``, ``1.5e-12`` → ``'1.5e-12'``: as a learner writes it.
+
+    With ``digits=None`` the shortest text that reads back as exactly ``value``; else that many
+    significant digits (trailing zeros dropped).
+    """
+    if digits is None:
+        text = np.format_float_scientific(value, unique=True, trim="-")
+    else:
+        text = np.format_float_scientific(value, precision=digits - 1, unique=False, trim="-")
+    mantissa, exponent = text.split("e")
     return f"{mantissa}e{int(exponent)}"
+
+
+def _largest_text(largest: float, bound: float) -> str:
+    """``largest`` (≥ ``bound``) with 2 significant digits, or more where 2 would round it below the bound.
+
+    So "largest difference 1.7e-12, NOT below 1.7e-12" never reads as a contradiction: the printed
+    difference is never smaller than the printed bound.
+    """
+    if not np.isfinite(largest):
+        return "inf"
+    if largest >= 1e-3:
+        text = f"{largest:.2g}"
+        if float(text) >= bound:
+            return text
+    for digits in range(2, 18):
+        text = _scientific(largest, digits)
+        if float(text) >= bound:
+            return text
+    return _scientific(largest)                 # 17 digits: exactly largest, which is ≥ bound
+
+
+def _not_a_number(x: np.ndarray, name: str) -> None:
+    if x.dtype.kind == "f" and np.isnan(x).any():
+        where = tuple(int(i) for i in np.argwhere(np.isnan(x))[0])
+        raise ValueError(
+            f"{name} holds NaN at index {where}: a difference with NaN is no number, so no claim can be "
+            f"made. Look for 0/0 or inf − inf where {name} was computed."
+        )
 
 
 def difference_claim(a, b, *, below: float) -> str:
@@ -66,21 +102,35 @@ def difference_claim(a, b, *, below: float) -> str:
     printed: it is compared with ``below``, a bound chosen well above the rounding error of the dtype
     (1e-12 for float64, 1e-6 for float32 at the lessons' sizes). Notebooks 00 and 08 print it.
 
+    ``a`` and ``b`` must have the same shape (one is never stretched against the other, as numpy's
+    broadcasting would). The difference is measured in float64. The same infinity in both places is no
+    difference (two overflows agree); an infinity against anything else is an infinite one. NaN is
+    refused: it is no number to compare. The printed bound is ``below`` exactly, and a difference not
+    below it is printed with the digits it needs not to read as below.
+
     >>> difference_claim([1.0, 2.0], [1.0, 2.0 + 4e-16], below=1e-12)
     'largest difference below 1e-12'
     >>> difference_claim([1.0, 2.0], [1.0, 2.5], below=1e-12)
     'largest difference 0.5, NOT below 1e-12'
+    >>> difference_claim([0.0], [1.7e-12], below=1.5e-12)
+    'largest difference 1.7e-12, NOT below 1.5e-12'
     """
     if not is_real_number(below) or not 0 < below < 1:
         raise ValueError(f"below must be a bound between 0 and 1 such as 1e-12; got {below!r}.")
+    below = float(below)
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype.kind not in "iuf" or b.dtype.kind not in "iuf":
         raise TypeError(f"difference_claim compares arrays of numbers; got dtypes {a.dtype} and {b.dtype}.")
-    try:
-        largest = float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max(initial=0.0))
-    except ValueError:
-        raise ValueError(f"difference_claim compares arrays of the same shape; got {a.shape} and "
-                         f"{b.shape}.") from None
+    if a.shape != b.shape:
+        raise ValueError(f"difference_claim compares two arrays of the same shape, entry by entry; got "
+                         f"{a.shape} and {b.shape}. numpy would stretch one against the other "
+                         f"(broadcasting) and compare entries that are not the same thing.")
+    _not_a_number(a, "a")
+    _not_a_number(b, "b")
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):       # inf − inf is handled just below
+        differences = np.where(a == b, 0.0, np.abs(a - b))
+    largest = float(differences.max(initial=0.0))
     if largest < below:
-        return f"largest difference below {_power_of_ten(below)}"
-    return f"largest difference {largest:.2g}, NOT below {_power_of_ten(below)}"
+        return f"largest difference below {_scientific(below)}"
+    return f"largest difference {_largest_text(largest, below)}, NOT below {_scientific(below)}"

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import check_positive_int, check_real
+from .._checks import check_positive_int, check_real, check_seed
 from ..core.backends import import_torch
 from . import coref
 
@@ -111,8 +111,10 @@ class CorefModel(nn.Module):
     def __init__(self, *, d_model: int = 32, n_heads: int = 2, n_layers: int = 2,
                  vocab_size: int = len(coref.VOCAB), max_len: int = coref.MAX_LEN):
         super().__init__()
-        d_model, n_heads, n_layers = (check_positive_int(value, name) for value, name in
-                                      ((d_model, "d_model"), (n_heads, "n_heads"), (n_layers, "n_layers")))
+        d_model, n_heads, n_layers, vocab_size, max_len = (
+            check_positive_int(value, name) for value, name in
+            ((d_model, "d_model"), (n_heads, "n_heads"), (n_layers, "n_layers"), (vocab_size, "vocab_size"),
+             (max_len, "max_len")))
         self.config = {"d_model": d_model, "n_heads": n_heads, "n_layers": n_layers,
                        "vocab_size": vocab_size, "max_len": max_len}
         self.embed = nn.Embedding(vocab_size, d_model)
@@ -151,6 +153,8 @@ def deterministic(seed: int, threads: int = THREADS):
     repeatable: each CPU kernel then adds in one fixed order. (``torch.use_deterministic_algorithms``
     adds nothing on the CPU, and switching it on costs a kernel about 70 MB of memory.)
     """
+    seed = check_seed(seed, allow_generator=False)
+    threads = check_positive_int(threads, "threads")
     old_threads = torch.get_num_threads()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -414,6 +418,9 @@ class SinkHead(nn.Module):
     def __init__(self, *, d_model: int = 16, off_slot: bool = False, seed: int = 0,
                  vocab_size: int = len(coref.VOCAB), max_len: int = coref.MAX_LEN):
         super().__init__()
+        d_model = check_positive_int(d_model, "d_model")
+        vocab_size = check_positive_int(vocab_size, "vocab_size")
+        max_len, seed = check_positive_int(max_len, "max_len"), check_seed(seed, allow_generator=False)
         self.off_slot = off_slot
         self.embed = nn.Embedding(vocab_size, d_model)
         self.position = nn.Embedding(max_len, d_model)

@@ -11,12 +11,15 @@ course's own model, trained here as in lesson 09. Lesson 10's ``RealModelExplore
 (``explorers/lesson10_review_and_paper.py``) shows them on the head grid of lesson 06.
 
 Nothing is downloaded unless ``online`` allows it and huggingface.co answers within
-a second or two; ``LESSONS_OFFLINE=1`` (or ``HF_HUB_OFFLINE=1``) keeps it offline.
+a second or two; ``LESSONS_OFFLINE=1`` (or ``HF_HUB_OFFLINE=1``, or ``TRANSFORMERS_OFFLINE=1``) keeps it
+offline. Each variable is read as huggingface_hub reads ``HF_HUB_OFFLINE``: 1, ON, YES or TRUE (any case)
+means offline, anything else (0, false, no, empty) does not.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import socket
 from dataclasses import dataclass
 
@@ -58,9 +61,28 @@ class ModelAttention:
         return self.weights.shape[1]
 
 
+# The values huggingface_hub reads as "true" (huggingface_hub.constants.ENV_VARS_TRUE_VALUES, used when
+# it is installed; this copy when it is not: tests/test_real_model.py holds the two together).
+_TRUE_VALUES = frozenset({"1", "ON", "YES", "TRUE"})
+
+
+def _true_values() -> frozenset:
+    try:
+        from huggingface_hub.constants import ENV_VARS_TRUE_VALUES  # no torch: a few standard modules
+    except ImportError:
+        return _TRUE_VALUES
+    return frozenset(ENV_VARS_TRUE_VALUES)
+
+
+def _is_true(value: str | None) -> bool:
+    """An environment variable's value as huggingface_hub reads its switches (``_is_true`` there)."""
+    return value is not None and value.upper() in _true_values()
+
+
 def _offline_requested() -> bool:
-    names = ("LESSONS_OFFLINE", "HF_HUB_OFFLINE")
-    return any(os.environ.get(name, "").strip() not in ("", "0") for name in names)
+    """LESSONS_OFFLINE, or the hub's HF_HUB_OFFLINE (else TRANSFORMERS_OFFLINE), read as the hub does."""
+    hub = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
+    return _is_true(os.environ.get("LESSONS_OFFLINE")) or _is_true(hub)
 
 
 def _hub_reachable(timeout: float = 1.5) -> bool:
@@ -108,8 +130,16 @@ def gpt2_layer_weights(model, ids) -> tuple[np.ndarray, float]:
     from ..core.multihead import multi_head_attention
     from .adapters import weights_from_gpt2_attention
 
+    if not hasattr(model, "h") or not hasattr(model, "config"):
+        raise TypeError(f"gpt2_layer_weights takes a transformers GPT2Model; got {type(model).__name__} "
+                        f"(for a GPT2LMHeadModel, give its .transformer).")
+    implementation = getattr(model.config, "_attn_implementation", "eager") or "eager"
+    if implementation != "eager":
+        raise ValueError(_EAGER_NEEDED.format(implementation=implementation))
     with torch.no_grad():
         run = model(ids, output_hidden_states=True, output_attentions=True)
+        if not run.attentions or any(a is None for a in run.attentions):
+            raise ValueError(_EAGER_NEEDED.format(implementation=implementation))
         layers = []
         for block, hidden in zip(model.h, run.hidden_states):
             h = block.ln_1(hidden)[0].double().numpy()
@@ -119,25 +149,36 @@ def gpt2_layer_weights(model, ids) -> tuple[np.ndarray, float]:
     return weights, float(np.abs(weights - theirs).max())
 
 
+_EAGER_NEEDED = (
+    "gpt2_layer_weights compares the course's weights with GPT-2's own, and only the eager attention "
+    "implementation returns them; this model runs attn_implementation={implementation!r} (transformers' "
+    "default is SDPA, which never forms the weights). Load it with GPT2Model.from_pretrained(name, "
+    "attn_implementation=\"eager\"), or call model.set_attn_implementation(\"eager\") first.")
+
+
 def course_model_attention(sentence: str = coref.SENTENCE_A, *, run=None, steps: int = 300,
                            seed: int = 0) -> ModelAttention:
     """The heads of the course's own model (lesson 09) on ``sentence`` (words it knows).
 
     ``run`` a ``TrainingRun`` to reuse; by default one is trained here (``steps`` steps,
-    a few seconds). A sentence with words the model never saw falls back to lesson 09's
-    sentence A.
+    a few seconds). A sentence the model cannot read (a word it never saw, not exactly one
+    "it") is replaced by lesson 09's sentence A, and ``note`` says so in one line, naming why.
     """
     from . import models
 
     run = models.train_coref_model(steps=steps, seed=seed, progress=False) if run is None else run
+    note = ""
     try:
         reading = models.read_attention(run, sentence)
-    except ValueError:
+    except ValueError as exc:
+        why = re.split(r"[:;]", str(exc), maxsplit=1)[0].rstrip(".")
+        note = (f"It cannot read {sentence!r} ({why[:1].lower()}{why[1:]}), so these are its heads on "
+                f"lesson 09's sentence {coref.SENTENCE_A!r} instead.")
         reading = models.read_attention(run, coref.SENTENCE_A)
     L = len(reading.tokens)
     cfg = run.model.config if hasattr(run, "model") else run.config
     source = f"the course's model of lesson 09 ({cfg['n_layers']} layers × {cfg['n_heads']} heads)"
-    return ModelAttention(reading.layers[:, :, :L, :L], list(reading.tokens), source, "")
+    return ModelAttention(reading.layers[:, :, :L, :L], list(reading.tokens), source, note)
 
 
 def look_inside(sentence: str = coref.SENTENCE_A, *, online: bool = True, run=None) -> ModelAttention:
@@ -166,5 +207,5 @@ def look_inside(sentence: str = coref.SENTENCE_A, *, online: bool = True, run=No
             reason = f"GPT-2 could not be loaded ({type(exc).__name__})"
     own = course_model_attention(sentence, run=run)
     note = (f"Offline: GPT-2 small needs transformers and the internet, so these are the same views "
-            f"on {own.source}.")
+            f"on {own.source}." + (f" {own.note}" if own.note else ""))
     return ModelAttention(own.weights, own.tokens, own.source, note, reason=reason)

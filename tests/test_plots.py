@@ -24,7 +24,7 @@ from lessons_lib.core import (
     masks,
 )
 from lessons_lib.figures import style
-from lessons_lib.figures.base import alt_words, new_figure, read_still
+from lessons_lib.figures.base import alt_words, contrast_with_black_and_white, new_figure, read_still
 from lessons_lib.lab import (
     data,
     measurements,
@@ -359,6 +359,18 @@ def test_read_still_finds_only_a_still():
     lines = ['<img src="data:image/png;base64,iVBO" ', 'alt="x">']   # as nbformat may store it
     assert read_still({"text/html": lines}) == ("iVBO", "x")
     assert read_still({"text/html": "<b>a table</b>"}) is None and read_still({"image/png": "iVBO"}) is None
+
+
+def test_numbers_in_cells_reach_aa_contrast_on_both_colour_maps():
+    """WCAG 2.1 AA: every number a heatmap writes is at least 4.5:1 against its cell's colour, over the
+    whole range of viridis and cividis (144 cells from 0 to 1)."""
+    values = np.linspace(0, 1, 144).reshape(12, 12)
+    for cmap in (style.CMAP_WEIGHTS, style.CMAP_VALUES):
+        ax = ll.heatmap(values, title="t", colorbar_label="c", cmap=cmap, vmin=0, vmax=1).axes[0]
+        worst = min(
+            contrast_with_black_and_white(matplotlib.colormaps[cmap](value))[text.get_color() == "white"]
+            for value, text in zip(values.ravel(), ax.texts, strict=True))
+        assert worst >= 4.5, f"{cmap}: a number drawn in a cell reaches only {worst:.2f}:1"
 
 
 def test_tick_helpers():

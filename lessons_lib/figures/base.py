@@ -308,10 +308,17 @@ def auto_size(n_rows: int, n_cols: int) -> tuple[float, float]:
     return width, height
 
 
+def contrast_with_black_and_white(rgba) -> tuple[float, float]:
+    """WCAG 2.1 contrast ratios of an sRGB colour (0..1 channels) with black and with white text."""
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3])
+    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return (luminance + 0.05) / 0.05, 1.05 / (luminance + 0.05)
+
+
 def _text_color(rgba) -> str:
-    """Black on light cells, white on dark ones (relative luminance)."""
-    r, g, b = rgba[:3]
-    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
+    """Black or white, whichever contrasts more with the cell (at least 4.58:1 on any colour: WCAG AA)."""
+    on_black, on_white = contrast_with_black_and_white(rgba)
+    return "black" if on_black >= on_white else "white"
 
 
 def _masked_runs(hidden: np.ndarray) -> list[tuple[int, int, int]]:

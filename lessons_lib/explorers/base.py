@@ -369,7 +369,8 @@ class ExplorerBase:
             bundle = bundle[0]
         bundle = dict(bundle)
         still, alt = self.static_view()
-        bundle.update(still_output(still, alt, dpi=80), **{"text/plain": self.text()})
+        bundle.update(still_output(still, alt, dpi=80))
+        bundle["text/plain"] = self.text()
         return bundle
 
 

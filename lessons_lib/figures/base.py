@@ -108,9 +108,9 @@ class LessonFigure(Figure):
 # ------------------------------------------------------------------ the still as a notebook output
 # A still is stored as text/html, an <img> that holds its alt text, and not as image/png: JupyterLab and
 # Notebook 7 draw an image/png output without the alt text of its metadata (a screen reader meets an
-# unnamed image), while an <img> keeps its alt in every front end: JupyterLab, Notebook 7 (whose
-# sanitizer, for an untrusted notebook, keeps data: images and alt), nbconvert's pages (make html,
-# nbviewer), GitHub, VS Code. The PNG is stored once, so the notebook does not grow.
+# unnamed image), while an <img> keeps its alt: in JupyterLab and Notebook 7 (whose sanitizer, for an
+# untrusted notebook, keeps data: images and alt), in nbconvert's pages (make html, nbviewer) and in the
+# viewers that show HTML outputs (GitHub, VS Code). The PNG is stored once: the notebook does not grow.
 _STILL = re.compile(r'<img src="data:image/png;base64,(?P<png>[A-Za-z0-9+/=]+)" alt="(?P<alt>[^"]*)"')
 _LATEX_SYMBOLS = {r"\cdot": "·", r"\times": "×", r"\infty": "∞", r"\le": "≤", r"\ge": "≥",
                   r"\propto": "∝", r"\sum": "Σ", r"\dots": "…", r"\ldots": "…", r"\to": "→"}

@@ -18,8 +18,8 @@ from conftest import load_tool
 pytestmark = pytest.mark.subprocess  # the pages come from tools/export_html.py, run as make html runs it
 ROOT = Path(__file__).resolve().parents[1]
 export_html = load_tool("export_html")
-alt_words = export_html.alt_words
 handout = export_html.handout
+stills = export_html.stills
 static_notebook = export_html.static_notebook
 SUBSLIDE_TAG = load_tool("conventions").SUBSLIDE_TAG
 
@@ -50,9 +50,8 @@ def teacher_pages(tmp_path_factory):
     return out
 
 
-def png_outputs(path: Path) -> int:
-    nb = static_notebook(nbformat.read(path, as_version=4))  # the learner's copy, as exported
-    return sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+def still_outputs(path: Path) -> int:
+    return len(stills(static_notebook(nbformat.read(path, as_version=4))))  # the learner's copy, as exported
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
@@ -62,13 +61,13 @@ def test_each_lesson_page_has_its_figures_with_alt_text(pages, notebook):
     parser = Images()
     parser.feed(page.read_text(encoding="utf-8"))
     figures = [img for img in parser.images if img.get("src", "").startswith("data:image/png")]
-    assert len(figures) == png_outputs(notebook), f"{notebook.name}: figures missing from its page"
+    assert len(figures) == still_outputs(notebook), f"{notebook.name}: figures missing from its page"
     for img in parser.images:
         alt = (img.get("alt") or "").strip()
         assert "$" not in alt and "\\" not in alt, f"{notebook.name}: raw LaTeX in alt text {alt!r}"
         assert alt and alt != FALLBACK and len(alt) >= 15, (
             f"{notebook.name}: an image has no real alt text ({alt!r}); figures from lessons_lib carry "
-            f"their title and caption as image/png alt metadata")
+            f"their title and caption as the alt text of the <img> they store")
 
 
 def test_index_links_every_lesson(pages):
@@ -132,6 +131,9 @@ def test_progress_bars_show_their_final_state(pages):
         assert not re.search(r"(?<!\d)0%\|", text_of(pages / f"{notebook.stem}.html")), notebook.name
 
 
-def test_alt_text_reads_latex_as_words():
-    assert alt_words(r"score $q_i \cdot k_j$ (dot product)") == "score q_i · k_j (dot product)"
-    assert alt_words(r"$\sqrt{d_k}$ and $Q K^\top$ and $W_Q^i$") == "√d_k and Q Kᵀ and W_Q^i"
+def test_each_handout_has_the_lessons_stills_with_their_alt_text(pages):
+    for notebook in NOTEBOOKS:
+        parser = Images()
+        parser.feed((pages / f"{notebook.stem}.handout.html").read_text(encoding="utf-8"))
+        assert len(parser.images) == still_outputs(notebook), notebook.name
+        assert all(len(img.get("alt", "")) >= 15 and "$" not in img["alt"] for img in parser.images)

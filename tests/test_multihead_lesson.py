@@ -452,8 +452,9 @@ def test_head_grid_explorer_links_token_and_direction_in_the_browser():
 
 def test_head_grid_explorer_still_and_sentence_for_static_pages():
     from lessons_lib.explorers.lesson06_multi_head import HeadGridExplorer
+    from lessons_lib.figures.base import read_still
 
-    bundle, metadata = HeadGridExplorer(n_heads=4, seq_len=6)._repr_mimebundle_()
-    assert "n_heads = 4" in metadata["image/png"]["alt"]
-    assert "image/png" in bundle and "application/vnd.jupyter.widget-view+json" in bundle
+    bundle = HeadGridExplorer(n_heads=4, seq_len=6)._repr_mimebundle_()
+    assert "n_heads = 4" in read_still(bundle)[1]
+    assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "n_heads = 4" in bundle["text/plain"] and "JupyterLab" in bundle["text/plain"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 
 import matplotlib
@@ -20,7 +22,7 @@ from lessons_lib.core import (
     masks,
 )
 from lessons_lib.figures import style
-from lessons_lib.figures.base import new_figure
+from lessons_lib.figures.base import alt_words, contrast_with_black_and_white, new_figure, read_still
 from lessons_lib.lab import (
     data,
     measurements,
@@ -306,6 +308,65 @@ def test_plot_row_weights_bars_are_the_row():
 def test_plots_do_not_use_pyplot(fresh_imports):
     """Figures are made outside pyplot: shown once in a notebook, nothing left open."""
     assert "matplotlib.pyplot" not in fresh_imports["ll.plot_weights"], "pyplot was imported"
+
+
+# In a kernel as a notebook runs it (IPython with the inline backend's figure formatter, as %matplotlib
+# inline sets it): what a cell that ends in a still shows.
+SHOWN = r"""
+import json
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+from matplotlib_inline.backend_inline import configure_inline_support
+shell = InteractiveShell.instance()
+configure_inline_support(shell, "inline")
+shell.run_cell("import lessons_lib as ll, numpy as np\n"
+               "fig = ll.plot_weights(np.full((2, 2), 0.5), ['a', 'b'], title=r'Weights $Q K^\\top$ \"x\"')")
+with capture_output() as shown:   # what a kernel sends for a cell that ends in `fig`
+    result, _ = shell.display_formatter.format(shell.user_ns["fig"])
+print(json.dumps([o.data for o in shown.outputs] + ([result] if result else [])))
+"""
+
+
+def test_a_still_shows_once_as_an_img_with_its_alt_text_in_words():
+    """JupyterLab and Notebook 7 ignore an image/png output's alt metadata: a still is an <img> with its
+    alt text, its PNG stored once (no image/png beside it, whatever formatter the kernel has)."""
+    run = subprocess.run([sys.executable, "-c", SHOWN], check=True, capture_output=True, text=True)
+    outputs = json.loads(run.stdout)
+    assert len(outputs) == 1, outputs
+    data = outputs[0]
+    assert set(data) == {"text/html", "text/plain"}, "a still is an <img> and a sentence, not a second PNG"
+    png, alt = read_still(data)
+    assert base64.b64decode(png).startswith(b"\x89PNG") and data["text/html"].count("base64,") == 1
+    assert alt.startswith('Weights Q Kᵀ "x"; x axis: key') and "$" not in alt and "\\" not in alt
+    assert data["text/plain"] == f"<Figure: {alt}>"
+
+
+def test_alt_text_reads_latex_as_words():
+    assert alt_words(r"score $q_i \cdot k_j$ (dot product)") == "score q_i · k_j (dot product)"
+    assert alt_words(r"$\sqrt{d_k}$ and $Q K^\top$ and $W_Q^i$") == "√d_k and Q Kᵀ and W_Q^i"
+    fig = ll.plot_weights(np.full((2, 2), 0.5), ["a", "b"], title=r"$\mathrm{softmax}(Q K^T)$")
+    assert fig.alt_text().startswith("softmax(Q Kᵀ)")
+
+
+def test_read_still_finds_only_a_still():
+    fig = ll.plot_weights(np.full((2, 2), 0.5), ["a", "b"])
+    data = fig._repr_mimebundle_()
+    assert read_still(data) == (re.search(r"base64,([^\"]+)", data["text/html"])[1], fig.alt_text())
+    lines = ['<img src="data:image/png;base64,iVBO" ', 'alt="x">']   # as nbformat may store it
+    assert read_still({"text/html": lines}) == ("iVBO", "x")
+    assert read_still({"text/html": "<b>a table</b>"}) is None and read_still({"image/png": "iVBO"}) is None
+
+
+def test_numbers_in_cells_reach_aa_contrast_on_both_colour_maps():
+    """WCAG 2.1 AA: every number a heatmap writes is at least 4.5:1 against its cell's colour, over the
+    whole range of viridis and cividis (144 cells from 0 to 1)."""
+    values = np.linspace(0, 1, 144).reshape(12, 12)
+    for cmap in (style.CMAP_WEIGHTS, style.CMAP_VALUES):
+        ax = ll.heatmap(values, title="t", colorbar_label="c", cmap=cmap, vmin=0, vmax=1).axes[0]
+        worst = min(
+            contrast_with_black_and_white(matplotlib.colormaps[cmap](value))[text.get_color() == "white"]
+            for value, text in zip(values.ravel(), ax.texts, strict=True))
+        assert worst >= 4.5, f"{cmap}: a number drawn in a cell reaches only {worst:.2f}:1"
 
 
 def test_tick_helpers():

@@ -15,12 +15,15 @@ lists both. The pages need no network:
 * live widgets cannot run without a kernel, so their outputs show what the notebook stored for
   that case: the explorers' still picture and sentence, a quiz as text, and a progress bar in its
   final state (the run that made the outputs finished it), not the "0%" its text was captured at;
-* every figure's alt text (its title and caption, which ``lessons_lib`` stores with it) is read
-  as words: the LaTeX in it becomes plain symbols (``$q_i \\cdot k_j$`` -> ``q_i · k_j``);
+* every figure is the ``<img>`` that ``lessons_lib`` stores, with its alt text (its title and caption,
+  LaTeX read as symbols: ``q_i · k_j``; ``lessons_lib.figures.base.still_output``);
+* the pages meet WCAG 2.1 AA (the template: code colours of at least 4.5:1, links underlined in running
+  text); formulas carry MathJax's assistive MathML for screen readers, and its speech explorer (the
+  formula's context menu, Accessibility) finds its rules in ``mathjax/``, beside the pages;
 * the page title is the lesson's title.
 
 ``tests/test_html.py`` checks the pages' content; ``tests/test_offline_pages.py`` opens them in
-Chromium with the network cut off and finds every formula typeset and every image loaded.
+Chromium with the network cut off, finds every formula typeset and every image loaded, and runs axe-core.
 
 Usage: python tools/export_html.py [--teacher] [--out build/html] [notebooks/*.ipynb]
 """
@@ -44,6 +47,8 @@ from conventions import SUBSLIDE_TAG
 from learner_release import learner_notebook
 from stamp_notebooks import lesson_title
 
+from lessons_lib.figures.base import read_still
+
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "tools" / "html_template"
 MATHJAX = Path(jupyter_server_mathjax.__file__).parent / "static"
@@ -54,29 +59,6 @@ MATHJAX_FONTS = ('<script type="text/x-mathjax-config">MathJax.Hub.Config({"HTML
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # tqdm's text as captured when the bar appeared: "training:   0%|          | 0/301 [00:00<?, ?step/s]"
 _TQDM = re.compile(r"^(?P<desc>[^\n]*?):?\s+\d+%\|[^|]*\|\s*\d+/(?P<total>\d+)\b[^\n]*$")
-_LATEX_SYMBOLS = {r"\cdot": "·", r"\times": "×", r"\infty": "∞", r"\le": "≤", r"\ge": "≥",
-                  r"\propto": "∝", r"\sum": "Σ", r"\dots": "…", r"\ldots": "…", r"\to": "→"}
-
-
-# ------------------------------------------------------------------------------------ words
-def alt_words(text: str) -> str:
-    """``text`` with each ``$…$`` LaTeX span read as plain symbols (for alt text and screen readers).
-
-    >>> alt_words(r"colour scale: score $q_i \\cdot k_j$ (dot product), $\\sqrt{d_k}$, $K^\\top$")
-    'colour scale: score q_i · k_j (dot product), √d_k, Kᵀ'
-    """
-    def plain(match: re.Match) -> str:
-        s = match.group(1)
-        s = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", s)
-        s = re.sub(r"\^\{?\\top\}?|\^\{?T\}?(?![A-Za-z])", "ᵀ", s)
-        s = re.sub(r"\\(?:text|mathrm|mathbf|operatorname)\{([^{}]*)\}", r"\1", s)
-        for macro, symbol in _LATEX_SYMBOLS.items():
-            s = re.sub(re.escape(macro) + r"(?![A-Za-z])", symbol, s)
-        s = re.sub(r"\\[,;!]|[{}]", "", s).replace("\\", "")
-        return re.sub(r"\s+", " ", s).strip()
-
-    return re.sub(r"\$([^$]+)\$", plain, text)
-
 
 # ------------------------------------------------------------------------------------ notebooks
 def static_notebook(nb: nbformat.NotebookNode, teacher: bool = False) -> nbformat.NotebookNode:
@@ -95,14 +77,16 @@ def static_notebook(nb: nbformat.NotebookNode, teacher: bool = False) -> nbforma
             if bar:
                 desc, total = bar["desc"], bar["total"]
                 data["text/plain"] = f"{desc}: 100%|██████████| {total}/{total} (finished)"
-        for output in cell.get("outputs", []):
-            meta = output.get("metadata", {}).get("image/png")
-            if isinstance(meta, dict) and meta.get("alt"):
-                meta["alt"] = alt_words(meta["alt"])
     return nb
 
 
 # ------------------------------------------------------------------------------------ handout
+def stills(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
+    """Every still picture of the notebook's outputs, in order: ``(PNG as base64, alt text)``."""
+    return [still for cell in nb.cells for output in cell.get("outputs", [])
+            if (still := read_still(output.get("data", {})))]
+
+
 def section(nb: nbformat.NotebookNode, heading: str) -> str:
     """The markdown cell whose first line matches ``heading``, with the cells split off it to fit a
     slide (tagged ``own-subslide`` by tools/split_tall_cells.py) joined back; "" if there is none."""
@@ -123,14 +107,9 @@ def handout(nb: nbformat.NotebookNode, title: str) -> str:
     formula = re.search(r"\$\$(.+?)\$\$", markdown, re.S)
     takeaways = re.sub(r"^##\s+.*\n", "", section(nb, r"##\s+.*Takeaways").lstrip(), count=1)
     figures = []
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            png = output.get("data", {}).get("image/png")
-            if png:
-                alt = output.get("metadata", {}).get("image/png", {}).get("alt", "figure")
-                caption = html.escape(alt.split(";")[0])
-                figures.append(f'<figure><img src="data:image/png;base64,{png.strip()}" '
-                               f'alt="{html.escape(alt)}"><figcaption>{caption}</figcaption></figure>')
+    for png, alt in stills(nb):
+        figures.append(f'<figure><img src="data:image/png;base64,{png}" alt="{html.escape(alt)}">'
+                       f'<figcaption>{html.escape(alt.split(";")[0])}</figcaption></figure>')
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)} (handout)</title>"

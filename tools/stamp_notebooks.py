@@ -54,6 +54,8 @@ from conventions import (
     stated_minutes,
 )
 
+from lessons_lib.figures.base import read_still
+
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 README_BEGIN, README_END = "<!-- launch:begin -->", "<!-- launch:end -->"
 MAP_BEGIN, MAP_END = "<!-- map:begin -->", "<!-- map:end -->"
@@ -273,7 +275,7 @@ def projector_fonts() -> dict:
 def shows_figure(cell) -> bool:
     """A code cell whose stored output is a figure or a live explorer/quiz (a widget)."""
     return cell.cell_type == "code" and any(
-        "image/png" in o.get("data", {}) or "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+        read_still(o.get("data", {})) or "application/vnd.jupyter.widget-view+json" in o.get("data", {})
         for o in cell.get("outputs", []))
 
 
@@ -295,8 +297,9 @@ def estimated_height(cell) -> float:
     height = _CELL_PX + (cell.source.count("\n") + 1) * _CODE_LINE_PX
     for output in cell.get("outputs", []):
         data = output.get("data", {})
-        if "image/png" in data:
-            height += _png_height(data["image/png"], width)
+        still = read_still(data)
+        if still:
+            height += _png_height(still[0], width)
         elif "text/markdown" in data:
             height += _prose_height(data["text/markdown"])
         else:

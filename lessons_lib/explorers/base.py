@@ -50,9 +50,7 @@ few kB, and the live figures draw once per animation frame, the newest state onl
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import math
 import time
 import traceback
@@ -63,7 +61,7 @@ import numpy as np
 
 from .._checks import check_flag, check_int_in_range, is_real_number, is_whole_number
 from ..core import attention
-from ..figures.base import add_footnote, plain_text
+from ..figures.base import add_footnote, plain_text, still_output
 from ..lab import data
 from ..lab.measurements import measure_score_variance
 
@@ -149,12 +147,6 @@ def error_html(exc: BaseException, doing: str = "The figure could not be redrawn
         f"{html.escape(doing)}{place}: {html.escape(type(exc).__name__)}: "
         f"{html.escape(str(exc))}</div>"
     )
-
-
-def _png(fig) -> bytes:
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=80, bbox_inches="tight")
-    return out.getvalue()
 
 
 def _check_value(name: str, control, value) -> None:
@@ -370,15 +362,16 @@ class ExplorerBase:
         return still, (f"{alt.rstrip('. ')}. Under it: {readout}" if readout else alt)
 
     def _repr_mimebundle_(self, **kwargs):
-        """The live widget for front ends that run widgets; a still picture (with alt text) and a sentence."""
+        """The live widget for front ends that run widgets; a still picture with its alt text (an ``<img>``
+        as every still of the course, :func:`~lessons_lib.figures.base.still_output`) and a sentence."""
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}
         if isinstance(bundle, tuple):
             bundle = bundle[0]
         bundle = dict(bundle)
-        bundle["text/plain"] = self.text()
         still, alt = self.static_view()
-        bundle["image/png"] = base64.b64encode(_png(still)).decode("ascii")
-        return bundle, {"image/png": {"alt": alt}}
+        bundle.update(still_output(still, alt, dpi=80))
+        bundle["text/plain"] = self.text()
+        return bundle
 
 
 class Explorer(ExplorerBase):

@@ -79,29 +79,89 @@ BYTES_PER_CELL = 8 + 1 + 32 + 4
 
 
 class LessonFigure(Figure):
-    """A matplotlib Figure that shows itself as a PNG in Jupyter, with or without ``%matplotlib inline``.
+    """A matplotlib Figure that shows itself in Jupyter as a picture with its alt text (:func:`still_output`).
 
-    (With the inline backend active IPython's own figure formatter is used;
-    either way the figure is shown once.)
+    It shows itself once, with or without ``%matplotlib inline``: it publishes its own output, so that
+    neither IPython's PNG formatter nor the inline backend's adds a second copy of the picture.
     """
 
     #: Alt text for screen readers and static pages; ``None`` describes the figure from its own text.
     alt: str | None = None
 
     def _repr_png_(self) -> bytes:
-        out = io.BytesIO()
-        self.savefig(out, format="png", bbox_inches="tight")
-        return out.getvalue()
+        return figure_png(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """The PNG with its alt text as output metadata (``make html`` writes it as the img's alt)."""
-        png = base64.b64encode(self._repr_png_()).decode("ascii")
-        alt = self.alt_text()
-        return {"image/png": png, "text/plain": f"<Figure: {alt}>"}, {"image/png": {"alt": alt}}
+        """The picture as an ``<img>`` with its alt text, and the alt text as plain text."""
+        return still_output(self, self.alt_text())
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self._repr_mimebundle_(), raw=True)
 
     def alt_text(self) -> str:
-        """What the figure shows, in words: ``alt`` if set, else its titles, axis labels and captions."""
-        return self.alt or describe_figure(self)
+        """What the figure shows, in words: ``alt`` if set, else its titles, axis labels and captions;
+        LaTeX read as symbols (``$q_i \\cdot k_j$`` -> ``q_i · k_j``)."""
+        return alt_words(self.alt or describe_figure(self))
+
+
+# ------------------------------------------------------------------ the still as a notebook output
+# A still is stored as text/html, an <img> that holds its alt text, and not as image/png: JupyterLab and
+# Notebook 7 draw an image/png output without the alt text of its metadata (a screen reader meets an
+# unnamed image), while an <img> keeps its alt: in JupyterLab and Notebook 7 (whose sanitizer, for an
+# untrusted notebook, keeps data: images and alt), in nbconvert's pages (make html, nbviewer) and in the
+# viewers that show HTML outputs (GitHub, VS Code). The PNG is stored once: the notebook does not grow.
+_STILL = re.compile(r'<img src="data:image/png;base64,(?P<png>[A-Za-z0-9+/=]+)" alt="(?P<alt>[^"]*)"')
+_LATEX_SYMBOLS = {r"\cdot": "·", r"\times": "×", r"\infty": "∞", r"\le": "≤", r"\ge": "≥",
+                  r"\propto": "∝", r"\sum": "Σ", r"\dots": "…", r"\ldots": "…", r"\to": "→"}
+
+
+def alt_words(text: str) -> str:
+    """``text`` with each ``$…$`` LaTeX span read as plain symbols (for alt text and screen readers).
+
+    >>> alt_words(r"colour scale: score $q_i \\cdot k_j$ (dot product), $\\sqrt{d_k}$, $K^\\top$")
+    'colour scale: score q_i · k_j (dot product), √d_k, Kᵀ'
+    """
+    def plain(match: re.Match) -> str:
+        s = match.group(1)
+        s = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", s)
+        s = re.sub(r"\^\{?\\top\}?|\^\{?T\}?(?![A-Za-z])", "ᵀ", s)
+        s = re.sub(r"\\(?:text|mathrm|mathbf|operatorname)\{([^{}]*)\}", r"\1", s)
+        for macro, symbol in _LATEX_SYMBOLS.items():
+            s = re.sub(re.escape(macro) + r"(?![A-Za-z])", symbol, s)
+        s = re.sub(r"\\[,;!]|[{}]", "", s).replace("\\", "")
+        return re.sub(r"\s+", " ", s).strip()
+
+    return re.sub(r"\$([^$]+)\$", plain, text)
+
+
+def figure_png(fig: Figure, dpi: float | None = None) -> bytes:
+    """The figure as PNG bytes, cropped to what is drawn (``dpi``: matplotlib's default unless given)."""
+    out = io.BytesIO()
+    fig.savefig(out, format="png", bbox_inches="tight", **({"dpi": dpi} if dpi else {}))
+    return out.getvalue()
+
+
+def still_output(fig: Figure, alt: str, *, dpi: float | None = None) -> dict:
+    """The figure as a notebook output: ``text/html``, an ``<img>`` of its PNG with ``alt`` (LaTeX read as
+    words), and ``text/plain``, ``<Figure: alt>``. :func:`read_still` reads it back."""
+    alt = alt_words(" ".join(alt.split()))
+    png = base64.b64encode(figure_png(fig, dpi)).decode("ascii")
+    return {"text/html": f'<img src="data:image/png;base64,{png}" alt="{html.escape(alt)}">',
+            "text/plain": f"<Figure: {alt}>"}
+
+
+def read_still(data: dict) -> tuple[str, str] | None:
+    """``(PNG as base64, alt text)`` of a still in an output's ``data`` (:func:`still_output`), else ``None``.
+
+    >>> read_still({"text/html": '<img src="data:image/png;base64,iVBORw0KGgo=" alt="A &quot;plot&quot;">'})
+    ('iVBORw0KGgo=', 'A "plot"')
+    """
+    markup = data.get("text/html", "")
+    markup = "".join(markup) if isinstance(markup, list) else markup
+    match = _STILL.match(markup.strip())
+    return (match["png"], html.unescape(match["alt"])) if match else None
 
 
 def describe_figure(fig: Figure) -> str:
@@ -250,10 +310,17 @@ def auto_size(n_rows: int, n_cols: int) -> tuple[float, float]:
     return width, height
 
 
+def contrast_with_black_and_white(rgba) -> tuple[float, float]:
+    """WCAG 2.1 contrast ratios of an sRGB colour (0..1 channels) with black and with white text."""
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3])
+    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return (luminance + 0.05) / 0.05, 1.05 / (luminance + 0.05)
+
+
 def _text_color(rgba) -> str:
-    """Black on light cells, white on dark ones (relative luminance)."""
-    r, g, b = rgba[:3]
-    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
+    """Black or white, whichever contrasts more with the cell (at least 4.58:1 on any colour: WCAG AA)."""
+    on_black, on_white = contrast_with_black_and_white(rgba)
+    return "black" if on_black >= on_white else "white"
 
 
 def _masked_runs(hidden: np.ndarray) -> list[tuple[int, int, int]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import re
+import subprocess
+import sys
 
 import matplotlib
 
@@ -327,6 +329,7 @@ print(json.dumps([o.data for o in shown.outputs] + ([result] if result else []))
 """
 
 
+@pytest.mark.subprocess
 def test_a_still_shows_once_as_an_img_with_its_alt_text_in_words():
     """JupyterLab and Notebook 7 ignore an image/png output's alt metadata: a still is an <img> with its
     alt text, its PNG stored once (no image/png beside it, whatever formatter the kernel has)."""

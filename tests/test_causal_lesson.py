@@ -233,6 +233,57 @@ def test_future_leak_catches_a_mask_applied_after_the_softmax():
     assert masks.future_leak(after_softmax, x, 4)[:4].max() > 1e-3
 
 
+# ------------------------------------------------------------------ two wrong ways to mask, measured
+@settings(deadline=None, max_examples=40)
+@given(st.integers(2, 9), st.integers(0, 2**16), st.floats(0.1, 5.0))
+def test_of_four_recipes_only_the_wrong_ones_give_the_future_weight_or_break_the_row_sums(n, seed, spread):
+    scores = np.random.default_rng(seed).normal(scale=spread, size=(n, n))
+    right, zero, after, renormalised = masks.compare_masking(scores, ll.causal_mask(n))
+    assert right.masked_weight == 0.0 and np.allclose(right.row_sums, 1) and right.difference == 0.0
+    np.testing.assert_array_equal(right.weights, ll.attention_weights(scores, scale=1.0, causal=True))
+    assert zero.masked_weight > 0 and np.allclose(zero.row_sums, 1)    # e^0 = 1: the future keeps a share
+    assert after.masked_weight == 0.0 and (after.row_sums[:-1] < 1).all()     # the last row sees every key
+    assert renormalised.masked_weight == 0.0 and renormalised.difference < 1e-12
+
+
+def test_renormalising_after_the_softmax_divides_zero_by_zero_when_the_future_dwarfs_the_past():
+    far = masks.masked_weights(np.array([[0.0, 800.0]]), np.array([[True, False]]), "after_renormalised")
+    assert np.isnan(far).all()
+    right = masks.masked_weights(np.array([[0.0, 800.0]]), np.array([[True, False]]))
+    np.testing.assert_array_equal(right, [[1.0, 0.0]])
+
+
+def test_masking_leak_moves_earlier_rows_only_with_the_wrong_recipes():
+    x = data.embed_tokens(data.tokens_of_length(8), d_model=8, seed=0)
+    moved = {name: masks.masking_leak(x, 5, name, seed=1)[:5].max() for name in masks.MASKING_RECIPES}
+    assert moved["minus_inf"] == 0.0 and moved["after_renormalised"] < 1e-12
+    assert moved["zero"] > 1e-3 and moved["after"] > 1e-3
+    assert masks.leak_claim([0.0, 1e-17]) == "none (below 1e-12)"
+    assert masks.leak_claim([0.25]) == "up to 0.250"
+
+
+def test_masking_recipes_explain_bad_input():
+    with pytest.raises(ValueError, match="recipe must be one of 'minus_inf'"):
+        masks.masked_weights(np.zeros((2, 2)), ll.causal_mask(2), "minus infinity")
+    with pytest.raises(TypeError, match="boolean mask"):
+        masks.masked_weights(np.zeros((2, 2)), None)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        masks.compare_masking(np.zeros((2, 3)), ll.causal_mask(2))
+    with pytest.raises(ValueError, match="below must be a bound"):
+        masks.leak_claim([0.1], below=2)
+
+
+def test_plot_masking_recipes_one_panel_per_recipe_with_each_rows_sum():
+    scores = np.random.default_rng(0).normal(size=(4, 4))
+    fig = ll.plot_masking_recipes(masks.compare_masking(scores, ll.causal_mask(4)), ["a", "b", "c", "d"])
+    heatmaps = [ax for ax in fig.axes if ax.images]
+    assert len(heatmaps) == 4
+    sums = [t.get_text() for t in heatmaps[2].texts if t.get_text().startswith("Σ")]
+    assert len(sums) == 4 and sums[-1] == "Σ 1.00" and sums[0] != "Σ 1.00"    # "after": rows below 1
+    with pytest.raises(ValueError, match="start with the right recipe"):
+        ll.plot_masking_recipes(masks.compare_masking(scores, ll.causal_mask(4))[1:], ["a", "b", "c", "d"])
+
+
 def test_future_leak_explains_bad_input():
     x = np.ones((3, 2))
     with pytest.raises(ValueError, match=r"position must be a token index 0..2"):

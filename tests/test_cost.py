@@ -162,6 +162,12 @@ def test_loglog_slope_explains_bad_input(x, y, match):
         cost.loglog_slope(x, y)
 
 
+def measurements_verdict(ratio):
+    from lessons_lib.lab.measurements import time_ratio_verdict
+
+    return time_ratio_verdict(ratio)
+
+
 def _fake(method, n, seconds, peak):
     return cost.Measurement(method, n, 64, "float32", seconds, peak, 3 * n * 64 * 4, "tracemalloc")
 
@@ -188,6 +194,35 @@ def test_cost_table_slopes_ratios_and_text():
         table.slope("naive numpy", "speed")
 
 
+def test_the_verdict_of_a_run_says_its_ratio_and_which_way_it_went():
+    from lessons_lib.lab import measurements
+
+    assert measurements.time_ratio_verdict(1.25) == "1.25× the naive time: slower"
+    assert measurements.time_ratio_verdict(0.5, "torch's time") == "0.50× torch's time: faster"
+    assert measurements.time_ratio_verdict(0.95).endswith("about as fast")      # within the noise of one run
+    assert "close to 2" in measurements.slope_verdict(1.93) and "below 2" in measurements.slope_verdict(1.54)
+    assert "above 2" in measurements.slope_verdict(2.54)
+    for bad in (0, -1.0, float("nan"), "1.2"):
+        with pytest.raises(ValueError, match="ratio must be a positive number"):
+            measurements.time_ratio_verdict(bad)
+    with pytest.raises(ValueError, match="slope must be a finite number"):
+        measurements.slope_verdict(float("inf"))
+
+
+def test_a_cost_table_prints_the_verdicts_of_its_own_run():
+    table = cost.CostTable([_fake(m, n, f * n**p, n**q) for n in (100, 1000)
+                            for m, f, p, q in (("naive numpy", 1e-9, 2, 2), ("tiled numpy", 3e-9, 2, 1),
+                                               ("torch SDPA", 5e-8, 1.5, 1))])
+    lines = table.slope_verdicts().splitlines()
+    assert lines[0] == "naive numpy   time   ∝ N^2.00: close to 2, the N² work dominates"
+    assert lines[1].strip() == "memory ∝ N^2.00" and "N^1.50: below 2" in lines[4]
+    assert table.fastest_verdict() == ("At N = 1,000 on this run: torch SDPA 1.58× the naive time: slower; "
+                                       "tiled numpy 3.00× the naive time: slower.")
+    assert table.fastest_verdict(100).startswith("At N = 100 on this run: tiled numpy 3.00×")  # fastest first
+    with pytest.raises(ValueError, match="N = 500 needs naive numpy"):
+        table.fastest_verdict(500)
+
+
 def test_block_size_trade_off_memory_grows_with_the_block():
     result = cost.measure_block_sizes(512, (16, 64, 256), d=8, repeats=1, progress=False)
     assert list(result.block_sizes) == [16, 64, 256]
@@ -195,6 +230,11 @@ def test_block_size_trade_off_memory_grows_with_the_block():
     peaks = [m.peak_bytes for m in result.tiled]
     assert peaks[0] < peaks[1] < peaks[2] < result.naive.peak_bytes      # a tile is block² scores
     assert (result.memory_ratios < 1).all() and result.time_ratios.shape == (3,)
+    ratio = result.time_ratios[2]
+    assert result.verdict(256) == (f"On this run, at N = 512, the tiled version with block 256 took "
+                                   f"{measurements_verdict(ratio)}.")
+    with pytest.raises(ValueError, match="block 1024 was not measured"):
+        result.verdict()
     assert "block" in str(result) and "× naive" in str(result)
     with pytest.raises(ValueError, match="at least 1"):
         cost.measure_block_sizes(64, (0,), progress=False)

@@ -125,8 +125,9 @@ def test_page_titles_are_lesson_titles(pages):
 
 
 def test_progress_bars_show_their_final_state(pages):
-    page = text_of(pages / "08_cost_and_flashattention.html")
-    assert "measuring: 100%" in page and "measuring 6 block sizes at N = 2,048: 100%" in page
+    # lesson 08's first measurement answers its Predict prompt: the learner copy (its page) leaves it out
+    assert "measuring 6 block sizes at N = 2,048: 100%" in text_of(pages / "08_cost_and_flashattention.html")
+    assert "training: 100%" in text_of(pages / "09_attention_in_action.html")
     for notebook in NOTEBOOKS:
         assert not re.search(r"(?<!\d)0%\|", text_of(pages / f"{notebook.stem}.html")), notebook.name
 

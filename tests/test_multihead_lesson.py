@@ -261,6 +261,15 @@ def test_plot_head_shapes_places_cells_as_split_heads_does():
         ll.plot_head_shapes(3, 6, 4)
 
 
+def test_plot_head_shapes_labels_a_heads_cells_alike_in_the_split_and_the_merge():
+    """Head 1 of 2 over d_model = 6 holds columns 3-5: its cells read "0,3" … "2,5" in both rows."""
+    fig = ll.plot_head_shapes(seq_len=3, d_model=6, n_heads=2)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    # split: Q, the view, the heads; merge: the head outputs, tokens first, Concat: 6 times each
+    assert all(texts.count(f"{i},{c}") == 6 for i in range(3) for c in range(6)), texts
+    assert not any(t in texts for t in ("0,6", "3,0")), "no label beyond Q's 3 × 6 cells"
+
+
 def test_plot_head_grid_one_panel_per_head_on_one_scale():
     tokens = data.tokenize(data.SENTENCES["cat"])
     x = data.embed_tokens(tokens, d_model=8, seed=0)

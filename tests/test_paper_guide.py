@@ -8,12 +8,34 @@ from conftest import NOTEBOOKS
 from lessons_lib.course import paper_guide as pg
 
 
-@pytest.mark.parametrize("eq", pg.EQUATIONS, ids=[f"{e.section}-{e.marker[:20]}" for e in pg.EQUATIONS])
-def test_each_equation_has_its_line(eq):
-    path, number, code = pg.code_line(eq)
+@pytest.mark.parametrize("eq", pg.EQUATIONS, ids=[f"{e.section}-{e.markers[0][:20]}" for e in pg.EQUATIONS])
+def test_each_equation_has_its_lines(eq):
+    path, found = pg.code_lines(eq)
     source = (NOTEBOOKS.parent / path).read_text(encoding="utf-8").splitlines()
-    assert eq.marker in source[number - 1], f"{path}:{number} is {source[number - 1]!r}"
-    assert code == source[number - 1].split("#", 1)[0].strip()
+    assert len(found) == len(eq.markers)
+    for marker, (number, code) in zip(eq.markers, found):
+        assert marker in source[number - 1], f"{path}:{number} is {source[number - 1]!r}"
+        assert code == source[number - 1].split("#", 1)[0].strip()
+    assert [n for n, _ in found] == sorted(n for n, _ in found), "the lines are shown in the order they run"
+    assert pg.code_line(eq) == (path, *found[0])
+
+
+#: the step functions the lessons taught by name: a line that calls one of them reads as the lesson did
+TAUGHT = ("attention_scores", "attention_weights", "weighted_values", "project_qkv", "split_heads",
+          "merge_heads", "scaled_dot_product_attention", "softmax(")
+
+
+@pytest.mark.parametrize("eq", pg.EQUATIONS, ids=[f"{e.section}-{e.markers[0][:20]}" for e in pg.EQUATIONS])
+def test_each_line_the_guide_shows_reads_as_the_formula(eq):
+    """A learner reading the guide sees the arithmetic (numpy's operators and functions) or a step the lessons
+    taught by name, never only a call of an internal helper such as softmax_in_place(out, axis)."""
+    _, found = pg.code_lines(eq)
+    for number, code in found:
+        arithmetic = any(op in code for op in (" @ ", " / ", " * ", "-=", "/=", "np."))
+        assert arithmetic or any(name in code for name in TAUGHT), (
+            f"line {number} of {eq.function}, {code!r}, shows neither the arithmetic of {eq.formula!r} "
+            "nor a step the lessons taught: point the guide at the lines that compute it")
+        assert "_in_place(" not in code, f"{code!r} hides the formula in a helper"
 
 
 def test_the_guide_covers_section_3_2_and_the_lessons():
@@ -43,9 +65,10 @@ def test_the_guide_as_a_list_in_parts_holds_every_equation():
     entries = first.split("\n") + rest.split("\n")
     assert len(entries) == len(pg.EQUATIONS)
     for entry, eq in zip(entries, pg.EQUATIONS):
-        path, number, code = pg.code_line(eq)
+        path, found = pg.code_lines(eq)
         assert entry.startswith(f"* **§{eq.section}** ${eq.formula}$")
-        assert f"`{path}:{number}`" in entry and f"`{code}`" in entry and f"]({eq.notebook})" in entry
+        assert f"`{path}:{found[0][0]}" in entry and f"]({eq.notebook})" in entry
+        assert all(f"`{code}`" in entry for _, code in found)
     assert pg.equation_list() == "\n".join(entries)
 
 

@@ -7,8 +7,10 @@
   :func:`replace_block` (the README's launch block, the teacher's guide's tables and plan, lesson 00's
   course map, the export table of ``lessons_lib/__init__.py``);
 * how a notebook marks things: the cell tags (:data:`COLAB_TAG`, :data:`GRADED_TAG`, :data:`SUBSLIDE_TAG`),
-  nbgrader's solution and hidden-test markers, and :data:`CHECK_CALL`, an exercise's check called on the
-  learner's answer (``ll.check_softmax(my_softmax)``).
+  nbgrader's solution and hidden-test markers, :data:`CHECK_CALL`, an exercise's check called on the
+  learner's answer (``ll.check_softmax(my_softmax)``), and a prediction: a line that opens with
+  ``**Predict`` (:data:`PREDICT`), answered further on in a fold whose summary opens with "Check your
+  answer" (:data:`ANSWER_FOLD`).
 
 Every tool imports what it needs from here (``from conventions import ROOT, replace_block``), and the
 tests load a tool one way, ``conftest.load_tool("stamp_notebooks")``.
@@ -37,10 +39,17 @@ SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 #: an exercise's check called on the learner's answer: ``ll.check_softmax(my_softmax)`` -> (check, answer)
 CHECK_CALL = re.compile(r"\b(check_\w+)\((my_\w+)\)")
+#: a **Predict** prompt: a line (or a quoted line) that opens with ``**Predict``
+#: ("**Predict:**", "> **Predict.**")
+PREDICT = re.compile(r"^(?:>\s*)?\*\*\s*Predict\b", re.MULTILINE)
+#: the summary that opens the fold holding a prediction's answer
+ANSWER_SUMMARY = "Check your answer"
+#: a fold holding a prediction's answer: ``<details><summary>Check your answer …</summary> … </details>``
+ANSWER_FOLD = re.compile(r"<details>\s*<summary>\s*" + ANSWER_SUMMARY, re.IGNORECASE)
 
 __all__ = ["ROOT", "LESSONS", "Lesson", "stated_minutes", "COLAB_TAG", "GRADED_TAG",
            "SUBSLIDE_TAG", "SOLUTION_BEGIN", "SOLUTION_END", "HIDDEN_BEGIN", "HIDDEN_END", "CHECK_CALL",
-           "check_cell", "replace_block", "lesson_of"]
+           "PREDICT", "ANSWER_SUMMARY", "ANSWER_FOLD", "check_cell", "replace_block", "lesson_of"]
 
 
 def check_cell(source: str) -> tuple[str, str] | None:

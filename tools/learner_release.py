@@ -14,10 +14,17 @@ The learner copy replaces every such region by ``raise NotImplementedError("your
 rather than writes a function: ``### BEGIN SOLUTION; learner starts from: my_query = np.zeros(4)``.
 It clears the outputs a learner should not see before they have
 tried: the exercise cell itself, every cell that calls an exercise's check (its feedback in
-the source says "passed"), and the first code cell after a **Predict** prompt (its output is the
-answer to the prediction). The prose right after that cell, which reads its output and so answers
-the prediction too, is folded into a closed ``<details>`` ("open it once you have run the cell
-above"), up to the next heading or the next **Predict** prompt. It drops nbgrader's graded test cells
+the source says "passed"), and every code cell between a **Predict** prompt and its answer.
+
+A prediction is marked in the source, in the teacher's copy too (``tools/conventions.py``): the prompt is
+a line that opens with ``**Predict``, and its answer is a fold further on, before the next prompt,
+``<details><summary>Check your answer</summary> … </details>`` (the last such fold, when the prompt asks
+several things answered in turn). The outputs between the two are what the learner is asked to predict,
+so the learner copy holds none of them (:func:`prediction_spans`); a prompt with no answer fold is an
+error (:class:`PredictionError`), not a guess. The story between them stays as it is; only a *caption* of
+a cleared output (the italic paragraph that opens the prose right after it, "*Figure: …*") is folded
+into a closed ``<details>`` ("open it once you have run the cell above"), because it describes what the
+learner has not run yet. Folds hide answers only. It drops nbgrader's graded test cells
 (tag ``graded-test``, written by ``tools/stamp_notebooks.py``): they raise until the exercise is solved,
 and a self-study learner has the interactive check instead; a graded class gets its copy from
 ``nbgrader generate_assignment`` (docs/classroom.md). Everything else (prose, figures, explorers,
@@ -27,7 +34,8 @@ The checks in ``lessons_lib`` compare a learner's function with the library's ow
 functions, never with a solutions file, so the learner copy needs nothing that it lacks.
 
 The learner copy is the whole course as a learner needs it (``git ls-files`` of this repository,
-without the teacher's files in ``TEACHER_ONLY``), with the notebooks stripped as above. It is what
+without the teacher's files in ``TEACHER_ONLY`` but with the few of them a lesson asks a learner to run,
+``LEARNER_KEEPS``), with the notebooks stripped as above. It is what
 learners clone, and what the Binder badge, the Colab links and the hub's nbgitpuller link open:
 ``--branch learner`` commits it to the branch ``learner``. ``--release VERSION`` (``make release
 VERSION=…``) does that as a release: VERSION must be pyproject.toml's version (the one every launch
@@ -53,15 +61,16 @@ from pathlib import Path
 
 import nbformat
 import tomllib
-from conventions import CHECK_CALL, GRADED_TAG, ROOT
+from conventions import ANSWER_FOLD, CHECK_CALL, GRADED_TAG, PREDICT, ROOT
 from conventions import SOLUTION_BEGIN as BEGIN
 from conventions import SOLUTION_END as END
 
 PLACEHOLDER = 'raise NotImplementedError("your code here")'
 _STARTS_FROM = "; learner starts from:"
-_PREDICT = re.compile(r"\*\*\s*Predict", re.IGNORECASE)
-# Files a learner's copy leaves out: the teacher's guide, the maintainers' tests and benchmarks.
+# Files a learner's copy leaves out: the teacher's guide, the maintainers' tests and benchmarks ...
 TEACHER_ONLY = ("docs/teaching.md", "tests/", "benchmarks/", ".ci/")
+# ... except the benchmark lesson 08 asks a learner with an NVIDIA GPU to run
+LEARNER_KEEPS = ("benchmarks/gpu_sdpa.py",)
 
 
 class SolutionMarkerError(ValueError):
@@ -96,46 +105,82 @@ def strip_solutions(source: str, where: str = "cell") -> tuple[str, int]:
     return (text.rstrip("\n") if not source.endswith("\n") else text), count
 
 
-REVEAL = "What the cell above shows: open this once you have run it and compared with your prediction"
+REVEAL = "What the cell above shows: open this once you have run it"
 
 
-def fold_answer(source: str) -> str:
-    """Fold the text that answers a **Predict** prompt into a closed ``<details>`` (learner copy).
+class PredictionError(ValueError):
+    """A **Predict** prompt whose answer is not marked: no "Check your answer" fold before the next prompt."""
 
-    The fold ends before the first heading or the next **Predict** prompt, which stay visible.
+
+def prediction_spans(cells, where: str = "notebook") -> list[tuple[int, int]]:
+    """``(prompt, answer)``: the cell of every **Predict** prompt and the cell of the last answer fold
+    ("Check your answer") after it and before the next prompt (both may be one cell: the fold after the
+    prompt). The code cells strictly between them hold what the learner is asked to predict.
     """
-    lines = source.splitlines(keepends=True)
-    cut = next((i for i, line in enumerate(lines) if line.startswith("#") or _PREDICT.search(line)),
-               len(lines))
-    answer, rest = "".join(lines[:cut]).strip("\n"), "".join(lines[cut:])
-    if not answer:
+    events = []  # (cell, offset, kind): every prompt line and every answer fold, in reading order
+    for index, cell in enumerate(cells):
+        if cell.cell_type == "markdown":
+            events += [(index, m.start(), "prompt") for m in PREDICT.finditer(cell.source)]
+            events += [(index, m.start(), "answer") for m in ANSWER_FOLD.finditer(cell.source)]
+    events.sort()
+    spans = []
+    for n, (index, _, kind) in enumerate(events):
+        if kind != "prompt":
+            continue
+        answers = []
+        for later, _, later_kind in events[n + 1:]:
+            if later_kind == "prompt":
+                break
+            answers.append(later)
+        if not answers:
+            raise PredictionError(
+                f"{where}, cell {index}: this **Predict** prompt has no answer. After the cells it asks "
+                "about, put the answer in a fold: <details><summary>Check your answer</summary> … </details>")
+        if not spans or spans[-1][0] != index:
+            spans.append((index, answers[-1]))
+    return spans
+
+
+def _is_caption(paragraph: str) -> bool:
+    """An italic paragraph ("*Figure: …*", "*The explorer: …*"): the caption of the output above it."""
+    text = paragraph.strip()
+    return bool(re.match(r"\*(?![*\s])", text)) and text.endswith(("*", "*)"))
+
+
+def fold_caption(source: str) -> str:
+    """Fold the caption that opens ``source`` (its leading italic paragraphs) into a closed ``<details>``.
+
+    In the learner copy the output it describes is not there until the learner runs the cell above.
+    """
+    paragraphs = re.split(r"\n\s*\n", source.strip("\n"))
+    count = 0
+    while count < len(paragraphs) and _is_caption(paragraphs[count]):
+        count += 1
+    if not count:
         return source
-    return f"<details><summary>{REVEAL}</summary>\n\n{answer}\n\n</details>\n\n{rest}".rstrip("\n")
+    caption, rest = "\n\n".join(paragraphs[:count]), "\n\n".join(paragraphs[count:])
+    return f"<details><summary>{REVEAL}</summary>\n\n{caption}\n\n</details>\n\n{rest}".rstrip("\n")
 
 
 def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> tuple[nbformat.NotebookNode, int]:
     """The learner version of ``nb`` (a copy) and how many solution regions it removed."""
     nb = nbformat.from_dict(nb)  # deep copy
     nb.cells = [c for c in nb.cells if GRADED_TAG not in c.metadata.get("tags", [])]
+    hidden = {i for prompt, answer in prediction_spans(nb.cells, name) for i in range(prompt + 1, answer)}
     removed = 0
-    after_predict = revealed = False
     for index, cell in enumerate(nb.cells):
-        if cell.cell_type == "markdown":
-            if revealed:
-                cell.source = fold_answer(cell.source)
-            revealed = False
-            after_predict = after_predict or bool(_PREDICT.search(cell.source))
-            continue
         if cell.cell_type != "code":
             continue
         source, count = strip_solutions(cell.source, f"{name}, cell {index}")
-        clear = count > 0 or bool(CHECK_CALL.search(cell.source)) or after_predict
-        revealed, after_predict = after_predict, False
+        clear = count > 0 or bool(CHECK_CALL.search(cell.source)) or index in hidden
         cell.source = source
         removed += count
         if clear:
             cell.outputs = []
             cell.execution_count = None
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and index - 1 in hidden and nb.cells[index - 1].cell_type == "code":
+            cell.source = fold_caption(cell.source)
     return nb, removed
 
 
@@ -146,7 +191,8 @@ def release(out: Path, root: Path = ROOT) -> dict[str, int]:
     files = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
     counts = {}
     for name in sorted(files.decode().split("\0")):
-        if not name or name.startswith(TEACHER_ONLY) or not (root / name).is_file():
+        teachers = name.startswith(TEACHER_ONLY) and name not in LEARNER_KEEPS
+        if not name or teachers or not (root / name).is_file():
             continue
         target = out / name
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,8 @@ A section is what lies between two ``##`` headings. Its minutes are the sum of
   it is slower still), and its code at 10 lines a minute;
 * running: the seconds its cells took in a run from a clean kernel, measured here;
 * doing: the minutes an exercise states in its heading ("~10 minutes"), 2 minutes per explorer
-  (a live widget to drag and discuss), 1 minute per quiz question, 1 minute per **Predict** prompt.
+  (a live widget to drag and discuss), 1 minute per quiz question, 1 minute per **Predict** prompt
+  (:data:`MINUTES_PER_EXPLORER`, :data:`MINUTES_PER_QUESTION`, :data:`MINUTES_PER_PREDICT`).
 
 It prints, per lesson, a Markdown table that ``docs/teaching.md`` carries between the markers
 ``<!-- times:NN:begin -->`` and ``<!-- times:NN:end -->``; ``--write`` puts them there and records each
@@ -13,8 +14,9 @@ lesson's total as the ``minutes`` of its entry in the registry of lessons, ``les
 
 That number is the one source of every time the course states. ``--stamp`` (run by ``make notebooks``, no
 kernel needed) writes it into each place that states a time: the ``⏱ **about N minutes**`` line of every
-notebook (rounded to 5 minutes), the range and total of the README and of lesson 00 ("between 25 and 60
-minutes each, about 7 h 50 min in all"), and the teacher's guide overview; ``tools/stamp_notebooks.py``
+notebook (rounded to 5 minutes), the range and total of the README and of lesson 00 ("between 30 and 60
+minutes each, about 8 h 00 min in all": the total is the sum of the stated times, so that lesson 00's map adds
+up to it), and the teacher's guide overview; ``tools/stamp_notebooks.py``
 writes each lesson's stated minutes into lesson 00's course map. ``tests/test_lesson_times.py`` checks
 that they agree.
 
@@ -31,7 +33,7 @@ import time
 from pathlib import Path
 
 import nbformat
-from conventions import LESSONS, ROOT, lesson_of, replace_block
+from conventions import LESSONS, PREDICT, ROOT, lesson_of, replace_block
 from conventions import stated_minutes as stated
 from nbclient import NotebookClient
 
@@ -42,6 +44,7 @@ README = ROOT / "README.md"
 HEADER = re.compile(r"⏱ \*\*about \d+ minutes\*\*")
 RANGE = re.compile(r"between \d+ and \d+ minutes each, about \d+ h \d+ min in all")
 WORDS_PER_MIN, CODE_LINES_PER_MIN = 150, 10
+MINUTES_PER_EXPLORER, MINUTES_PER_QUESTION, MINUTES_PER_PREDICT = 2, 1, 1
 # an exercise's stated difficulty and time: "*Easy, about 5 minutes.*", "(⭐⭐ · about 10 minutes)"
 _STATED_EXERCISE = re.compile(
     r"(?:easy|medium|hard|⭐+)[^\n]{0,20}?about\s+(\d+)\s*(?:–|-|to)?\s*(\d+)?\s*min", re.IGNORECASE)
@@ -78,16 +81,16 @@ def sections(nb, seconds: list[float]) -> list[dict]:
                     current = {"title": title, "read": 0.0, "run": 0.0, "do": 0.0}
                 words = len(re.sub(r"\$[^$]*\$|[#*>|`_-]", " ", part).split())
                 current["read"] += words / WORDS_PER_MIN
-                current["do"] += part.count("**Predict")
+                current["do"] += MINUTES_PER_PREDICT * len(PREDICT.findall(part))
                 for stated in _STATED_EXERCISE.finditer(part):  # "(Exercise, easy, about 5 minutes.)"
                     current["do"] += float(stated.group(2) or stated.group(1))
         elif cell.cell_type == "code":
             lines = [ln for ln in source.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
             current["read"] += len(lines) / CODE_LINES_PER_MIN
             current["run"] += secs / 60
-            current["do"] += 2 * len(_EXPLORER.findall(source))
+            current["do"] += MINUTES_PER_EXPLORER * len(_EXPLORER.findall(source))
             if _QUIZ.search(source):
-                current["do"] += _quiz_questions(source)
+                current["do"] += MINUTES_PER_QUESTION * _quiz_questions(source)
     rows.append(current)
     return [r for r in rows if r["read"] + r["run"] + r["do"] > 0.05]
 
@@ -113,9 +116,13 @@ def table(rows: list[dict]) -> str:
 
 
 def course_range(totals: dict[str, int]) -> str:
-    """'between 25 and 60 minutes each, about 7 h 50 min in all' (the total rounded to 10 minutes)."""
+    """'between 30 and 60 minutes each, about 8 h 00 min in all': the range of the stated times and their sum.
+
+    The total adds up the times each lesson states (its measured minutes rounded to 5), so that it is the sum
+    of the course map beside it, not a number of its own.
+    """
     each = [stated(m) for m in totals.values()]
-    whole = 10 * round(sum(totals.values()) / 10)
+    whole = sum(each)
     return (f"between {min(each)} and {max(each)} minutes each, "
             f"about {whole // 60} h {whole % 60:02d} min in all")
 

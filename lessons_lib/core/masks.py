@@ -7,6 +7,8 @@ notebook 04 on.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._checks import (
@@ -22,7 +24,9 @@ from .._checks import (
 
 __all__ = ["causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask", "sliding_window_mask",
            "combine_masks", "causal_average_weights",
-           "additive_mask", "bottom_right_causal_mask", "mask_gallery", "causal_mask_mistake", "future_leak"]
+           "additive_mask", "bottom_right_causal_mask", "mask_gallery", "causal_mask_mistake", "future_leak",
+           "MASKING_RECIPES", "masked_weights", "MaskingRecipe", "compare_masking", "masking_leak",
+           "leak_claim"]
 
 _INSTEAD = ("Use a shorter sequence. Attention that needs no mask matrix at all: "
             "flash_attention(q, k, v, causal=True), or sdpa_attention(..., causal=True).")
@@ -404,3 +408,132 @@ def future_leak(attend, x, position: int, *, seed: int = 0) -> np.ndarray:
         raise ValueError(f"attend must return one output row per token, (seq_len, d_out); "
                          f"got shape {before.shape} for seq_len={len(x)}.")
     return np.abs(after - before).max(axis=1)
+
+
+# ====================================================================== notebook 07: two wrong ways to mask
+#: how to mask a matrix of scaled scores, the right recipe first: name -> what it does, in words
+MASKING_RECIPES = {
+    "minus_inf": "−∞ before the softmax",
+    "zero": "0 instead of −∞, then softmax",
+    "after": "softmax, then zero the masked weights",
+    "after_renormalised": "softmax, zero the masked, renormalise",
+}
+
+
+def masked_weights(scores, mask, recipe: str = "minus_inf") -> np.ndarray:
+    """The weights of the scaled ``scores (..., L, S)`` under ``mask`` (True = may attend), by ``recipe``.
+
+    * ``"minus_inf"``: −∞ where the mask is False, then the softmax of each row: the right recipe
+      (the library's ``attention_weights``);
+    * ``"zero"``: masked scores set to 0, then softmax: exp(0) = 1, so every masked key keeps a share;
+    * ``"after"``: the softmax of all the scores, then the masked weights set to 0: the rows sum to less
+      than 1, and what is left was divided by a total that holds the masked keys' exponentials;
+    * ``"after_renormalised"``: ``"after"``, then each row divided by its new sum. Mathematically the
+      right weights, but computed from the masked scores: a row whose allowed weights all underflow
+      to 0 (a masked score far larger than the allowed ones) becomes 0/0, NaN.
+
+    The wrong recipes are what lesson 07 warns against, computed here so that the lesson can show what
+    they do; ``"after_renormalised"`` returns NaN where it divides 0 by 0, as it would in a model.
+
+    >>> s, m = np.array([[1.0, 2.0]]), np.array([[True, False]])
+    >>> [masked_weights(s, m, r).round(3).tolist() for r in MASKING_RECIPES]
+    [[[1.0, 0.0]], [[0.731, 0.269]], [[0.269, 0.0]], [[1.0, 0.0]]]
+    """
+    from .._checks import as_float_array
+    from .attention import attention_weights, softmax
+
+    if recipe not in MASKING_RECIPES:
+        raise ValueError(f"recipe must be one of {', '.join(repr(r) for r in MASKING_RECIPES)}; "
+                         f"got {recipe!r}.")
+    s = as_float_array(scores, "scores", min_ndim=2, allow_neg_inf=True)
+    allowed = check_mask(mask, s.shape)
+    if allowed is None:
+        raise TypeError("masked_weights needs a boolean mask (True = may attend); got None.")
+    allowed = np.broadcast_to(allowed, s.shape)
+    if recipe == "minus_inf":
+        return attention_weights(s, mask=allowed, scale=1.0)
+    if recipe == "zero":
+        return softmax(np.where(allowed, s, 0.0))
+    after = softmax(s) * allowed
+    if recipe == "after":
+        return after
+    with np.errstate(invalid="ignore"):
+        return after / after.sum(axis=-1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class MaskingRecipe:
+    """One recipe's weights on one matrix of scores, and what they get wrong (:func:`compare_masking`).
+
+    ``allowed``: the mask, True = may attend; ``masked_weight``: the largest weight a row gives a masked key
+    (the future, for a causal mask); ``row_sums``: each row's total; ``difference``: the largest difference
+    from the right weights (NaN where the recipe gave NaN).
+    """
+
+    name: str
+    label: str
+    weights: np.ndarray
+    allowed: np.ndarray
+    masked_weight: float
+    row_sums: np.ndarray
+    difference: float
+
+
+def compare_masking(scores, mask) -> list[MaskingRecipe]:
+    """Every recipe of :data:`MASKING_RECIPES` on the same ``scores (L, S)`` and ``mask``, right one first.
+
+    >>> scores = np.array([[0.5, 1.0, 2.0], [0.0, 1.0, -1.0], [1.0, 0.0, 0.5]])
+    >>> for r in compare_masking(scores, causal_mask(3)):
+    ...     print(f"{r.name:18} future weight {r.masked_weight:.3f}  row sums {r.row_sums.round(3)}")
+    minus_inf          future weight 0.000  row sums [1. 1. 1.]
+    zero               future weight 0.274  row sums [1. 1. 1.]
+    after              future weight 0.000  row sums [0.14 0.91 1.  ]
+    after_renormalised future weight 0.000  row sums [1. 1. 1.]
+    """
+    weights = {name: masked_weights(scores, mask, name) for name in MASKING_RECIPES}
+    allowed = np.broadcast_to(check_mask(mask, weights["minus_inf"].shape), weights["minus_inf"].shape)
+    right = weights["minus_inf"]
+    return [MaskingRecipe(name, label, w, allowed, float(np.where(allowed, 0.0, w).max(initial=0.0)),
+                          w.sum(axis=-1), float(np.abs(w - right).max(initial=0.0)))
+            for (name, label), w in zip(MASKING_RECIPES.items(), weights.values())]
+
+
+def masking_leak(x, position: int, recipe: str, *, seed: int = 0) -> np.ndarray:
+    """:func:`future_leak` of one causal attention step masked by ``recipe``: how far each row moves.
+
+    The step is ``weights · x`` with ``weights = masked_weights(x·xᵀ/√d, causal mask, recipe)`` (queries,
+    keys and values all ``x (seq_len, d)``). With the right recipe the rows before ``position`` do not
+    move; with ``"zero"`` and ``"after"`` they do: the future leaks.
+    """
+    from .._checks import as_float_array
+
+    x = as_float_array(x, "x", min_ndim=2)
+    if x.ndim != 2:
+        raise ValueError(f"x must be (seq_len, d), one row per token; got shape {x.shape}.")
+    if recipe not in MASKING_RECIPES:
+        raise ValueError(f"recipe must be one of {', '.join(repr(r) for r in MASKING_RECIPES)}; "
+                         f"got {recipe!r}.")
+
+    def attend(rows):
+        return masked_weights(rows @ rows.T / np.sqrt(rows.shape[1]), causal_mask(len(rows)), recipe) @ rows
+    return future_leak(attend, x, position, seed=seed)
+
+
+def leak_claim(moved, *, below: float = 1e-12) -> str:
+    """How far the rows of a leak experiment moved, as a claim that holds on every CPU.
+
+    ``moved``: what :func:`future_leak` or :func:`masking_leak` returns for the rows that must not move.
+    A move below ``below`` is rounding (another CPU may give other last digits, or exactly 0), so its
+    digits are never printed.
+
+    >>> leak_claim([0.0, 3e-17]), leak_claim([0.0, 0.0874])
+    ('none (below 1e-12)', 'up to 0.087')
+    """
+    from .._checks import as_float_array, is_real_number
+
+    if not is_real_number(below) or not 0 < below < 1:
+        raise ValueError(f"below must be a bound between 0 and 1 such as 1e-12; got {below!r}.")
+    largest = float(as_float_array(moved, "moved", min_ndim=1).max(initial=0.0))
+    if largest < below:
+        return f"none (below {below:g})"
+    return f"up to {largest:.3f}"

@@ -16,7 +16,8 @@ import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Equation", "EQUATIONS", "code_line", "equation_table", "equation_list", "paper_sizes", "ARXIV"]
+__all__ = ["Equation", "EQUATIONS", "code_line", "code_lines", "equation_table", "equation_list",
+           "paper_sizes", "ARXIV"]
 
 ARXIV = "https://arxiv.org/abs/1706.03762"
 
@@ -30,8 +31,13 @@ class Equation:
     formula: str      # LaTeX, as the paper writes it (our symbols are the same)
     in_words: str
     function: str     # "core.attention.scaled_dot_product_attention": module of lessons_lib and function
-    marker: str       # a piece of the one source line (inside that function) that computes it
+    marker: str | tuple[str, ...]  # a piece of the source line (inside that function) that computes it, or
+    #                                of each of the few lines that do, in their order
     notebook: str     # the notebook that taught it
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        return (self.marker,) if isinstance(self.marker, str) else tuple(self.marker)
 
 
 EQUATIONS = (
@@ -41,10 +47,11 @@ EQUATIONS = (
              "03_step2_scores.ipynb"),
     Equation("3.2.1", r"\frac{Q K^\top}{\sqrt{d_k}}",
              "divide by √d_k, so that the spread of the scores does not grow with d_k (footnote 4: "
-             "q · k has variance d_k)", "core.attention.scale_by", "out = scores * scores.dtype.type(factor)",
-             "04_step3_scale_softmax.ipynb"),
-    Equation("3.2.1", r"\mathrm{softmax}(\cdot)", "each row of scores becomes weights that sum to 1",
-             "core.attention.softmax", "softmax_in_place(out, axis)",
+             "q · k has variance d_k)",
+             "_checks.check_scale", "return 1.0 / float(np.sqrt(d_k))", "04_step3_scale_softmax.ipynb"),
+    Equation("3.2.1", r"\mathrm{softmax}(\cdot)",
+             "each row of scores becomes weights that sum to 1",
+             "core.attention.softmax_in_place", ("x -= peak", "np.exp(x, out=x)", "x /= total"),
              "04_step3_scale_softmax.ipynb"),
     Equation("3.2.1",
              r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V",
@@ -75,21 +82,34 @@ def _resolve(dotted: str):
     return module, getattr(module, name)
 
 
-def code_line(equation: Equation) -> tuple[str, int, str]:
-    """``("lessons_lib/core/attention.py", 157, "scores = q @ np.swapaxes(k, -1, -2)")`` for ``equation``.
+def code_lines(equation: Equation) -> tuple[str, list[tuple[int, str]]]:
+    """``("lessons_lib/core/attention.py", [(157, "scores = q @ np.swapaxes(k, -1, -2)")])`` for ``equation``:
+    the file, and each line that computes it (number, code), in the order of its markers.
 
-    Raises ``LookupError`` when the function no longer holds a line with the marker.
+    Raises ``LookupError`` when the function no longer holds a line with one of the markers.
     """
     module, function = _resolve(equation.function)
     lines, start = inspect.getsourcelines(function)
-    for offset, line in enumerate(lines):
-        code = line.split("#", 1)[0].strip()
-        if equation.marker in code:
-            path = Path(inspect.getsourcefile(module)).resolve()
-            package = Path(__file__).resolve().parents[1]
-            return f"lessons_lib/{path.relative_to(package).as_posix()}", start + offset, code
-    raise LookupError(f"{equation.function} has no line containing {equation.marker!r} any more; "
-                      f"update paper_guide.EQUATIONS.")
+    path = Path(inspect.getsourcefile(module)).resolve()
+    package = Path(__file__).resolve().parents[1]
+    found = []
+    for marker in equation.markers:
+        for offset, line in enumerate(lines):
+            code = line.split("#", 1)[0].strip()
+            if marker in code:
+                found.append((start + offset, code))
+                break
+        else:
+            raise LookupError(f"{equation.function} has no line containing {marker!r} any more; "
+                              f"update paper_guide.EQUATIONS.")
+    return f"lessons_lib/{path.relative_to(package).as_posix()}", found
+
+
+def code_line(equation: Equation) -> tuple[str, int, str]:
+    """``("lessons_lib/core/attention.py", 157, "scores = q @ np.swapaxes(k, -1, -2)")`` for ``equation``:
+    its first line (see :func:`code_lines` for all of them)."""
+    path, found = code_lines(equation)
+    return path, *found[0]
 
 
 def _chosen(sections) -> list[Equation]:
@@ -105,9 +125,11 @@ def _chosen(sections) -> list[Equation]:
 
 
 def _where(eq: Equation) -> str:
-    """Where the library computes ``eq``: its file and line, the function, and the line itself."""
-    path, number, code = code_line(eq)
-    return f"`{path}:{number}` in `{eq.function.split('.')[-1]}`: `{code}`"
+    """Where the library computes ``eq``: its file and line(s), the function, and the lines themselves."""
+    path, found = code_lines(eq)
+    numbers = f"{found[0][0]}" if len(found) == 1 else f"{found[0][0]}–{found[-1][0]}"
+    lines = ", then ".join(f"`{code}`" for _, code in found)
+    return f"`{path}:{numbers}` in `{eq.function.split('.')[-1]}`: {lines}"
 
 
 def equation_table(link_prefix: str = "", *, sections=None) -> str:

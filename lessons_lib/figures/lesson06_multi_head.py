@@ -60,8 +60,9 @@ def plot_head_shapes(seq_len: int = 3, d_model: int = 6, n_heads: int = 2) -> Fi
     Top row, the split: Q ``(seq_len, d_model)`` → ``reshape`` ``(seq_len, n_heads,
     d_head)`` → ``transpose`` ``(n_heads, seq_len, d_head)``. Bottom row, the merge
     of the head outputs back to ``(seq_len, d_model)`` and W_O. Every cell is
-    labelled "token, column" (of Q at the top, of its head at the bottom) and filled
-    by its head (a tint and a hatch per head), so each number can be followed. The
+    labelled "token, column of d_model" in both rows (head k's output cell (i, c) is labelled
+    i, k·d_head + c: the column of the concatenation it lands in, the same columns its queries came
+    from) and filled by its head (a tint and a hatch per head), so each number can be followed. The
     cells are placed by :func:`lessons_lib.core.multihead.split_heads` and ``merge_heads``
     themselves, run on an array of cell numbers: the figure shows what the library does.
     """
@@ -110,15 +111,14 @@ def plot_head_shapes(seq_len: int = 3, d_model: int = 6, n_heads: int = 2) -> Fi
     top_bottom = y1 + h * (L + stack_gap)
     # bottom row: the merge
     y2 = top_bottom + title_h + 1.2
-    out_no = np.arange(L * dh).reshape(L, dh)
+    # head k's output cell (i, c) carries the label of the column it will fill, k·d_head + c, as in the split
     for k in range(h):
         yk = y2 + k * (L + stack_gap)
-        blocks.append((0.0, yk, names(out_no, dh), np.full((L, dh), k), None))
+        blocks.append((0.0, yk, names(split[k], d), np.full((L, dh), k), None))
         ax_items.append(("label", -0.3, yk + L / 2, f"head {k}", "right"))
     title(0.0, y2, f"head outputs = weights·V\n({h}, {L}, {dh})")
-    tagged = np.stack([out_no] * h) + 1000 * np.arange(h)[:, None, None]   # head k's cells: 1000·k + cell
-    tagged = merge_heads(tagged.astype(float)).astype(int)
-    merged_texts, merged_heads = names(tagged % 1000, dh), tagged // 1000
+    merged = merge_heads(split.astype(float)).astype(int)               # where merge_heads puts each cell
+    merged_texts, merged_heads = names(merged, d), (merged % d) // dh
     xb = dh + gap
     step(dh, xb, y2 + L / 2, ".transpose(1, 0, 2)")
     blocks.append((xb, y2, merged_texts, merged_heads, dh))

@@ -1,4 +1,4 @@
-"""Stills of lesson 07 (causal masking): the mask table, the gallery, the masking steps.
+"""Stills of lesson 07 (causal masking): the mask table, the gallery, the masking steps, the masking recipes.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .style import (  # the course's look: one definition, shared with the live 
     YLABEL,
 )
 
-__all__ = ["plot_mask", "plot_mask_gallery", "plot_masking_steps"]
+__all__ = ["plot_mask", "plot_mask_gallery", "plot_masking_steps", "plot_masking_recipes"]
 
 
 #: the legend of a ✓/✗ table, in place of the generic mask caption
@@ -159,4 +159,50 @@ def plot_masking_steps(scores, mask, tokens, *, query: int | None = None) -> Fig
     fig.suptitle("Causal masking: −∞ is added before the softmax, so masked weights are exactly 0",
                  fontsize=FONT_TITLE)
     fig.supxlabel(MASK_NOTE, fontsize=FONT_TICK)
+    return fig
+
+
+def plot_masking_recipes(recipes, tokens) -> Figure:
+    """The weights of each masking recipe side by side (notebook 07), from
+    :func:`lessons_lib.core.masks.compare_masking`: the right one (−∞ before the softmax) first.
+
+    One heatmap per recipe on one 0-to-1 scale, every weight written in its cell. The keys a query
+    may not see are outlined (a thick dashed line) in every panel; under the right recipe they are also
+    grey and hatched, masked, because that recipe gives them no weight at all. Right of each row stands its
+    sum (Σ), so a row that no longer sums to 1 can be read, not only seen.
+    """
+    from ..core.masks import MaskingRecipe
+
+    recipes = list(recipes)
+    if not recipes or not all(isinstance(r, MaskingRecipe) for r in recipes):
+        raise TypeError("recipes must be the list compare_masking(scores, mask) returns.")
+    right = recipes[0]
+    if right.name != "minus_inf":
+        raise ValueError("recipes must start with the right recipe, 'minus_inf', as compare_masking returns "
+                         "them.")
+    n_rows, n_cols = right.weights.shape
+    tokens = check_labels(tokens, n_rows, "tokens", "row")
+    allowed = right.allowed
+    side = min(4.2, max(3.0, 0.42 * n_cols + 1.4))
+    fig = new_figure(len(recipes) * (side + 1.6) + 0.6, side + 2.4)
+    axes = np.atleast_1d(fig.subplots(1, len(recipes)))
+    for k, (ax, r) in enumerate(zip(axes, recipes)):
+        title = (f"{r.label} (right)\nfuture weight exactly 0" if k == 0 else
+                 f"{r.label}\nfuture weight up to {r.masked_weight:.2f}")
+        draw_heatmap(ax, np.nan_to_num(r.weights), tokens, tokens, title=title,
+                     colorbar_label="attention weight", cmap=CMAP_WEIGHTS, vmin=0.0, vmax=1.0,
+                     mask=allowed if k == 0 else None, annotate=None, fmt=".2f", xlabel=XLABEL,
+                     ylabel=YLABEL if k == 0 else "", colorbar=k == len(recipes) - 1, mask_note=None)
+        ax.title.set_fontsize(FONT_LABEL)
+        for i, j in np.argwhere(~allowed):
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.2,
+                                   linestyle="--", zorder=5))
+        for i, total in enumerate(r.row_sums):  # each row's sum, in writing, right of the row
+            ax.text(n_cols - 0.35, i, f"Σ {total:.2f}", ha="left", va="center", fontsize=FONT_ANNOT,
+                    clip_on=False)
+    fig.suptitle("Four ways to mask the future, on the same scores: the weights each one gives, "
+                 "and each row's sum", fontsize=FONT_TITLE)
+    fig.supxlabel("dashed outline: a key after the query (the future); "
+                  "▨ grey hatched: masked, weight exactly 0; "
+                  "Σ: the row's sum", fontsize=FONT_TICK)
     return fig

@@ -39,6 +39,7 @@ import numpy as np
 
 from .._checks import SizeLimitError, check_flag, check_memory, check_positive_int, check_seed, format_bytes
 from ..core.flash import default_block_size
+from .measurements import slope_verdict, time_ratio_verdict
 
 METHODS = ("naive numpy", "tiled numpy", "torch SDPA", "torch SDPA math")
 MB = 1_000_000         # a megabyte: decimal, as the course counts (format_bytes: 1 GB = 10⁹ bytes)
@@ -362,6 +363,17 @@ class BlockSizes:
         return np.array([m.peak_bytes / self.naive.peak_bytes
                          if m.peak_bytes and self.naive.peak_bytes else np.nan for m in self.tiled])
 
+    def verdict(self, block_size: int | None = None) -> str:
+        """What this run says of one block size (default: the library's default block), in a sentence:
+        "On this run, at N = 2,048, the tiled version with block 1024 took 1.25× the naive time: slower."
+        """
+        block = default_block_size() if block_size is None else check_positive_int(block_size, "block_size")
+        if block not in self.block_sizes:
+            raise ValueError(f"block {block} was not measured here; these were {self.block_sizes.tolist()}.")
+        ratio = self.time_ratios[list(self.block_sizes).index(block)]
+        return (f"On this run, at N = {self.naive.n:,}, the tiled version with block {block} took "
+                f"{time_ratio_verdict(ratio)}.")
+
     def __str__(self) -> str:
         n = self.naive
         lines = [f"N = {n.n:,}, d = {n.d}, {n.dtype}: naive numpy {n.seconds * 1e3:.1f} ms, "
@@ -457,6 +469,36 @@ class CostTable:
         y = self.seconds(method) if what == "time" else self.memory(method, total=total)
         keep = (n >= min_n) & np.isfinite(y) & (y > 0)
         return loglog_slope(n[keep], y[keep])
+
+    def slope_verdicts(self) -> str:
+        """What this run measured, one line per method: the slope of its time with
+        :func:`~lessons_lib.lab.measurements.slope_verdict` (what it means), and the slope of its memory.
+
+        Times depend on the machine and its load, so this is the verdict of *this* run, printed by
+        the cell that measured it; the lesson's prose says only what holds on every machine.
+        """
+        lines = []
+        for method in self.methods:
+            memory = self.memory(method)
+            slope_memory = (f"memory ∝ N^{self.slope(method, 'memory'):.2f}"
+                            if np.isfinite(memory).sum() >= 2 else "memory not measured")
+            lines += [f"{method:12}  time   ∝ {slope_verdict(self.slope(method, 'time'))}",
+                      f"{'':12}  {slope_memory}"]
+        return "\n".join(lines)
+
+    def fastest_verdict(self, n: int | None = None) -> str:
+        """At one N (default: the largest), each method's time against naive numpy's on this run, fastest
+        first: "At N = 2,048 on this run: torch SDPA 0.49× the naive time: faster; tiled numpy 0.92× …"."""
+        sizes = sorted({m.n for m in self.measurements})
+        if not sizes:
+            raise ValueError("This table has no measurements.")
+        n = sizes[-1] if n is None else check_positive_int(n, "n")
+        rows = [r for r in self.rows() if r["N"] == n and r["method"] != "naive numpy"]
+        if not rows or any(np.isnan(r["× naive"]) for r in rows):
+            raise ValueError(f"N = {n:,} needs naive numpy and another method measured; sizes here: {sizes}.")
+        rows.sort(key=lambda r: r["× naive"])
+        return f"At N = {n:,} on this run: " + "; ".join(
+            f"{r['method']} {time_ratio_verdict(r['× naive'])}" for r in rows) + "."
 
     def rows(self) -> list[dict]:
         """One dict per measurement, with the time ratio to the naive method at the same N."""

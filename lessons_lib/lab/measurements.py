@@ -3,6 +3,9 @@
 * :func:`measure_score_variance` (notebook 04): var(q·k) ≈ d_k, and ≈ 1 after dividing by √d_k.
 * :func:`difference_claim` (notebooks 00, 08): how closely two computations of the same thing agree,
   said as a claim at its precision ("largest difference below 1e-12"), never as roundoff digits.
+* :func:`time_ratio_verdict`, :func:`slope_verdict` (notebook 08): what one run measured, said as the
+  verdict of *that* run ("took 1.25× the naive time: slower"). A time depends on the machine and on what
+  else it is doing, so a lesson's prose never states one; the cell that measures prints its verdict.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from .._checks import is_real_number
 from ..core.attention import attention_scores, scale_scores
 from .data import random_qkv
 
-__all__ = ["measure_score_variance", "difference_claim"]
+__all__ = ["measure_score_variance", "difference_claim", "time_ratio_verdict", "slope_verdict",
+           "SAME_SPEED", "SLOPE_NEAR_TWO"]
 
 DEFAULT_D_KS = tuple(2 ** i for i in range(10))  # 1, 2, 4, ..., 512 (the d_k slider of the explorers)
 
@@ -134,3 +138,60 @@ def difference_claim(a, b, *, below: float) -> str:
     if largest < below:
         return f"largest difference below {_scientific(below)}"
     return f"largest difference {_largest_text(largest, below)}, NOT below {_scientific(below)}"
+
+
+#: two times within this factor of each other are "about as fast": closer than one run's noise on a busy
+#: machine
+SAME_SPEED = 1.1
+#: a time slope in this range is "close to 2": the N² work dominates the time
+SLOPE_NEAR_TWO = (1.8, 2.2)
+
+
+def _positive(value, name: str) -> float:
+    if not is_real_number(value) or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number measured in this run; got {value!r}.")
+    return float(value)
+
+
+def time_ratio_verdict(ratio, reference: str = "the naive time") -> str:
+    """One run's time ratio as its verdict: "1.25× the naive time: slower".
+
+    ``ratio``: the time measured ÷ the reference time measured in the same run. Within a factor
+    :data:`SAME_SPEED` of 1 the verdict is "about as fast": closer than that, another run on a busy
+    machine may well reverse the order.
+
+    >>> time_ratio_verdict(1.25), time_ratio_verdict(0.8), time_ratio_verdict(1.04)
+    ('1.25× the naive time: slower', '0.80× the naive time: faster', '1.04× the naive time: about as fast')
+    """
+    ratio = _positive(ratio, "ratio")
+    if 1 / SAME_SPEED < ratio < SAME_SPEED:
+        word = "about as fast"
+    else:
+        word = "faster" if ratio < 1 else "slower"
+    return f"{ratio:.2f}× {reference}: {word}"
+
+
+def slope_verdict(slope) -> str:
+    """A measured log-log slope of time against N, as the verdict of one run, with what it means.
+
+    The work of exact attention grows like N², slope 2. A slope well below 2 means that fixed costs
+    per call, which do not grow with N (Python's overhead, starting threads, picking a kernel), are still
+    a large part of the time at these sizes; one above 2 means that the larger sizes were slowed by
+    something besides the work (the CPU's caches, or other programs on the machine).
+
+    >>> slope_verdict(2.05)
+    'N^2.05: close to 2, the N² work dominates'
+    >>> slope_verdict(1.54)
+    'N^1.54: below 2, fixed costs per call still weigh at these sizes'
+    """
+    slope = float(slope) if is_real_number(slope) else slope
+    if not is_real_number(slope) or not np.isfinite(slope):
+        raise ValueError(f"slope must be a finite number (a fitted log-log slope); got {slope!r}.")
+    low, high = SLOPE_NEAR_TWO
+    if slope < low:
+        meaning = "below 2, fixed costs per call still weigh at these sizes"
+    elif slope > high:
+        meaning = "above 2, the larger sizes were slowed by more than the work (caches, other programs)"
+    else:
+        meaning = "close to 2, the N² work dominates"
+    return f"N^{slope:.2f}: {meaning}"

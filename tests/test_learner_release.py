@@ -235,6 +235,7 @@ def learner_copy(tmp_path_factory):
     return out
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem[:2])
 def test_every_sentence_of_the_learner_copy_points_at_material_it_holds(learner_copy, path):
     nb = nbformat.read(learner_copy / "notebooks" / path.name, as_version=4)
@@ -252,6 +253,7 @@ def test_every_sentence_of_the_learner_copy_points_at_material_it_holds(learner_
     assert not wrong, f"{path.name}: " + "; ".join(wrong)
 
 
+@pytest.mark.subprocess
 def test_the_learner_copy_holds_the_benchmark_lesson_08_asks_a_learner_to_run(learner_copy):
     assert (learner_copy / "benchmarks" / "gpu_sdpa.py").exists()
     assert not (learner_copy / "benchmarks" / "attention.py").exists()

@@ -44,6 +44,7 @@ def _fake_root(tmp_path, requires: str):
     return tmp_path / "tools" / "course.py"
 
 
+@pytest.mark.subprocess
 def test_a_python_too_old_hears_why_before_any_newer_module_is_imported(tmp_path):
     """As on Python 2.7: pathlib and importlib.util missing; the version line comes first, then exit 2."""
     script = _fake_root(tmp_path, "99.0")
@@ -69,6 +70,7 @@ def test_a_wrong_torch_choice_is_refused_before_the_venv_is_touched(monkeypatch,
     assert "TORCH must be auto, cpu or cuda; got 'gpu'" in capsys.readouterr().err and not touched
 
 
+@pytest.mark.subprocess
 def test_make_refuses_torch_gpu_before_making_a_venv(tmp_path):
     """Through make, in a copy of the set-up files with no .venv: refused at once, no .venv made."""
     for name in ("Makefile", "pyproject.toml", "requirements.txt", "requirements-dev.txt"):
@@ -95,6 +97,7 @@ def test_a_venv_whose_python_is_a_dangling_link_is_called_broken(tmp_path):
     assert course.venv_broken(tmp_path / "none") == ""                      # absent is not broken
 
 
+@pytest.mark.subprocess
 def test_a_broken_venv_is_rebuilt_not_left_failed(tmp_path, monkeypatch, capsys):
     venv = tmp_path / "venv"
     _dangling_venv(venv)
@@ -114,6 +117,7 @@ def test_a_broken_venv_is_rebuilt_not_left_failed(tmp_path, monkeypatch, capsys)
     assert course.venv_broken(venv) == ""
 
 
+@pytest.mark.subprocess
 def test_a_venv_that_works_is_kept(tmp_path, monkeypatch):
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
@@ -122,6 +126,7 @@ def test_a_venv_that_works_is_kept(tmp_path, monkeypatch):
     assert course.ensure_venv(venv) == venv / "bin" / "python"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("where", ["a file", "inside a file"])
 def test_learner_release_workspace_on_a_file_says_so_without_a_traceback(tmp_path, where):
     target = tmp_path / "notes.txt"

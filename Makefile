@@ -52,7 +52,8 @@ help:
 	@echo "                + browser test + Binder's environment + a class on a real JupyterHub"
 	@echo "make notebooks  stamp (Colab cell, slides, README map), then re-run every notebook from a clean kernel"
 	@echo "make learner    the learner copy in build/learner (solutions removed, answers cleared)"
-	@echo "make release VERSION=x.y.z   the learner release: branch learner, tag learner-vx.y.z, CHANGELOG.md"
+	@echo "make release VERSION=x.y.z   bump the version everywhere, commit, and release branch learner,"
+	@echo "                tag learner-vx.y.z, CHANGELOG.md (re-runs only lessons whose code changed)"
 	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
 	@echo "make test-grading  nbgrader's real pipeline over every lesson with exercises"
@@ -149,19 +150,21 @@ test-hub: $(STAMP_DEV) $(CHP)
 
 # ----------------------------------------------------------------- notebooks
 
+# --stamp: split heading cells too tall for a slide, stamp (Colab cell, slides, nbgrader, course maps),
+# stamp the times; then every notebook runs (tools/run_notebooks.py).
 notebooks: $(STAMP_RUN)
-	$(PY) tools/split_tall_cells.py
-	$(PY) tools/stamp_notebooks.py
-	$(PY) tools/teaching_times.py --stamp
-	$(PY) tools/run_notebooks.py notebooks/*.ipynb
+	$(PY) tools/run_notebooks.py --stamp notebooks/*.ipynb
 
 learner: $(STAMP_RUN)
 	$(PY) tools/learner_release.py --out build/learner
 
-# The learner release: branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry,
-# the copy's own README; prints the push commands (tests/test_release.py checks it on a bare remote).
+# The release in one command (tools/learner_release.py --release): VERSION written everywhere it
+# stands (pyproject.toml, CITATION.cff, docs/classroom.md's image tags; the launch links by the stamp),
+# notebooks re-stamped and re-run only where their code changed, the commit "Release VERSION" on this
+# branch, the learner copy on branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry;
+# prints the push command (tests/test_release.py runs it on a bare remote).
 release: $(STAMP_RUN)
-	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (pyproject.toml's version)"; exit 1; }
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (the new version)"; exit 1; }
 	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner
 
 

@@ -43,18 +43,23 @@ from .core import attention, flash, masks, multihead  # noqa: F401  (the numpy r
 
 
 def _version() -> str:
-    """The version written once, in pyproject.toml: from the installed metadata, else from the file."""
+    """The version written once, in pyproject.toml: the source tree's file when the library is imported
+    from one (an editable install, whose metadata keeps the version it was installed at until the next
+    install: ``make release`` bumps the file without reinstalling), else the installed metadata."""
+    import re
     from importlib.metadata import PackageNotFoundError, version
+    from pathlib import Path
 
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    if pyproject.is_file():
+        text = pyproject.read_text(encoding="utf-8")
+        match = re.search(r'^version = "([^"]+)"', text, re.M)
+        if match and re.search(r'^name = "lessons-lib"', text, re.M):
+            return match.group(1)
     try:
         return version("lessons-lib")
-    except PackageNotFoundError:  # a source tree that was never installed
-        import re
-        from pathlib import Path
-
-        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-        match = re.search(r'^version = "([^"]+)"', pyproject.read_text(encoding="utf-8"), re.M)
-        return match.group(1) if match else "0+unknown"
+    except PackageNotFoundError:  # neither installed nor in a source tree
+        return "0+unknown"
 
 
 __version__ = _version()

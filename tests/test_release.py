@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -212,3 +213,22 @@ def test_the_learner_copy_carries_what_make_lab_runs_and_not_the_teachers_files(
     assert made.returncode == 0, made.stdout + made.stderr
     lessons = sorted(p.name for p in (out / "workspace").glob("*.ipynb"))
     assert lessons == sorted(p.name for p in (out / "notebooks").glob("*.ipynb")) and len(lessons) == 11
+
+
+def test_a_version_bump_reinstalls_nothing_and_the_library_reads_the_new_version(tmp_path):
+    """The install stamps of .venv hash pyproject.toml without its version line; lessons_lib, installed
+    editable, reads its version from the file (so a release needs no pip install)."""
+    course = load_tool("course")
+    text = (ROOT / "pyproject.toml").read_text()
+    old = course.inputs_hash(["pyproject.toml"], root=ROOT)
+    bumped = tmp_path / "pyproject.toml"
+    bumped.write_text(re.sub(r'(?m)^version = ".*"$', f'version = "{NEXT}"', text, count=1))
+    assert course.inputs_hash(["pyproject.toml"], root=tmp_path) == old
+    bumped.write_text(text.replace('"numpy>=1.26"', '"numpy>=2"'))
+    assert course.inputs_hash(["pyproject.toml"], root=tmp_path) != old, "a dependency change reinstalls"
+    shutil.copytree(ROOT / "lessons_lib", tmp_path / "lessons_lib",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    bumped.write_text(re.sub(r'(?m)^version = ".*"$', f'version = "{NEXT}"', text, count=1))
+    code = "import lessons_lib; print(lessons_lib._version())"
+    got = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert got.stdout.strip() == NEXT, got.stderr

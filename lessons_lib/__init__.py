@@ -133,7 +133,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises": ("Feedback", "EXERCISES", "check_street_query", "check_projection", "check_scores",
         "check_softmax", "check_scaling", "check_weighted_sum", "check_split_heads", "check_merge_heads",
         "check_next_token_head", "check_causal_weights", "check_online_update", "check_softmax_off"),
-    "exercises.grading": ("assert_passes", "hidden_cases", "check_hidden"),
+    "exercises.grading": ("assert_passes", "read_verdict", "Verdict", "hidden_cases", "check_hidden"),
     "exercises.lesson01_why_attention": ("check_street_query",),
     "exercises.lesson02_step1_qkv": ("check_projection",),
     "exercises.lesson03_step2_scores": ("check_scores",),
@@ -143,6 +143,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises.lesson07_causal_masking": ("check_causal_weights",),
     "exercises.lesson08_cost_and_flashattention": ("check_online_update",),
     "exercises.lesson09_attention_in_action": ("check_softmax_off",),
+    "quizzes.concepts": ("Concept", "CONCEPTS", "concept_quiz", "record_answer", "read_record",
+        "phase_score", "normalised_gain"),
     "quizzes.model": ("Option", "Question"),
     "quizzes.widget": ("Quiz", "QUIZZES", "show"),
 }

@@ -94,3 +94,36 @@ def test_the_kernel_report_fails_when_a_lesson_uses_torch_against_its_registry_e
     wrong = subprocess.run([sys.executable, str(tool), "report", str(tmp_path), *names],
                            capture_output=True, text=True)
     assert wrong.returncode == 1 and "imports torch, but its entry" in wrong.stdout
+
+
+def _outcomes() -> list[dict[str, list[str] | str]]:
+    block = GUIDE.split("<!-- outcomes:begin -->", 1)[1].split("<!-- outcomes:end -->", 1)[0]
+    rows = []
+    for line in block.strip().splitlines()[2:]:
+        outcome, _what, lessons, exercises, quiz = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows.append({"outcome": outcome, "lessons": re.findall(r"\d\d", lessons),
+                     "exercises": re.findall(r"`(my_\w+)`", exercises), "quiz": re.findall(r"`(\w+)`", quiz)})
+    return rows
+
+
+def test_every_outcome_names_lessons_exercises_and_questions_that_exist():
+    from lessons_lib.quizzes.concepts import CONCEPTS
+
+    rows = _outcomes()
+    assert [r["outcome"] for r in rows] == [f"O{i}" for i in range(1, len(rows) + 1)] and len(rows) >= 6
+    points = {name: number for number, lesson in LESSONS.items() for name in lesson.points}
+    concepts = {c.key: c for c in CONCEPTS}
+    for row in rows:
+        assert row["lessons"] and set(row["lessons"]) <= set(LESSONS), row
+        for name in row["exercises"]:
+            assert name in points and points[name] in row["lessons"], (row["outcome"], name)
+        for key in row["quiz"]:
+            assert concepts[key].outcome == row["outcome"], (row["outcome"], key)
+    assert set(points) == {n for r in rows for n in r["exercises"]}, "a graded exercise serves no outcome"
+    assert set(concepts) == {k for r in rows for k in r["quiz"]}, "a concept question measures no outcome"
+    assert set(LESSONS) == {n for r in rows for n in r["lessons"]}, "a lesson teaches no outcome"
+
+
+def test_the_guide_says_where_to_report_a_problem_in_the_course():
+    stamp = load_tool("stamp_notebooks")
+    assert f"<https://github.com/{stamp.repository()}/issues>" in GUIDE

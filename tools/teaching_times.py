@@ -54,7 +54,7 @@ WORDS_PER_MIN, CODE_LINES_PER_MIN = 150, 10
 _STATED_EXERCISE = re.compile(
     r"(?:easy|medium|hard|⭐+)[^\n]{0,20}?about\s+(\d+)\s*(?:–|-|to)?\s*(\d+)?\s*min", re.IGNORECASE)
 _EXPLORER = re.compile(r"\b[A-Z]\w*Explorer\(")  # an explorer built (and so shown) in this cell
-_QUIZ = re.compile(r"\b(?:quiz|ll)\.show\(|Quiz\(")
+_QUIZ = re.compile(r"\b(?:quiz|ll)\.show\(|Quiz\(|\bconcept_quiz\(")
 
 
 def timed_run(path: Path) -> list[float]:
@@ -104,6 +104,8 @@ def _quiz_questions(source: str) -> int:
     """How many questions the quiz shown in this cell asks (lessons_lib.QUIZZES)."""
     import lessons_lib as ll
 
+    if "concept_quiz(" in source:
+        return len(ll.CONCEPTS)
     match = re.search(r"\b(?:quiz|ll)\.show\(\s*['\"](\w+)['\"]", source)
     return len(ll.QUIZZES[match.group(1)]) if match and match.group(1) in ll.QUIZZES else 3
 

@@ -93,7 +93,7 @@ LESSONS: dict[str, Lesson] = _by_number(
         title="Start here",
         short="Start here",
         summary="how the course works, setup check, the formula and this map",
-        minutes=28,
+        minutes=35,
         cuts=(("The course map", "point at the README's map"), ("Quiz", "set it as homework")),
     ),
     Lesson(
@@ -194,7 +194,7 @@ LESSONS: dict[str, Lesson] = _by_number(
         title="Review, and reading the paper",
         short="Review and the paper",
         summary="check your understanding; read Section 3.2 of Vaswani et al. with our code beside it",
-        minutes=29,
+        minutes=35,
         torch=True,
         cuts=(("What comes next", "read at home"),),
     ),

@@ -43,7 +43,7 @@ STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help lab teach test lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading test-hub notebooks learner release html html-teacher bench clean distclean
+.PHONY: help lab teach test lint test-lib test-notebooks test-other-cpu test-browser test-binder test-grading test-hub notebooks learner release class-report html html-teacher bench clean distclean
 
 help:
 	@echo "make lab        open the course in JupyterLab, in your own workspace/ (sets up $(VENV) the first time)"
@@ -57,6 +57,7 @@ help:
 	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
 	@echo "make test-grading  nbgrader's real pipeline over every lesson with exercises"
+	@echo "make class-report COURSE=dir  which mistakes the class made, and the concept quiz's gain"
 	@echo "make bench      run benchmarks/*.py"
 	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
@@ -131,12 +132,13 @@ test-binder: $(STAMP_DEV)
 # nbgrader's real pipeline in a temporary course directory: generate_assignment for every lesson
 # with exercises, autograde and generate_feedback for three students: all right (every lesson), one
 # planted mistake per exercise (lessons 01-07; GRADING_ALL_LESSONS=1 adds 08 and 09), some
-# exercises untouched (04, 06). A few minutes.
+# exercises untouched (04, 06); then the class report on a class of four graded the same way. A few minutes.
 test-grading: $(STAMP_DEV)
-	$(BIN)/pytest -m grading tests/test_grading.py
+	$(BIN)/pytest -m grading tests/test_grading.py tests/test_class_report.py
 
 # A class on a real JupyterHub: configurable-http-proxy from npm (into build/node), the Binder
-# environment as each learner's server, the course by an nbgitpuller link (a few minutes).
+# environment as each learner's server, the course by an nbgitpuller link; then grading through
+# nbgrader's exchange, set up by tools/hub_grading.py (a few minutes).
 # configurable-http-proxy 5 needs Node >= 20; Debian bookworm's own nodejs is 18, where 4.6.3 runs.
 CHP_VERSION := $(shell node -e 'process.stdout.write(+process.versions.node.split(".")[0] >= 20 ? "5.3.0" : "4.6.3")' 2>/dev/null || echo 4.6.3)
 CHP := build/node/node_modules/.bin/configurable-http-proxy
@@ -146,7 +148,7 @@ $(CHP):
 
 test-hub: $(STAMP_DEV) $(CHP)
 	$(PY) tools/binder_env.py --dest $(BINDER_ENV)
-	$(BIN)/pytest -m hub -s tests/test_hub.py
+	$(BIN)/pytest -m hub -s tests/test_hub.py tests/test_hub_grading.py
 
 # ----------------------------------------------------------------- notebooks
 
@@ -167,6 +169,13 @@ release: $(STAMP_RUN)
 	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (the new version)"; exit 1; }
 	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner
 
+
+# The class report (tools/class_report.py): per exercise, how many learners made each named mistake
+# (CSV, a chart with its alt text, a Markdown page), and the concept quiz before/after with the class's
+# normalised gain, read from an nbgrader course folder after nbgrader autograde.
+class-report: $(STAMP_RUN)
+	@test -n "$(COURSE)" || { echo "usage: make class-report COURSE=path/to/nbgrader/course"; exit 1; }
+	$(PY) tools/class_report.py $(COURSE) --out build/class-report
 
 # Static pages that work offline (MathJax copied into the build folder from jupyter-server-mathjax,
 # a test-tools requirement): the learner's copy by default, the teacher's (solutions) by name.

@@ -98,8 +98,10 @@ def _answers(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def running_hub(tmp: Path, singleuser: Path, startup_timeout: float = 120) -> Iterator[Hub]:
-    """JupyterHub + configurable-http-proxy on loopback, stopped (every server with it) at the end."""
+def running_hub(tmp: Path, singleuser: Path, startup_timeout: float = 120,
+                extra_config: str = "") -> Iterator[Hub]:
+    """JupyterHub + configurable-http-proxy on loopback, stopped (every server with it) at the end;
+    ``extra_config``: more lines of jupyterhub_config.py (tests/test_hub_grading.py: nbgrader's config)."""
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "home").mkdir(exist_ok=True)
     port = free_port()
@@ -107,7 +109,8 @@ def running_hub(tmp: Path, singleuser: Path, startup_timeout: float = 120) -> It
     config.write_text(HUB_CONFIG.format(
         port=port, hub_port=free_port(), proxy_api_port=free_port(), chp=str(CHP),
         proxy_token=secrets.token_hex(16), tmp=tmp, password=PASSWORD, singleuser=str(singleuser),
-        root_args=["--allow-root"] if os.geteuid() == 0 else []))  # as root (containers, CI)
+        root_args=["--allow-root"] if os.geteuid() == 0 else [])  # as root (containers, CI)
+        + extra_config)
     log_path = tmp / "hub.log"
     log = open(log_path, "wb")
     hub_bin = Path(sys.executable).parent / "jupyterhub"

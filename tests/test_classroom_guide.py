@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, load_tool
 
 GUIDE = (REPO / "docs" / "classroom.md").read_text(encoding="utf-8")
 YAML_BLOCKS = re.findall(r"```yaml\n(.*?)```", GUIDE, re.S)
@@ -50,11 +51,13 @@ def test_every_yaml_block_parses_with_each_key_once_and_all_of_them_paste_into_o
 
 def test_the_config_sets_the_guarantees_and_limits_the_sizing_derives():
     config = yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)["singleuser"]
-    assert config["memory"] == {"guarantee": "512M", "limit": "1G"}
+    assert config["memory"] == {"guarantee": "600M", "limit": "1G"}
     assert config["cpu"] == {"guarantee": 0.2, "limit": 1}
     mounts = config["storage"]["extraVolumeMounts"]
     exchange = config["extraFiles"]["nbgrader-config"]["stringData"]
     assert f'c.Exchange.root = "{mounts[0]["mountPath"]}"' in exchange, "the exchange learners use is mounted"
+    hub_grading = load_tool("hub_grading")
+    assert config["extraEnv"] == hub_grading.SERVER_ENV, "the teacher's own config outranks the image's"
 
 
 def _mb(text: str) -> int:
@@ -65,15 +68,25 @@ def test_the_memory_rules_add_up_from_the_measured_figures_every_process_counted
     rows = dict(re.findall(r"^\| (\d\d)[^|]* \| (\d+) MB \|", GUIDE, re.M))
     peaks = {lesson: int(mb) for lesson, mb in rows.items()}
     assert sorted(peaks) == [f"{n:02d}" for n in range(11)]
-    server = _mb(GUIDE.split("The single-user server", 1)[1])
+    measured = _mb(GUIDE.split("The single-user server", 1)[1])
+    grading = _mb(GUIDE.split("nbgrader's learner extensions", 1)[1])
+    server = measured + grading
+    assert f"a server counts {measured} + {grading} = **{server} MB**" in GUIDE
     check = _mb(GUIDE.split("lesson 00's environment check asks a second", 1)[1])
     heaviest = max(peaks, key=peaks.get)
     assert f"({server} + {peaks[heaviest]} = **{server + peaks[heaviest]} MB**)" in GUIDE
     assert f"({server} + {peaks['00']} + {check} =\n  **{server + peaks['00'] + check} MB**)" in GUIDE
     two = sorted((mb for lesson, mb in peaks.items() if mb > 250), reverse=True)[:2]
     assert f"{server} + {two[0]} + {two[1]} = **{sum(two) + server} MB**" in GUIDE
-    assert max(server + peaks[heaviest], server + peaks["00"] + check) <= 512, "the guarantee holds a lesson"
-    assert server + sum(two) <= 1000, "the limit holds two PyTorch lessons"
+    guarantee = yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)["singleuser"]["memory"]["guarantee"]
+    assert max(server + peaks[heaviest], server + peaks["00"] + check) * 2**20 <= _bytes(guarantee)
+    assert (server + sum(two)) * 2**20 <= 1e9, "the limit (1G) holds two PyTorch lessons"
+
+
+def _bytes(quantity: str) -> float:
+    """A Kubernetes quantity in bytes: 600M = 600·10⁶, 1Gi = 2³⁰."""
+    number, unit = re.fullmatch(r"(\d+)([KMG]i?)", quantity).groups()
+    return int(number) * {"K": 1e3, "M": 1e6, "G": 1e9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}[unit]
 
 
 def test_tljh_memory_is_sized_from_the_limit_and_zero_to_jupyterhub_from_allocatable_cpu():
@@ -88,7 +101,7 @@ def test_tljh_memory_is_sized_from_the_limit_and_zero_to_jupyterhub_from_allocat
     assert per_node < 40 and f"**120 learners: ⌈120 / {per_node}⌉ = {nodes} nodes**" in GUIDE
     memory = 32 - (4 * 0.25 + 4 * 0.20 + 8 * 0.10 + 16 * 0.06) - 0.1
     assert f"so {memory:.1f} GiB is allocatable" in GUIDE
-    assert f"about {math.floor(memory / (512e6 / 2**30))} learners: the cores decide" in GUIDE
+    assert f"about {math.floor(memory / (600e6 / 2**30))} learners: the cores decide" in GUIDE
 
 
 def test_no_class_of_120_sits_under_a_heading_for_a_smaller_class():
@@ -103,8 +116,8 @@ def test_every_anchor_the_guides_link_to_is_a_heading():
         return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
                 for h in re.findall(r"^#+ (.+)$", text, re.M)}
 
-    mine = anchors(GUIDE)
-    teaching = (REPO / "docs" / "teaching.md").read_text(encoding="utf-8")
-    for text, own in ((GUIDE, mine), (teaching, anchors(teaching))):
+    docs = {name: (REPO / "docs" / name).read_text(encoding="utf-8")
+            for name in ("classroom.md", "teaching.md")}
+    for name, text in docs.items():
         for target, anchor in re.findall(r"\]\(([\w./-]*)#([\w-]+)\)", text):
-            assert anchor in (mine if target.endswith("classroom.md") else own), (target, anchor)
+            assert anchor in anchors(docs[Path(target).name or name]), (name, target, anchor)

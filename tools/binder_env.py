@@ -37,7 +37,7 @@ DEST = ROOT / "build" / "binder-env"
 REPO2DOCKER_BASE = ("jupyterlab==4.4.9", "notebook==7.4.7", "jupyter_server==2.17.0",
                     "jupyterlab_server==2.27.3", "jupyterhub==5.4.0", "ipywidgets==8.1.7")
 ENV_INPUTS = ("binder", "requirements.txt")
-LIB_INPUTS = ("lessons_lib", "pyproject.toml")  # postBuild: pip install --no-deps .
+LIB_INPUTS = ("lessons_lib", "pyproject.toml", "tools/hub_grading.py")  # what postBuild runs again
 INPUTS = ENV_INPUTS + LIB_INPUTS
 UNREACHABLE_INDEX = "--extra-index-url"
 

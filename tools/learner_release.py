@@ -71,8 +71,10 @@ _PREDICT = re.compile(r"\*\*\s*Predict", re.IGNORECASE)
 # and their instructions ...
 TEACHER_ONLY = ("docs/", "tests/", "benchmarks/", ".ci/", "tools/", "CONTRIBUTING.md", "requirements-dev.txt")
 # ... but for the tools that make lab runs in the learner copy: the set-up (tools/course.py), which builds
-# the learner's workspace/ with this file, which reads the registry through conventions.py.
-LEARNER_TOOLS = ("tools/course.py", "tools/conventions.py", "tools/learner_release.py")
+# the learner's workspace/ with this file, which reads the registry through conventions.py; and the one
+# binder/postBuild runs when Binder or a hub builds its image from the learner copy (tools/hub_grading.py).
+LEARNER_TOOLS = ("tools/course.py", "tools/conventions.py", "tools/learner_release.py",
+                 "tools/hub_grading.py")
 
 
 class SolutionMarkerError(ValueError):
@@ -365,8 +367,8 @@ def restamp(root: Path = ROOT) -> list[str]:
         notebooks = sorted((root / "notebooks").glob("*.ipynb"))
         listed = subprocess.run([*tool, "--list-stale", *map(str, notebooks)], cwd=root, check=True,
                                 capture_output=True, text=True).stdout.split()
-        if listed:
-            subprocess.run([*tool, *listed], cwd=root, check=True)
+        if listed:  # stamped again after the run: a slide is cut by what its cells show
+            subprocess.run([*tool, "--stamp", *listed], cwd=root, check=True)
     except subprocess.CalledProcessError as exc:
         raise ReleaseError(f"{' '.join(map(str, exc.cmd[1:]))} failed (see above); nothing is committed: "
                            "'git checkout .' undoes the version change") from None

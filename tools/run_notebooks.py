@@ -18,8 +18,9 @@ shows nothing).
 Each run records the digest of the code it ran in the notebook's metadata (``conventions.code_digest``,
 under ``conventions.RAN_KEY``). ``--stale`` runs only the notebooks whose code changed since their last run
 (or that carry no record): what a release needs, since bumping the version changes only the stamped
-launch links, never an output. ``--stamp`` first runs the stamping steps of :data:`STAMP_STEPS`, which
-write no output and need no kernel. ``make notebooks`` is ``--stamp`` over every notebook; ``make
+launch links, never an output. ``--stamp`` runs the stamping steps of :data:`STAMP_STEPS`, which write
+no output and need no kernel, before the notebooks run and again after (a slide is cut by what its cells
+show). ``make notebooks`` is ``--stamp`` over every notebook; ``make
 release`` stamps, then runs what ``--list-stale`` names (``tools/learner_release.py``). The library is
 not part of the digest: a change in ``lessons_lib`` that changes an output is what ``make
 test-notebooks`` (nbval) catches.
@@ -151,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print("failed: " + ", ".join(map(str, failed)), file=sys.stderr)
         return 1
+    if args.stamp:  # once more: where a slide is cut depends on what the cells now show
+        stamp()
     return 0
 
 

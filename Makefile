@@ -41,7 +41,7 @@ STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help lab teach test check $(TEST_STAGES) notebooks learner release html html-teacher bench clean distclean
+.PHONY: help lab teach test check $(TEST_STAGES) notebooks learner release class-report html html-teacher bench clean distclean
 
 # Every target of .PHONY, said once here (tests/test_loops.py holds the list to .PHONY).
 help:
@@ -60,9 +60,11 @@ help:
 	@echo "make test-hub        a class on a real JupyterHub with configurable-http-proxy and nbgitpuller"
 	@echo "make notebooks  stamp (Colab cell, slides, course maps), then re-run every notebook from a clean kernel"
 	@echo "make learner    the learner copy in build/learner (solutions removed, answers cleared)"
-	@echo "make release VERSION=x.y.z   the learner release: branch learner, tag learner-vx.y.z, CHANGELOG.md"
+	@echo "make release VERSION=x.y.z   bump the version everywhere, commit, and release branch learner,"
+	@echo "                tag learner-vx.y.z, CHANGELOG.md (re-runs only lessons whose code changed)"
 	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
+	@echo "make class-report COURSE=dir  which mistakes the class made, and the concept quiz's gain"
 	@echo "make bench      run benchmarks/*.py"
 	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
@@ -148,16 +150,17 @@ test-binder: $(STAMP_DEV)
 # nbgrader's real pipeline in a temporary course directory: generate_assignment for every lesson
 # with exercises, autograde and generate_feedback for three students: all right (every lesson), one
 # planted mistake per exercise (lessons 01-07; GRADING_ALL_LESSONS=1 adds 08 and 09), some
-# exercises untouched (04, 06). A few minutes.
+# exercises untouched (04, 06); then the class report on a class of four graded the same way. A few minutes.
 test-grading: $(STAMP_DEV)
-	$(BIN)/pytest -m grading tests/test_grading.py
+	$(BIN)/pytest -m grading tests/test_grading.py tests/test_class_report.py
 
 # A class on a real JupyterHub: configurable-http-proxy from npm (into build/node) as a service of its
 # own, the Binder environment (binder/'s kernels over Unix sockets) as each learner's server, the hub
 # settings of docs/classroom.md, the course by an nbgitpuller link: 40 learners start at once, then
 # the faults of a class (a kernel killed, hub and proxy restarted, a server stopped by the teacher, a
 # kernel at its memory limit); the tally (kernels started, dead, restarted; edits kept) is printed
-# and written to test-artifacts/hub-tally.json (several minutes).
+# and written to test-artifacts/hub-tally.json (several minutes);
+# then grading through nbgrader's exchange, set up by tools/hub_grading.py (tests/test_hub_grading.py).
 # configurable-http-proxy 5 needs Node >= 20; Debian bookworm's own nodejs is 18, where 4.6.3 runs.
 CHP_VERSION := $(shell node -e 'process.stdout.write(+process.versions.node.split(".")[0] >= 20 ? "5.3.0" : "4.6.3")' 2>/dev/null || echo 4.6.3)
 CHP := build/node/node_modules/.bin/configurable-http-proxy
@@ -170,25 +173,34 @@ $(CHP) $(AXE) &:
 
 test-hub: $(STAMP_DEV) $(CHP)
 	$(PY) tools/binder_env.py --dest $(BINDER_ENV)
-	$(BIN)/pytest -m hub -s tests/test_hub.py
+	$(BIN)/pytest -m hub -s tests/test_hub.py tests/test_hub_grading.py
 
 # ----------------------------------------------------------------- notebooks
 
+# --stamp: split heading cells too tall for a slide, stamp (Colab cell, slides, nbgrader, course maps),
+# stamp the times; then every notebook runs (tools/run_notebooks.py).
 notebooks: $(STAMP_RUN)
-	$(PY) tools/split_tall_cells.py
-	$(PY) tools/stamp_notebooks.py
-	$(PY) tools/teaching_times.py --stamp
-	$(PY) tools/run_notebooks.py notebooks/*.ipynb
+	$(PY) tools/run_notebooks.py --stamp notebooks/*.ipynb
 
 learner: $(STAMP_RUN)
 	$(PY) tools/learner_release.py --out build/learner
 
-# The learner release: branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry,
-# the copy's own README; prints the push commands (tests/test_release.py checks it on a bare remote).
+# The release in one command (tools/learner_release.py --release): VERSION written everywhere it
+# stands (pyproject.toml, CITATION.cff, docs/classroom.md's image tags; the launch links by the stamp),
+# notebooks re-stamped and re-run only where their code changed, the commit "Release VERSION" on this
+# branch, the learner copy on branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry;
+# prints the push command (tests/test_release.py runs it on a bare remote).
 release: $(STAMP_RUN)
-	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (pyproject.toml's version)"; exit 1; }
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (the new version)"; exit 1; }
 	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner
 
+
+# The class report (tools/class_report.py): per exercise, how many learners made each named mistake
+# (CSV, a chart with its alt text, a Markdown page), and the concept quiz before/after with the class's
+# normalised gain, read from an nbgrader course folder after nbgrader autograde.
+class-report: $(STAMP_RUN)
+	@test -n "$(COURSE)" || { echo "usage: make class-report COURSE=path/to/nbgrader/course"; exit 1; }
+	$(PY) tools/class_report.py $(COURSE) --out build/class-report
 
 # Static pages that work offline (MathJax copied into the build folder from jupyter-server-mathjax,
 # a test-tools requirement): the learner's copy by default, the teacher's (solutions) by name.

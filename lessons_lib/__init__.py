@@ -43,18 +43,23 @@ from .core import attention, flash, masks, multihead  # noqa: F401  (the numpy r
 
 
 def _version() -> str:
-    """The version written once, in pyproject.toml: from the installed metadata, else from the file."""
+    """The version written once, in pyproject.toml: the source tree's file when the library is imported
+    from one (an editable install, whose metadata keeps the version it was installed at until the next
+    install: ``make release`` bumps the file without reinstalling), else the installed metadata."""
+    import re
     from importlib.metadata import PackageNotFoundError, version
+    from pathlib import Path
 
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    if pyproject.is_file():
+        text = pyproject.read_text(encoding="utf-8")
+        match = re.search(r'^version = "([^"]+)"', text, re.M)
+        if match and re.search(r'^name = "lessons-lib"', text, re.M):
+            return match.group(1)
     try:
         return version("lessons-lib")
-    except PackageNotFoundError:  # a source tree that was never installed
-        import re
-        from pathlib import Path
-
-        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-        match = re.search(r'^version = "([^"]+)"', pyproject.read_text(encoding="utf-8"), re.M)
-        return match.group(1) if match else "0+unknown"
+    except PackageNotFoundError:  # neither installed nor in a source tree
+        return "0+unknown"
 
 
 __version__ = _version()
@@ -132,7 +137,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises": ("Feedback", "EXERCISES", "check_street_query", "check_projection", "check_scores",
         "check_softmax", "check_scaling", "check_weighted_sum", "check_split_heads", "check_merge_heads",
         "check_next_token_head", "check_causal_weights", "check_online_update", "check_softmax_off"),
-    "exercises.grading": ("assert_passes", "hidden_cases", "check_hidden"),
+    "exercises.grading": ("assert_passes", "read_verdict", "Verdict", "hidden_cases", "check_hidden"),
     "exercises.lesson01_why_attention": ("check_street_query",),
     "exercises.lesson02_step1_qkv": ("check_projection",),
     "exercises.lesson03_step2_scores": ("check_scores",),
@@ -142,6 +147,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises.lesson07_causal_masking": ("check_causal_weights",),
     "exercises.lesson08_cost_and_flashattention": ("check_online_update",),
     "exercises.lesson09_attention_in_action": ("check_softmax_off",),
+    "quizzes.concepts": ("Concept", "CONCEPTS", "concept_quiz", "record_answer", "read_record",
+        "phase_score", "normalised_gain"),
     "quizzes.model": ("Option", "Question"),
     "quizzes.widget": ("Quiz", "QUIZZES", "show"),
 }

@@ -311,8 +311,9 @@ def _stop(processes: list[psutil.Process], timeout: float = 20) -> None:
 
 
 @contextlib.contextmanager
-def running_hub(tmp: Path, singleuser: Path, route_check_s: int = 60) -> Iterator[Hub]:
-    """Proxy and JupyterHub on loopback; at the end both stopped, and every server and kernel."""
+def running_hub(tmp: Path, singleuser: Path, route_check_s: int = 60, extra_config: str = "") -> Iterator[Hub]:
+    """Proxy and JupyterHub on loopback; at the end both stopped, and every server and kernel.
+    ``extra_config``: more lines of jupyterhub_config.py (tests/test_hub_grading.py: nbgrader's config)."""
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "home").mkdir(exist_ok=True)
     # Short: a kernel's sockets are files in it, and a socket's path must stay under 108 bytes.
@@ -329,7 +330,7 @@ def running_hub(tmp: Path, singleuser: Path, route_check_s: int = 60) -> Iterato
         password=PASSWORD, teacher=TEACHER, singleuser=str(singleuser), route_check_s=route_check_s,
         root_args=["--allow-root"] if os.geteuid() == 0 else [],  # as root (containers, CI)
         documented=str(documented), runtime=runtime, first_port=first_port,
-        data_limit=documented_settings()["data_limit"]))
+        data_limit=documented_settings()["data_limit"]) + extra_config)
     log_path = tmp / "hub.log"
     hub_bin = Path(sys.executable).parent / "jupyterhub"
 

@@ -36,7 +36,6 @@ ENTRY = '''\
         short="Throwaway",
         summary="proves that the recipe for a new lesson works",
         minutes=5,
-        session=8,
         points={"my_double": 1},
         cuts=(("Quiz", "set it as homework"),),
     ),

@@ -58,7 +58,7 @@ def test_the_quizzes_are_those_of_registered_lessons():
 ])
 def test_a_malformed_entry_is_refused_with_what_to_write(fields, message):
     entry = dict(slug="07_causal_masking", title="Causal masking", short="Causal masking", summary="s",
-                 minutes=50, session=6)
+                 minutes=50)
     with pytest.raises(ValueError, match=message):
         Lesson(**{**entry, **fields})
 

@@ -1,9 +1,10 @@
-"""The teacher's plan in docs/teaching.md: cut lists and an 8-session term, from the measured minutes."""
+"""The teacher's plan in docs/teaching.md: cut lists and a balanced term, from the measured minutes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,11 +31,42 @@ def test_minutes_are_read_from_the_times_tables_not_typed():
     assert term_plan.lesson_tables(text) == {"03": {"8 · Quick quiz": 9, "total": 40}}
 
 
-def test_eight_sessions_cover_every_lesson_in_order_within_a_session():
-    term = term_plan.sessions()
-    lessons = [lesson for session in term for lesson in session]
-    assert len(term) == term_plan.N_SESSIONS == 8 and lessons == sorted(lessons)
-    block = term_plan.plan(term_plan.GUIDE.read_text(encoding="utf-8"))
-    planned = [int(line.rsplit("|", 2)[1]) for line in block.split("### A term", 1)[1].splitlines()
-               if line.startswith("| ") and line.split("|")[1].strip().isdigit()]
-    assert len(planned) == 8 and max(planned) <= term_plan.SESSION_MINUTES
+def test_the_term_teaches_every_section_once_in_order_and_leaves_every_session_time_to_review():
+    tables = term_plan.lesson_tables(term_plan.GUIDE.read_text(encoding="utf-8"))
+    term = term_plan.balance(tables)
+    assert len(term) == term_plan.SESSIONS == 8
+    taught = [(p.lesson, i) for parts in term for p in parts for i in range(p.first, p.last + 1)]
+    assert taught == [(lesson, i) for lesson in sorted(tables) for i in range(len(tables[lesson]) - 1)]
+    planned = [sum(p.minutes for p in parts) for parts in term]
+    assert max(planned) <= term_plan.SESSION_MINUTES - term_plan.REVIEW_MINUTES, planned
+    assert sum(planned) == sum(t["total"] for t in tables.values())
+
+
+def _tables(**lessons: tuple[int, ...]) -> dict[str, dict[str, int]]:
+    return {number[1:]: {**{f"s{i}": m for i, m in enumerate(minutes)}, "total": sum(minutes)}
+            for number, minutes in lessons.items()}
+
+
+def test_the_term_keeps_lessons_whole_when_they_fit_and_else_splits_the_fewest_then_evens_out():
+    # whole lessons fit: 40 | 30 | 50, although 2 sessions of 45 + 1 of 30 would be more even
+    tables = _tables(l00=(20, 20), l01=(30,), l02=(10, 40))
+    term = term_plan.balance(tables, sessions=3, most=50)
+    assert [[(p.lesson, p.first, p.last) for p in parts] for parts in term] == [
+        [("00", 0, 1)], [("01", 0, 0)], [("02", 0, 1)]]
+    # 6 × 20 minutes in 3 sessions of at most 45: both lessons must be split, into 40 | 40 | 40
+    term = term_plan.balance(_tables(l00=(20, 20, 20), l01=(20, 20, 20)), sessions=3, most=45)
+    assert [sum(p.minutes for p in parts) for parts in term] == [40, 40, 40]
+    assert [[(p.lesson, p.first, p.last) for p in parts] for parts in term] == [
+        [("00", 0, 1)], [("00", 2, 2), ("01", 0, 0)], [("01", 1, 2)]]
+    with pytest.raises(ValueError, match="do not fit 2 sessions"):
+        term_plan.balance(tables, sessions=2, most=65)
+
+
+def test_another_term_is_printed_for_the_sessions_and_minutes_asked():
+    tool = [sys.executable, str(ROOT / "tools/term_plan.py")]
+    result = subprocess.run([*tool, "--sessions", "12", "--minutes", "60"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert len(rows) == 12 and all(int(row.rsplit("|", 3)[1]) <= 50 for row in rows)
+    short = subprocess.run([*tool, "--sessions", "4", "--minutes", "60"], capture_output=True, text=True)
+    assert short.returncode == 1 and "do not fit 4 sessions" in short.stderr

@@ -10,9 +10,10 @@ mounts each learner's (empty) home volume over ``/home/jovyan``. What is left mu
 learner's server needs (``lessons_lib`` with its JavaScript, nbgitpuller, JupyterLab, Notebook 7),
 and ``pip check`` must be clean.
 
-The build takes minutes, so it is skipped when nothing it reads changed (hashes of binder/,
-requirements.txt and pyproject.toml, and of lessons_lib/, in ``build/binder-env/*.sha256``; a
-change of lessons_lib alone only reinstalls the library): tests/test_binder.py and
+The build takes minutes, so it is skipped when nothing it reads changed (hashes of binder/ and
+requirements.txt, and of lessons_lib/ and pyproject.toml, in ``build/binder-env/*.sha256``; a
+change of lessons_lib or pyproject.toml alone only reinstalls the library, whose dependencies
+postBuild never installs: a release's version bump costs seconds): tests/test_binder.py and
 tests/test_hub.py share one build per ``make test``.
 The one line not installed is PyTorch's CPU wheel index, which this machine cannot reach: its
 local torch wheel is that same CPU build (``2.13.0+cpu``).
@@ -35,8 +36,8 @@ DEST = ROOT / "build" / "binder-env"
 # repo2docker's Python 3.11 base environment (conda lock file of 2025-10, repo2docker 2025.x).
 REPO2DOCKER_BASE = ("jupyterlab==4.4.9", "notebook==7.4.7", "jupyter_server==2.17.0",
                     "jupyterlab_server==2.27.3", "jupyterhub==5.4.0", "ipywidgets==8.1.7")
-ENV_INPUTS = ("binder", "requirements.txt", "pyproject.toml")
-LIB_INPUTS = ("lessons_lib",)
+ENV_INPUTS = ("binder", "requirements.txt")
+LIB_INPUTS = ("lessons_lib", "pyproject.toml", "tools/hub_grading.py")  # what postBuild runs again
 INPUTS = ENV_INPUTS + LIB_INPUTS
 UNREACHABLE_INDEX = "--extra-index-url"
 
@@ -78,8 +79,8 @@ def _stamp(path: Path) -> str:
 def build(dest: Path = DEST, root: Path = ROOT) -> Path:
     """Build (or reuse) the environment; return its python.
 
-    A change of binder/, the pins or pyproject.toml rebuilds it from scratch; a change of
-    lessons_lib alone runs postBuild again (the course library reinstalled, seconds)."""
+    A change of binder/ or the pins rebuilds it from scratch; a change of lessons_lib or
+    pyproject.toml alone runs postBuild again (the course library reinstalled, seconds)."""
     env_key, lib_key = inputs_hash(ENV_INPUTS, root), inputs_hash(LIB_INPUTS, root)
     env_stamp, lib_stamp = dest / "environment.sha256", dest / "lessons_lib.sha256"
     fresh = not (python(dest).exists() and _stamp(env_stamp) == env_key)

@@ -11,6 +11,9 @@
   learner's answer (``ll.check_softmax(my_softmax)``), and a prediction: a line that opens with
   ``**Predict`` (:data:`PREDICT`), answered further on in a fold whose summary opens with "Check your
   answer" (:data:`ANSWER_FOLD`).
+* when a notebook's outputs are those of its code: :func:`code_digest`, which ``tools/run_notebooks.py``
+  records under :data:`RAN_KEY` of the notebook's metadata each time it runs one, so that a release
+  re-runs only the lessons whose code changed since (``run_notebooks.py --stale``).
 
 Every tool imports what it needs from here (``from conventions import ROOT, replace_block``), and the
 tests load a tool one way, ``conftest.load_tool("stamp_notebooks")``.
@@ -18,6 +21,7 @@ tests load a tool one way, ``conftest.load_tool("stamp_notebooks")``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from pathlib import Path
@@ -49,7 +53,24 @@ ANSWER_FOLD = re.compile(r"<details>\s*<summary>\s*" + ANSWER_SUMMARY, re.IGNORE
 
 __all__ = ["ROOT", "LESSONS", "Lesson", "stated_minutes", "COLAB_TAG", "GRADED_TAG",
            "SUBSLIDE_TAG", "SOLUTION_BEGIN", "SOLUTION_END", "HIDDEN_BEGIN", "HIDDEN_END", "CHECK_CALL",
-           "PREDICT", "ANSWER_SUMMARY", "ANSWER_FOLD", "check_cell", "replace_block", "lesson_of"]
+           "PREDICT", "ANSWER_SUMMARY", "ANSWER_FOLD", "RAN_KEY", "check_cell", "code_digest", "replace_block",
+           "lesson_of"]
+
+#: the notebook metadata where tools/run_notebooks.py records the digest of the code it ran
+RAN_KEY = "lessons_ran_code"
+
+
+def code_digest(nb) -> str:
+    """A digest of what a notebook's outputs come from: its code cells, in order, except the Colab cell.
+
+    The Colab cell is left out because it is stamped (it names the release tag) and does nothing outside
+    Colab: bumping the version changes it and not one output. Prose is left out because no output reads it.
+    """
+    digest = hashlib.sha256()
+    for cell in nb.cells:
+        if cell.cell_type == "code" and COLAB_TAG not in cell.metadata.get("tags", []):
+            digest.update(cell.source.encode("utf-8") + b"\0")
+    return digest.hexdigest()
 
 
 def check_cell(source: str) -> tuple[str, str] | None:

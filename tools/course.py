@@ -233,10 +233,17 @@ def run(command):
         raise SetupError("this command failed (see above): " + " ".join(str(c) for c in command))
 
 
-def inputs_hash(files, extra=""):
+def inputs_hash(files, extra="", root=None):
+    """A hash of what an install layer is made from. ``pyproject.toml``'s own ``version`` line is left out:
+    a release bumps it (``make release``), and a new version installs nothing new (the library is
+    installed editable, and reads its version from ``pyproject.toml``)."""
+    root = ROOT if root is None else root
     digest = hashlib.sha256(extra.encode())
     for name in files:
-        digest.update((ROOT / name).read_bytes())
+        data = (root / name).read_bytes()
+        if name == "pyproject.toml":
+            data = re.sub(rb'(?m)^version\s*=.*$', b"", data, count=1)
+        digest.update(data)
     return digest.hexdigest()
 
 

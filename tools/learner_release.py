@@ -33,15 +33,22 @@ quizzes) is kept, so the learner copy still shows its pictures on a static page.
 The checks in ``lessons_lib`` compare a learner's function with the library's own reference
 functions, never with a solutions file, so the learner copy needs nothing that it lacks.
 
-The learner copy is the whole course as a learner needs it (``git ls-files`` of this repository,
-without the teacher's files in ``TEACHER_ONLY`` but with the few of them a lesson asks a learner to run,
-``LEARNER_KEEPS``), with the notebooks stripped as above. It is what
-learners clone, and what the Binder badge, the Colab links and the hub's nbgitpuller link open:
-``--branch learner`` commits it to the branch ``learner``. ``--release VERSION`` (``make release
-VERSION=…``) does that as a release: VERSION must be pyproject.toml's version (the one every launch
-link names), the tag ``learner-vVERSION`` must not exist yet (a release tag never moves), the copy
-gets its own README (what to open, how to get updates; nothing about the teacher's files), the
-entry of CHANGELOG.md is written, the tag is created, and the push commands are printed.
+The learner copy is the course as a learner needs it (``git ls-files`` of this repository, without
+the teacher's files in ``TEACHER_ONLY``: no guides, tests, benchmarks or maintainers' tools; of
+``tools/`` only what ``make lab`` runs, ``LEARNER_TOOLS``; kept too, in ``LEARNER_KEEPS``, the
+benchmark lesson 08 asks a learner with an NVIDIA GPU to run and the accessibility statement), with
+the notebooks stripped as above, its own README (:func:`learner_readme`: what to open, Windows, how to hand work in, where to ask) and its
+own Makefile (``make lab`` only). It is what learners clone, and what the Binder badge, the Colab
+links and the hub's nbgitpuller link open: ``--branch learner`` commits it to the branch ``learner``.
+
+``--release VERSION`` (``make release VERSION=…``) is the release in one command
+(:func:`make_release`): in a clean working tree, it writes VERSION wherever the course names its
+version (:data:`VERSIONED`: pyproject.toml, CITATION.cff, the classroom guide's image tags), re-stamps
+the notebooks and the README (the launch links name the tag ``learner-vVERSION``) and re-runs only
+the notebooks whose code changed since their last run (``tools/run_notebooks.py --stamp --stale``),
+writes the entry of CHANGELOG.md and commits all that as "Release VERSION" on the current branch;
+then it commits the learner copy to the branch ``learner``, creates the tag (a release tag never
+moves: an existing one is refused before anything changes) and prints the push command.
 
 Usage: python tools/learner_release.py [--out build/learner] [--branch learner] [--release VERSION]
        | [--workspace workspace]
@@ -67,10 +74,17 @@ from conventions import SOLUTION_END as END
 
 PLACEHOLDER = 'raise NotImplementedError("your code here")'
 _STARTS_FROM = "; learner starts from:"
-# Files a learner's copy leaves out: the teacher's guide, the maintainers' tests and benchmarks ...
-TEACHER_ONLY = ("docs/teaching.md", "tests/", "benchmarks/", ".ci/")
-# ... except the benchmark lesson 08 asks a learner with an NVIDIA GPU to run
-LEARNER_KEEPS = ("benchmarks/gpu_sdpa.py",)
+# Files a learner's copy leaves out: the teacher's guides, the maintainers' tests, benchmarks, CI, tools
+# and their instructions ...
+TEACHER_ONLY = ("docs/", "tests/", "benchmarks/", ".ci/", "tools/", "CONTRIBUTING.md", "requirements-dev.txt")
+# ... but for the tools that make lab runs in the learner copy: the set-up (tools/course.py), which builds
+# the learner's workspace/ with this file, which reads the registry through conventions.py; and the one
+# binder/postBuild runs when Binder or a hub builds its image from the learner copy (tools/hub_grading.py) ...
+LEARNER_TOOLS = ("tools/course.py", "tools/conventions.py", "tools/learner_release.py",
+                 "tools/hub_grading.py")
+# ... and for the benchmark lesson 08 asks a learner with an NVIDIA GPU to run, and the accessibility
+# statement (what was tested, how to report a barrier)
+LEARNER_KEEPS = (*LEARNER_TOOLS, "benchmarks/gpu_sdpa.py", "docs/accessibility.md")
 
 
 class SolutionMarkerError(ValueError):
@@ -202,6 +216,8 @@ def release(out: Path, root: Path = ROOT) -> dict[str, int]:
             nbformat.write(learner, target)
         else:
             shutil.copy2(root / name, target)
+    (out / "README.md").write_text(learner_readme(root))
+    (out / "Makefile").write_text(LEARNER_MAKEFILE)
     return counts
 
 
@@ -209,42 +225,90 @@ LEARNER_README = """\
 # {title}: the learner copy
 
 This is the course as learners get it (release `{tag}`): every lesson, with the exercises for you
-to solve. Open **notebooks/00_start_here.ipynb** first; it says how the lessons go on.
+to solve. Each lesson says how long it takes, and the check under each exercise tells you at once
+whether your code works.
+
+## Where to start
+
+- **With the link your teacher gave you** (a class hub): click it. It opens lesson 00 in JupyterLab,
+  with the course in your own folder. Clicking it again later brings your teacher's updates.
+- **On Binder or Colab**, with no install: the badge or a lesson's Colab link below.
+- **On your computer** (Python {python} or newer, and git):
+
+  ```bash
+  git clone --branch learner https://github.com/{repository}
+  cd {name}
+  make lab
+  ```
+
+  The first `make lab` installs the course's pinned packages into `.venv` (a few minutes, once), then
+  copies every lesson into your own folder **`workspace/`** and opens lesson 00 there: work in
+  `workspace/`, not in `notebooks/`. Later runs add new lessons and never overwrite yours.
+- **On Windows** (no `make`): in PowerShell, in the same folder, `py tools\\course.py lab`.
 
 {launch}
+
+## Handing in your work
+
+- **If your class grades with nbgrader** (your teacher says so): on the hub, open JupyterLab's
+  **Assignments** tab, *Fetch* the lesson, work in the copy it makes, save, and *Submit*. You may
+  submit as often as you like before the deadline; the last one counts. Your feedback comes back in
+  the same tab.
+- **Otherwise**, hand in the way your teacher asks: for example *File → Download* the notebook from
+  `workspace/` and upload it to your course's page.
+- Lessons 00 and 10 open and close with the same short concept quiz. It is not graded: your answers
+  are saved next to the notebook in `concept-quiz.json`, so that your teacher can see what the class
+  learned.
 
 ## Getting the updates your teacher makes
 
 - **On a hub**: click the link your teacher gave you again. It merges the teacher's changes into
   your copy and keeps your own edits; where you and the teacher changed the same line, your line
   stays. A notebook you deleted comes back fresh.
-- **On your computer**: `git pull` in this folder (commit or copy your work first).
+- **On your computer**: `git pull` in this folder, then `make lab`: your `workspace/` is yours and
+  is never overwritten; a lesson you delete from it comes back in its new version.
 
-## On your computer
+## Getting help
 
-```bash
-git clone --branch learner https://github.com/{repository}
-cd {name}
-make lab      # the first time sets up .venv with the course's pinned packages, then opens lesson 00
-```
+- Ask your teacher or your class's forum first: someone has likely met the same message.
+- Something wrong in the course itself (a lesson that fails to run, a wrong number, a figure you
+  cannot read)? Open an issue at {issues}: name the lesson and the cell, and paste the message.
+- Using a keyboard only, a screen reader or a large zoom: `docs/accessibility.md` says what works and
+  how; tell us of any barrier the same way.
 
-The course runs offline after that first set-up. Code: MIT; lesson text and figures: see LICENSE-CONTENT.
+The course runs offline after the first set-up. Code: MIT; lesson text and figures: see LICENSE-CONTENT.
+"""
+
+LEARNER_MAKEFILE = """\
+# Attention, step by step (the learner copy). make lab: set up .venv (the first time only), copy the
+# lessons into your own workspace/ and open JupyterLab there. Windows, without make: py tools\\course.py lab
+PYTHON ?= python3
+TORCH  ?= auto
+
+.PHONY: lab
+lab:
+\t$(PYTHON) tools/course.py --torch $(TORCH) lab
 """
 
 
 class ReleaseError(RuntimeError):
-    """A release that must not be made (a tag that would move, a version that the links do not name)."""
+    """A release that must not be made (a tag that would move, a version that is not new, a dirty tree)."""
 
 
 def learner_readme(root: Path = ROOT) -> str:
-    """The learner copy's README: the launch block (Binder, lessons, Colab links), none of the teacher's."""
+    """The learner copy's README: where to start (a link, Binder or Colab, a computer, Windows), the
+    launch block (Binder, lessons, Colab links), how to hand work in, updates, where to ask; nothing of
+    the teacher's."""
     import stamp_notebooks as stamp
 
     title = (root / "README.md").read_text().splitlines()[0].lstrip("# ").strip()
     block = f"{stamp.README_BEGIN}\n{stamp.readme_block(root)}\n{stamp.README_END}"
     repository = stamp.repository(root)
-    return LEARNER_README.format(title=title, tag=stamp.launch_ref(root), launch=block,
-                                 repository=repository, name=repository.split("/")[1])
+    python = re.search(r'^requires-python\s*=\s*">=\s*([\d.]+)"', (root / "pyproject.toml").read_text(),
+                       re.M).group(1)
+    return LEARNER_README.format(title=title, tag=stamp.launch_ref(root), launch=block, python=python,
+                                 repository=repository, name=repository.split("/")[1],
+                                 issues=f"https://github.com/{repository}/issues")
 
 
 def update_workspace(workspace: Path, root: Path = ROOT) -> tuple[list[str], list[str]]:
@@ -279,15 +343,65 @@ def version(root: Path = ROOT) -> str:
         return tomllib.load(fh)["project"]["version"]
 
 
+#: Where the course names its own version, beside the launch links that tools/stamp_notebooks.py writes
+#: from pyproject.toml (README, notebooks): file -> (pattern, replacement) with {old}, {new} and {today}.
+#: tests/test_release.py checks that no other file names a release tag.
+VERSIONED = {
+    "pyproject.toml": ((r'^version = "{old}"$', 'version = "{new}"'),),
+    "CITATION.cff": ((r'^version: "{old}"$', 'version: "{new}"'),
+                     (r'^date-released: "[0-9-]+"$', 'date-released: "{today}"')),
+    "docs/classroom.md": ((r"learner-v{old}(?![\w.])", "learner-v{new}"),),
+}
+#: the one file where each pattern must be found (the others name the version only in examples)
+_MUST_NAME = ("pyproject.toml", "CITATION.cff")
+
+
+def bump_version(new: str, root: Path = ROOT, today: str | None = None) -> list[str]:
+    """Write version ``new`` into every file of :data:`VERSIONED`; return the files changed."""
+    old, today = version(root), today or datetime.date.today().isoformat()
+    changed = []
+    for name, rules in VERSIONED.items():
+        path = root / name
+        text = new_text = path.read_text(encoding="utf-8")
+        for pattern, replacement in rules:
+            new_text, found = re.subn(pattern.format(old=re.escape(old)),
+                                      replacement.format(new=new, today=today), new_text, flags=re.M)
+            if not found and name in _MUST_NAME:
+                raise ReleaseError(f"{name} has no line matching {pattern.format(old=old)!r}")
+        if new_text != text:
+            path.write_text(new_text, encoding="utf-8")
+            changed.append(name)
+    return changed
+
+
+def check_new_version(new: str, current: str) -> None:
+    """Refuse a VERSION that is not a version, or older than the current one (pyproject.toml's)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        if Version(new) < Version(current):
+            raise ReleaseError(f"VERSION={new} is older than pyproject.toml's {current}: a release goes "
+                               "forward")
+    except InvalidVersion:
+        raise ReleaseError(f"VERSION={new!r} is not a version number (such as 0.3.0)") from None
+
+
 def tag_exists(tag: str, root: Path = ROOT) -> bool:
     return subprocess.run(["git", "rev-parse", "-q", "--verify", f"refs/tags/{tag}"], cwd=root,
                           capture_output=True).returncode == 0
 
 
-def changelog_entry(tag: str, source: str, counts: dict[str, int], today: str) -> str:
+def _git(root: Path, *args: str, env: dict | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True,
+                          env=env).stdout.strip()
+
+
+def changelog_entry(tag: str, counts: dict[str, int], rerun: list[str], today: str) -> str:
     removed = sum(counts.values())
-    return (f"## {tag} ({today})\n\nLearner release of `{source}`: {len(counts)} lessons, "
-            f"{removed} exercise solutions removed.\n")
+    ran = (f"re-run because their code changed: {', '.join(rerun)}" if rerun
+           else "no lesson's code changed since its last run, none re-run")
+    return (f"## {tag} ({today})\n\nLearner release: {len(counts)} lessons, {removed} exercise solutions "
+            f"removed; {ran}.\n")
 
 
 def write_changelog(entry: str, root: Path = ROOT) -> Path:
@@ -300,24 +414,56 @@ def write_changelog(entry: str, root: Path = ROOT) -> Path:
     return path
 
 
-def make_release(release_version: str, out: Path, branch: str = "learner", root: Path = ROOT) -> str:
-    """The learner release ``learner-vVERSION``: copy, README, CHANGELOG entry, branch commit, new tag."""
-    tag = f"learner-v{release_version}"
-    if release_version != version(root):
-        raise ReleaseError(f"VERSION={release_version} but pyproject.toml says {version(root)}: the launch "
-                           "links name pyproject's version; change it there, run make notebooks, commit")
+def restamp(root: Path = ROOT) -> list[str]:
+    """Stamp the notebooks and the README (the new launch links), then re-run only the lessons whose code
+    changed since their last run (``tools/run_notebooks.py``); return the lessons re-run ("07", ...)."""
+    tool = [sys.executable, str(root / "tools" / "run_notebooks.py")]
+    try:
+        subprocess.run([*tool, "--stamp"], cwd=root, check=True)
+        notebooks = sorted((root / "notebooks").glob("*.ipynb"))
+        listed = subprocess.run([*tool, "--list-stale", *map(str, notebooks)], cwd=root, check=True,
+                                capture_output=True, text=True).stdout.split()
+        if listed:  # stamped again after the run: a slide is cut by what its cells show
+            subprocess.run([*tool, "--stamp", *listed], cwd=root, check=True)
+    except subprocess.CalledProcessError as exc:
+        raise ReleaseError(f"{' '.join(map(str, exc.cmd[1:]))} failed (see above); nothing is committed: "
+                           "'git checkout .' undoes the version change") from None
+    return [Path(name).stem[:2] for name in listed]
+
+
+def make_release(new: str, out: Path, branch: str = "learner", root: Path = ROOT,
+                 today: str | None = None) -> str:
+    """The release ``learner-vNEW`` in one step; return the learner commit.
+
+    Refused before anything changes when the tag exists, NEW is older than the current version or the
+    working tree has uncommitted changes. Then: NEW written everywhere (:func:`bump_version`), the
+    notebooks re-stamped and the changed ones re-run (:func:`restamp`), the learner copy made, the entry
+    of CHANGELOG.md written, "Release NEW" committed on the current branch, the copy committed to
+    ``branch`` and tagged.
+    """
+    tag, today = f"learner-v{new}", today or datetime.date.today().isoformat()
     if tag_exists(tag, root):
         raise ReleaseError(f"tag {tag} exists already and a release tag never moves: choose a new VERSION")
+    check_new_version(new, version(root))
+    if _git(root, "status", "--porcelain", "--untracked-files=no"):
+        raise ReleaseError("the working tree has uncommitted changes: commit or stash them first (a release "
+                           "is made from commits)")
+    bumped = bump_version(new, root, today)
+    rerun = restamp(root)
     counts = release(out, root)
-    (out / "README.md").write_text(learner_readme(root))
-    source = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                            text=True, check=True).stdout.strip()
-    changelog = write_changelog(changelog_entry(tag, source, counts, datetime.date.today().isoformat()), root)
+    changelog = write_changelog(changelog_entry(tag, counts, rerun, today), root)
     shutil.copy2(changelog, out / "CHANGELOG.md")
+    _git(root, "add", "--update")
+    _git(root, "add", changelog.name)
+    ran = f"; re-run: {', '.join(rerun)}" if rerun else ""
+    _git(root, "commit", "-q", "-m", f"Release {new}: the version in {', '.join(bumped) or 'place'}, "
+         f"notebooks re-stamped{ran} (make release)")
     commit = commit_to_branch(out, branch, root, tag=tag)
-    print(f"released {tag} as {commit[:12]} on branch {branch}; CHANGELOG.md has its entry (commit it)")
-    print("push it (the Binder badge, Colab links and nbgitpuller link need both):")
-    print(f"  git push origin {branch} {tag}")
+    here = _git(root, "rev-parse", "--abbrev-ref", "HEAD")
+    print(f"released {tag}: \"Release {new}\" committed on {here}, the learner copy as {commit[:12]} on "
+          f"branch {branch}")
+    print("push them (the Binder badge, the Colab links and the nbgitpuller link name the tag):")
+    print(f"  git push origin {'' if here == 'HEAD' else here + ' '}{branch} {tag}")
     return commit
 
 
@@ -325,8 +471,7 @@ def commit_to_branch(tree: Path, branch: str, root: Path = ROOT, tag: str | None
     """Commit the folder ``tree`` as the next commit of ``branch``, tag it ``tag`` (never moving an
     existing tag; default ``learner-vVERSION``); return the commit id."""
     def git(*args: str, env: dict | None = None) -> str:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True,
-                              env=env).stdout.strip()
+        return _git(root, *args, env=env)
 
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, GIT_INDEX_FILE=str(Path(tmp) / "index"))

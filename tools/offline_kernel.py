@@ -11,7 +11,10 @@ course at once:
   (``ru_maxrss``) to its own file in the folder ``$LESSONS_KERNEL_LOG`` (if set), named by its
   start time, so the files sort in the order the notebooks ran (nbval kills kernels, so nothing
   is left to do at exit). ``report`` prints the table and fails above a limit (Binder gives each
-  user 1-2 GB; the server needs some of it).
+  user 1-2 GB; the server needs some of it);
+* **says which lessons need PyTorch**: the same file records whether the kernel has imported torch, and
+  ``report`` fails when a lesson's kernel disagrees with its ``torch`` in the registry of lessons (which
+  the teacher's guide, the README and lesson 00 list).
 
 Usage::
 
@@ -89,7 +92,8 @@ def peak_memory_recorder():
         nonlocal cells
         cells += 1
         peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
-        path.write_text(json.dumps({"peak_mb": round(peak_kb / 1024, 1), "cells": cells}) + "\n")
+        path.write_text(json.dumps({"peak_mb": round(peak_kb / 1024, 1), "cells": cells,
+                                    "torch": "torch" in sys.modules}) + "\n")
 
     return write
 
@@ -118,12 +122,25 @@ def report(folder: Path, limit_mb: float, notebooks: list[Path]) -> int:
     if not rows:
         print("  no kernel wrote its peak memory: was LESSONS_KERNEL_LOG set for nbval?")
         return 1
-    worst = 0.0
+    worst, torch_wrong = 0.0, []
+    registry = _registry_torch(names)
     for name, row in zip(names, rows):
         worst = max(worst, row["peak_mb"])
         flag = "" if row["peak_mb"] <= limit_mb else "   <-- over the limit"
-        print(f"  {name:40s} {row['peak_mb']:8.1f} MB{flag}")
-    return 0 if worst <= limit_mb else 1
+        if name in registry and "torch" in row and row["torch"] != registry[name]:
+            torch_wrong.append(name)
+            flag += (f"   <-- {'imports' if row['torch'] else 'does not import'} torch, but its entry in "
+                     f"lessons_lib/course/lessons.py says torch={registry[name]}")
+        print(f"  {name:40s} {row['peak_mb']:8.1f} MB{'  (PyTorch)' if row.get('torch') else ''}{flag}")
+    return 0 if worst <= limit_mb and not torch_wrong else 1
+
+
+def _registry_torch(names: list[str]) -> dict[str, bool]:
+    """notebook name -> its ``torch`` in the registry of lessons, for the names that are lessons."""
+    from conventions import LESSONS
+
+    by_notebook = {f"{lesson.slug}.ipynb": lesson.torch for lesson in LESSONS.values()}
+    return {name: by_notebook[name] for name in names if name in by_notebook}
 
 
 def main(argv: list[str] | None = None) -> int:

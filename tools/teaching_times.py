@@ -20,6 +20,12 @@ up to it), and the teacher's guide overview; ``tools/stamp_notebooks.py``
 writes each lesson's stated minutes into lesson 00's course map. ``tests/test_lesson_times.py`` checks
 that they agree.
 
+``--stamp`` also writes the other lists the guide takes from the course rather than from its author:
+the PyTorch lessons (each lesson's ``torch`` in the registry, after "PyTorch lessons: " in the guide,
+the README and lesson 00), and each lesson's **mistake list**, between ``<!-- mistakes:NN:begin -->``
+and ``<!-- mistakes:NN:end -->``: every mistake its exercises' checks name, by the title a learner
+reads and the key the graded feedback and the class report show (``tests/test_teaching_guide.py``).
+
 Usage: python tools/teaching_times.py [--write] [--stamp] [notebooks/*.ipynb]
 """
 
@@ -43,13 +49,15 @@ README = ROOT / "README.md"
 # how a time is stated: the first line of a lesson, and the course's range and total
 HEADER = re.compile(r"⏱ \*\*about \d+ minutes\*\*")
 RANGE = re.compile(r"between \d+ and \d+ minutes each, about \d+ h \d+ min in all")
+# where the course lists the lessons that need PyTorch
+TORCH_LIST = re.compile(r"(?<=PyTorch lessons: )\d\d(?:, \d\d)*")
 WORDS_PER_MIN, CODE_LINES_PER_MIN = 150, 10
 MINUTES_PER_EXPLORER, MINUTES_PER_QUESTION, MINUTES_PER_PREDICT = 2, 1, 1
 # an exercise's stated difficulty and time: "*Easy, about 5 minutes.*", "(⭐⭐ · about 10 minutes)"
 _STATED_EXERCISE = re.compile(
     r"(?:easy|medium|hard|⭐+)[^\n]{0,20}?about\s+(\d+)\s*(?:–|-|to)?\s*(\d+)?\s*min", re.IGNORECASE)
 _EXPLORER = re.compile(r"\b[A-Z]\w*Explorer\(")  # an explorer built (and so shown) in this cell
-_QUIZ = re.compile(r"\b(?:quiz|ll)\.show\(|Quiz\(")
+_QUIZ = re.compile(r"\b(?:quiz|ll)\.show\(|Quiz\(|\bconcept_quiz\(")
 
 
 def timed_run(path: Path) -> list[float]:
@@ -99,6 +107,8 @@ def _quiz_questions(source: str) -> int:
     """How many questions the quiz shown in this cell asks (lessons_lib.QUIZZES)."""
     import lessons_lib as ll
 
+    if "concept_quiz(" in source:
+        return len(ll.CONCEPTS)
     match = re.search(r"\b(?:quiz|ll)\.show\(\s*['\"](\w+)['\"]", source)
     return len(ll.QUIZZES[match.group(1)]) if match and match.group(1) in ll.QUIZZES else 3
 
@@ -154,8 +164,37 @@ def overview(totals: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
+def torch_lessons() -> str:
+    """``07, 08, 09, 10``: the lessons whose kernels import PyTorch (the registry's ``torch``)."""
+    return ", ".join(number for number, lesson in LESSONS.items() if lesson.torch)
+
+
+def mistake_list(number: str) -> str | None:
+    """The mistakes the checks of lesson ``number`` name (titles, keys), as Markdown; None without checks."""
+    from lessons_lib.exercises import EXERCISES
+
+    parts = []
+    for name in LESSONS[number].points:
+        if name in EXERCISES:
+            exercise = EXERCISES[name]
+            items = "\n".join(f"* {_markdown(m.title)} (`{m.key}`)" for m in exercise.mistakes)
+            parts.append(f"`{name}`, which {exercise.task}:\n\n{items}")
+    return "\n\n".join(parts) or None
+
+
+def _markdown(text: str) -> str:
+    """``text`` with a literal ``*`` (the product, as a learner reads it) escaped outside `code`."""
+    pieces = text.split("`")
+    return "`".join(p if i % 2 else p.replace("*", "\\*") for i, p in enumerate(pieces))
+
+
+def _stamp_text(text: str, totals: dict[str, int]) -> str:
+    return TORCH_LIST.sub(torch_lessons(), RANGE.sub(course_range(totals), text))
+
+
 def stamp(totals: dict[str, int]) -> list[str]:
-    """Write the times of ``totals`` into every place that states one; return the files changed."""
+    """Write the times of ``totals`` into every place that states one, and the guide's lists (PyTorch
+    lessons, mistakes); return the files changed."""
     import stamp_notebooks
 
     changed = []
@@ -167,28 +206,31 @@ def stamp(totals: dict[str, int]) -> list[str]:
         nb.cells[0].source = HEADER.sub(line, nb.cells[0].source)
         for cell in nb.cells:
             if cell.cell_type == "markdown":
-                cell.source = RANGE.sub(course_range(totals), cell.source)
+                cell.source = _stamp_text(cell.source, totals)
         if number == "00":
             stamp_notebooks.stamp_course_map(nb, totals)
         if [cell.source for cell in nb.cells] != before:
             nbformat.write(nb, path)
             changed.append(path.name)
     text = README.read_text(encoding="utf-8")
-    if RANGE.sub(course_range(totals), text) != text:
-        README.write_text(RANGE.sub(course_range(totals), text), encoding="utf-8")
+    if _stamp_text(text, totals) != text:
+        README.write_text(_stamp_text(text, totals), encoding="utf-8")
         changed.append(README.name)
     guide = GUIDE.read_text(encoding="utf-8")
+    mistakes = {number: mistake_list(number) for number in LESSONS}
     write_guide({"overview": overview(totals)})
+    write_guide({number: body for number, body in mistakes.items() if body}, kind="mistakes")
+    GUIDE.write_text(TORCH_LIST.sub(torch_lessons(), GUIDE.read_text(encoding="utf-8")), encoding="utf-8")
     if GUIDE.read_text(encoding="utf-8") != guide:
         changed.append(GUIDE.name)
     return changed
 
 
-def write_guide(tables: dict[str, str]) -> None:
-    """Each table between its markers ``<!-- times:NN:begin -->`` / ``<!-- times:NN:end -->`` of the guide."""
+def write_guide(tables: dict[str, str], kind: str = "times") -> None:
+    """Each body between its markers ``<!-- KIND:NN:begin -->`` / ``<!-- KIND:NN:end -->`` of the guide."""
     text = GUIDE.read_text(encoding="utf-8")
     for lesson, body in tables.items():
-        text = replace_block(text, f"<!-- times:{lesson}:begin -->", f"<!-- times:{lesson}:end -->", body,
+        text = replace_block(text, f"<!-- {kind}:{lesson}:begin -->", f"<!-- {kind}:{lesson}:end -->", body,
                              where=f"docs/teaching.md (lesson {lesson}'s entry)")
     GUIDE.write_text(text, encoding="utf-8")
 

@@ -1,16 +1,21 @@
-"""A term of 8 sessions and a "cut if short on time" list per lesson (the plan in docs/teaching.md).
+"""A balanced term of sessions and a "cut if short on time" list per lesson (the plan in docs/teaching.md).
 
 The minutes are never typed here: they are read from the per-lesson tables that
 ``tools/teaching_times.py`` writes into ``docs/teaching.md`` (between ``<!-- times:NN:begin -->``
-and ``<!-- times:NN:end -->``). The teaching decisions are in each lesson's entry of the registry
-(``lessons_lib/course/lessons.py``): which sections can go when a session runs short (``cuts``, named
-by a piece of their heading, in the order to cut them), and which of the 8 sessions teaches it
-(``session``). From both it writes, between
-``<!-- plan:begin -->`` and ``<!-- plan:end -->`` of the guide, the cut lists with the minutes
-each cut saves and the schedule with each session's measured minutes, cutting a session's
-sections in list order only when the session runs over :data:`SESSION_MINUTES`.
+and ``<!-- times:NN:end -->``), one row per ``##`` section. From them it writes, between
+``<!-- plan:begin -->`` and ``<!-- plan:end -->`` of the guide:
 
-Usage: python tools/term_plan.py [--write | --check]
+* the **cut lists**: which sections can go when a class runs short, first cut first, with the minutes
+  each saves (each lesson's ``cuts`` in the registry, ``lessons_lib/course/lessons.py``: a piece of the
+  section's heading and what to do instead; never an exercise);
+* the **term**: the lessons, in order, shared out over :data:`SESSIONS` sessions of :data:`SESSION_MINUTES`
+  minutes by :func:`balance`. Every session leaves :data:`REVIEW_MINUTES` for going over the previous
+  session's graded exercise (what the class report shows), so none plans more than
+  ``SESSION_MINUTES - REVIEW_MINUTES``. A lesson may go on in the next session, always at one of its
+  section headings: the plan splits as few lessons as that allows, then evens the sessions out (the least
+  sum of squared minutes).
+
+Usage: python tools/term_plan.py [--write | --check] [--sessions N --minutes M]
 """
 
 from __future__ import annotations
@@ -18,20 +23,16 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from dataclasses import dataclass
+from functools import cache
 
 from conventions import LESSONS, ROOT, replace_block
 
 GUIDE = ROOT / "docs" / "teaching.md"
 BEGIN, END = "<!-- plan:begin -->", "<!-- plan:end -->"
-SESSION_MINUTES = 75  # one class period (a 90-minute slot leaves room for questions and grading review)
-
-N_SESSIONS = 8
-
-
-def sessions() -> list[tuple[str, ...]]:
-    """The term's sessions, in order: the lessons each one teaches (each lesson's ``session``)."""
-    return [tuple(n for n, lesson in LESSONS.items() if lesson.session == number)
-            for number in range(1, max(lesson.session for lesson in LESSONS.values()) + 1)]
+SESSIONS = 8
+SESSION_MINUTES = 75  # one class period (a 90-minute slot leaves room for questions)
+REVIEW_MINUTES = 10   # each session opens by going over the previous one's graded exercise
 
 
 def lesson_tables(text: str) -> dict[str, dict[str, int]]:
@@ -62,18 +63,107 @@ def cut_minutes(tables: dict[str, dict[str, int]]) -> dict[str, list[tuple[str, 
     return found
 
 
+@dataclass(frozen=True)
+class Part:
+    """The sections ``first`` to ``last`` (indices into the lesson's table) of one lesson, in one session."""
+
+    lesson: str
+    first: int
+    last: int
+    minutes: int
+
+
+def balance(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
+            most: int = SESSION_MINUTES - REVIEW_MINUTES) -> list[list[Part]]:
+    """The lessons' sections, in course order, cut into ``sessions`` runs of at most ``most`` minutes each.
+
+    Among the ways to do so, the one that splits the fewest lessons across two sessions, then the one whose
+    sessions are most even (least sum of squared minutes). Raises when no way fits.
+    """
+    sections = [(lesson, index, minutes) for lesson in sorted(tables)
+                for index, (head, minutes) in enumerate(tables[lesson].items()) if head != "total"]
+    n = len(sections)
+    starts = [0]
+    for _, _, minutes in sections:
+        starts.append(starts[-1] + minutes)
+
+    @cache
+    def best(i: int, left: int) -> tuple[int, int, int] | None:
+        """(lessons split, sum of squares, end of the first session) for sections i.. in ``left`` sessions."""
+        if i == n:
+            return (0, 0, n) if left == 0 else None
+        if left == 0:
+            return None
+        found = None
+        for j in range(i + 1, n + 1):
+            minutes = starts[j] - starts[i]
+            if minutes > most:
+                break
+            rest = best(j, left - 1)
+            if rest is None:
+                continue
+            split = int(j < n and sections[j - 1][0] == sections[j][0])
+            candidate = (rest[0] + split, rest[1] + minutes * minutes, j)
+            if found is None or candidate[:2] < found[:2]:
+                found = candidate
+        return found
+
+    if best(0, sessions) is None:
+        raise ValueError(f"the lessons ({starts[-1]} minutes) do not fit {sessions} sessions of at most "
+                         f"{most} minutes each: plan more sessions, or longer ones")
+    term, i = [], 0
+    for left in range(sessions, 0, -1):
+        j = best(i, left)[2]
+        parts: list[Part] = []
+        for lesson, index, minutes in sections[i:j]:
+            if parts and parts[-1].lesson == lesson:
+                parts[-1] = Part(lesson, parts[-1].first, index, parts[-1].minutes + minutes)
+            else:
+                parts.append(Part(lesson, index, index, minutes))
+        term.append(parts)
+        i = j
+    return term
+
+
+def _describe(part: Part, heads: list[str]) -> str:
+    whole = part.first == 0 and part.last == len(heads) - 1
+    name = f"{part.lesson} · {LESSONS[part.lesson].short}"
+    if whole:
+        return name
+    if part.first == 0:
+        return f"{name}, to the end of “{heads[part.last]}”"
+    if part.last == len(heads) - 1:
+        return f"{name}, from “{heads[part.first]}” on"
+    return f"{name}, “{heads[part.first]}” to “{heads[part.last]}”"
+
+
+def term_table(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
+               minutes: int = SESSION_MINUTES) -> list[str]:
+    """The term as Markdown: a row per session, what it teaches, its planned and its spare minutes."""
+    term = balance(tables, sessions, minutes - REVIEW_MINUTES)
+    out = [f"### A term of {sessions} sessions of {minutes} minutes", "",
+           f"Balanced from the measured minutes: no session plans more than {minutes - REVIEW_MINUTES}, so "
+           f"each opens with at least {REVIEW_MINUTES} minutes to go over the previous session's graded "
+           "exercise (the class report, [classroom.md](classroom.md#a-report-of-what-the-class-gets-wrong), "
+           "names the mistakes the class made). A lesson that goes on in the next session stops at a "
+           "section heading: open it again, *Run All Above* that section, and go on.", "",
+           "| session | teaches | planned | spare |", "|---:|---|---:|---:|"]
+    for number, parts in enumerate(term, start=1):
+        planned = sum(part.minutes for part in parts)
+        heads = {p.lesson: [h for h in tables[p.lesson] if h != "total"] for p in parts}
+        what = "; ".join(_describe(part, heads[part.lesson]) for part in parts)
+        out.append(f"| {number} | {what} | {planned} | {minutes - planned} |")
+    return out
+
+
 def plan(text: str) -> str:
-    """The Markdown between the plan markers: cut lists, then the 8-session schedule."""
+    """The Markdown between the plan markers: cut lists, then the balanced term."""
     tables = lesson_tables(text)
     missing = sorted(set(LESSONS) - set(tables))
     if missing:
         raise ValueError(f"docs/teaching.md has no times table for lessons {missing}: add the lesson's entry "
                          f"with its markers, then run python tools/teaching_times.py --write")
     cuts = cut_minutes(tables)
-    term = sessions()
-    if len(term) != N_SESSIONS or not all(term):
-        raise ValueError(f"the lessons' sessions must be 1 to {N_SESSIONS}, each teaching at least one "
-                         f"lesson; got {term} (lessons_lib/course/lessons.py)")
     out = [BEGIN, "", "### Cut if short on time", "",
            "Never cut an exercise: it is what gets graded. Cut in this order; the minutes are each "
            "section's measured minutes from the lesson's table below.", "",
@@ -84,25 +174,8 @@ def plan(text: str) -> str:
         items = "; ".join(f"{head} ({instead}, {m})" for head, instead, m in cuts.get(lesson, []))
         saved = sum(m for *_, m in cuts.get(lesson, []))
         out.append(f"| {lesson} · {LESSONS[lesson].short} | {total} | {items} | {total - saved} |")
-    out += ["", f"### A term of 8 sessions of {SESSION_MINUTES} minutes", "",
-            "| session | lessons | measured | cut (in list order, until it fits) | planned |",
-            "|---:|---|---:|---|---:|"]
-    for number, lessons in enumerate(term, start=1):
-        measured = planned = sum(tables[lesson]["total"] for lesson in lessons)
-        cut = []
-        queue = [(lesson, head, m) for lesson in lessons for head, _, m in cuts.get(lesson, [])]
-        while planned > SESSION_MINUTES and queue:
-            lesson, head, m = queue.pop(0)
-            cut.append(f"{lesson}: {head}")
-            planned -= m
-        if planned > SESSION_MINUTES:
-            raise ValueError(f"session {number} ({', '.join(lessons)}) needs {planned} minutes even after "
-                             f"every cut; give a lesson another session in lessons_lib/course/lessons.py")
-        out.append(f"| {number} | {', '.join(lessons)} | {measured} | {'; '.join(cut) or 'nothing'} | "
-                   f"{planned} |")
-    out += ["", "A session with minutes to spare starts by going over the previous session's graded "
-            "exercise (the feedback pages name each learner's mistake: see "
-            "[classroom.md](classroom.md#grading-with-nbgrader)).", "", END]
+    out += ["", *term_table(tables), "",
+            "Another term: `python tools/term_plan.py --sessions N --minutes M` prints its plan.", "", END]
     return "\n".join(out)
 
 
@@ -111,8 +184,20 @@ def main(argv: list[str] | None = None) -> int:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--write", action="store_true", help="write the plan into docs/teaching.md")
     group.add_argument("--check", action="store_true", help="exit 1 if docs/teaching.md's plan is stale")
+    parser.add_argument("--sessions", type=int, default=SESSIONS, help=f"sessions (default {SESSIONS})")
+    parser.add_argument("--minutes", type=int, default=SESSION_MINUTES,
+                        help=f"minutes per session (default {SESSION_MINUTES})")
     args = parser.parse_args(argv)
     text = GUIDE.read_text(encoding="utf-8")
+    if (args.sessions, args.minutes) != (SESSIONS, SESSION_MINUTES):
+        if args.write or args.check:
+            parser.error("--write and --check are for the guide's term; --sessions/--minutes only print")
+        try:
+            print("\n".join(term_table(lesson_tables(text), args.sessions, args.minutes)))
+        except ValueError as exc:
+            print(f"term_plan: {exc}", file=sys.stderr)
+            return 1
+        return 0
     block = plan(text)
     new = replace_block(text, BEGIN, END, block, where="docs/teaching.md", keep_markers=False)
     if args.check:

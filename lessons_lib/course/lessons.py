@@ -9,10 +9,14 @@ Each :class:`Lesson` holds what the tools, the tests, the teacher's guide and th
   (lesson 00, the README) and the teacher's guide; ``summary``: what a learner does in it, for the maps;
 * ``minutes``: measured, never typed: ``tools/teaching_times.py --write`` times the lesson from a clean
   kernel and rewrites this number; ``--stamp`` writes it wherever the course states a time;
+* ``torch``: whether the lesson's kernel imports PyTorch (the CPU build is enough); the teacher's guide,
+  the README and lesson 00 list these lessons (``tools/teaching_times.py --stamp``), and ``make
+  test-notebooks`` fails when a lesson's kernel says otherwise (``tools/offline_kernel.py report``);
 * ``points``: the points of each graded exercise, by the name the learner defines (``my_softmax``);
   ``tools/stamp_notebooks.py`` writes them into nbgrader's metadata;
-* ``session``: which of the term's sessions teaches it, and ``cuts``: the sections to cut when a session
-  runs short, first cut first, as (a piece of the heading, what to do instead) (``tools/term_plan.py``).
+* ``cuts``: the sections to cut when a session runs short, first cut first, as (a piece of the heading,
+  what to do instead); ``tools/term_plan.py`` lists them, and shares the lessons out over the term's
+  sessions from the measured minutes.
 
 ``import lessons_lib`` does not load this module; ``ll.LESSONS`` does, and it imports nothing else.
 """
@@ -29,14 +33,14 @@ _SLUG = re.compile(r"^\d\d_[a-z0-9]+(?:_[a-z0-9]+)*$")
 
 @dataclass(frozen=True)
 class Lesson:
-    """One lesson: its notebook's name, titles, measured minutes, exercise points and place in the term."""
+    """One lesson: its notebook's name, titles, measured minutes, PyTorch or not, exercise points, cuts."""
 
     slug: str
     title: str
     short: str
     summary: str
     minutes: int
-    session: int
+    torch: bool = False
     points: dict[str, int] = field(default_factory=dict)
     cuts: tuple[tuple[str, str], ...] = ()
 
@@ -89,8 +93,7 @@ LESSONS: dict[str, Lesson] = _by_number(
         title="Start here",
         short="Start here",
         summary="how the course works, setup check, the formula and this map",
-        minutes=28,
-        session=1,
+        minutes=35,
         cuts=(("The course map", "point at the README's map"), ("Quiz", "set it as homework")),
     ),
     Lesson(
@@ -99,7 +102,6 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Why attention?",
         summary="context changes meaning; Q/K/V as a soft database lookup",
         minutes=43,
-        session=1,
         points={"my_query": 2},
         cuts=(("What attention is not", "read at home"), ("Quiz", "set it as homework"),
               ("A lookup you already know",
@@ -111,7 +113,6 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Step 1: Q, K, V",
         summary="Q = X·W_Q, K = X·W_K, V = X·W_V with the shapes drawn; why three",
         minutes=42,
-        session=2,
         points={"my_projection": 3},
         cuts=(("Quiz", "set it as homework"), ("Why three projections", "keep one discussion question")),
     ),
@@ -121,7 +122,6 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Step 2: scores Q·Kᵀ",
         summary="all pairwise dot products in one product; the score heatmap",
         minutes=37,
-        session=2,
         points={"my_scores": 3},
         cuts=(("need not come from the same tokens", "mention L × S when the explorer shows it"),
               ("Quick quiz", "set it as homework")),
@@ -132,7 +132,6 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Step 3: scale and softmax",
         summary="why divide by √d_k; softmax turns each row into weights that sum to 1",
         minutes=52,
-        session=3,
         points={"my_softmax": 3, "my_scale": 2},
         cuts=(("Quick quiz", "set it as homework"),
               ("What goes wrong without it", "show the explorer's unscaled panel instead")),
@@ -143,7 +142,6 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Step 4: weights·V",
         summary="each output is a weighted average of the values; the full pipeline explorer",
         minutes=39,
-        session=4,
         points={"my_weighted_sum": 3},
         cuts=(("A context-aware vector", "read at home"), ("Quick quiz", "set it as homework")),
     ),
@@ -153,7 +151,6 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Multi-head attention",
         summary="several heads in parallel, concatenated, then W_O",
         minutes=55,
-        session=5,
         points={"my_split_heads": 2, "my_merge_heads": 2, "my_next_token_head": 3},
         cuts=(("What does it cost", "read at home"), ("Quick quiz", "set it as homework"),
               ("One big $W_Q$", "state it; the exercise proves it")),
@@ -164,7 +161,7 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Causal masking",
         summary="−∞ above the diagonal, so the future cannot leak; other masks",
         minutes=60,
-        session=6,
+        torch=True,
         points={"my_causal_weights": 3},
         cuts=(("Edge cases", "read at home"), ("Other masks", "show the mask gallery only"),
               ("Quick quiz", "set it as homework")),
@@ -175,7 +172,7 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Cost and FlashAttention",
         summary="N² scores, measured; tiling and the online softmax; torch SDPA on CPU or GPU",
         minutes=65,
-        session=7,
+        torch=True,
         points={"my_online_update": 4},
         cuts=(("SDPA and its kernels", "read at home (GPU classes: demo it)"),
               ("Quick quiz", "set it as homework"),
@@ -187,7 +184,7 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Attention in action",
         summary='train a tiny model that learns where "it" points; attention sinks',
         minutes=52,
-        session=8,
+        torch=True,
         points={"my_softmax_off": 3},
         cuts=(("Watching the pattern form", "read at home"), ("Every head of every layer", "read at home"),
               ("Quiz", "set it as homework")),
@@ -197,8 +194,8 @@ LESSONS: dict[str, Lesson] = _by_number(
         title="Review, and reading the paper",
         short="Review and the paper",
         summary="check your understanding; read Section 3.2 of Vaswani et al. with our code beside it",
-        minutes=29,
-        session=8,
+        minutes=35,
+        torch=True,
         cuts=(("What comes next", "read at home"),),
     ),
 )

@@ -13,12 +13,16 @@ check::
     ### END HIDDEN TESTS
 
 The cell raises exactly when the check does not pass (not yet, or not attempted), with the
-check's named mistake and message, so nbgrader's feedback names the mistake.
+check's named mistake and message, so nbgrader's feedback names the mistake. The message's format
+(``my_softmax: NOT YET (wrong_axis): …``) is written by :func:`assert_passes` and read back by
+:func:`read_verdict`, here beside it: the class report (``tools/class_report.py``) counts the
+mistakes of a class from the graded notebooks with it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 
@@ -26,7 +30,7 @@ from .._checks import check_seed
 from ..course.feedback import Feedback
 from .engine import Case
 
-__all__ = ["assert_passes", "hidden_cases", "check_hidden"]
+__all__ = ["assert_passes", "read_verdict", "Verdict", "hidden_cases", "check_hidden"]
 
 #: Seed of the hidden cases' row shuffles (fixed: the same hidden cases for every learner).
 HIDDEN_SEED = 2026
@@ -43,9 +47,41 @@ def assert_passes(feedback: Feedback) -> None:
     if feedback.passed:
         return
     mistake = f" ({feedback.mistake})" if feedback.mistake else ""
-    label = "NOT YET" if feedback.passed is False else "NOT ATTEMPTED YET"
+    label = _NOT_YET if feedback.passed is False else _NOT_ATTEMPTED
     hint = f" Hint: {feedback.hint}" if feedback.hint else ""
     raise AssertionError(f"{feedback.exercise}: {label}{mistake}: {feedback.message}{hint}")
+
+
+_NOT_YET, _NOT_ATTEMPTED = "NOT YET", "NOT ATTEMPTED YET"
+_VERDICT = re.compile(r"\b(my_\w+): (NOT ATTEMPTED YET|NOT YET)(?: \((\w+)\))?: ")
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """What a failed graded cell said: the exercise, whether it was attempted, the mistake it named."""
+
+    exercise: str
+    attempted: bool
+    mistake: str | None  # the check's key (``wrong_axis``), or None when it named no mistake
+
+
+def read_verdict(message: str) -> Verdict | None:
+    """The verdict in a message of :func:`assert_passes` (the ``evalue`` of a failed graded cell,
+    or the text of a feedback page); None when ``message`` holds none (another error).
+
+    >>> read_verdict("my_softmax: NOT YET (wrong_axis): Rows do not sum to 1. Hint: axis=-1.")
+    Verdict(exercise='my_softmax', attempted=True, mistake='wrong_axis')
+    >>> read_verdict("my_scale: NOT ATTEMPTED YET: my_scale still raises NotImplementedError.")
+    Verdict(exercise='my_scale', attempted=False, mistake=None)
+    >>> read_verdict("name 'my_scale' is not defined") is None
+    True
+    """
+    if not isinstance(message, str):
+        raise TypeError(f"message must be the text of a graded cell's error; got {type(message).__name__}.")
+    match = _VERDICT.search(message)
+    if match is None:
+        return None
+    return Verdict(match.group(1), match.group(2) == _NOT_YET, match.group(3))
 
 
 def hidden_cases(cases: list[Case], seed: int = HIDDEN_SEED) -> list[Case]:

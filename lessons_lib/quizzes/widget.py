@@ -43,10 +43,12 @@ class QuestionView:
     """One question as widgets: the prompt and lettered options (HTML), A/B/C/D radio buttons,
     a Check button and a feedback area. ``select`` and ``check`` drive it without a browser."""
 
-    def __init__(self, question: Question, number: int):
+    def __init__(self, question: Question, number: int, respond=None):
         import ipywidgets as widgets
 
         self.question, self.number = question, number
+        #: respond(view, choice) -> the feedback text for a pick (default: the question's own feedback)
+        self.respond = respond or (lambda view, choice: view.question.feedback(choice))
         items = "".join(f"<li><strong>{LETTERS[i]}.</strong> {html.escape(o.text)}</li>"
                         for i, o in enumerate(question.options))
         self.prompt = widgets.HTML(
@@ -81,7 +83,7 @@ class QuestionView:
 
     def check(self) -> str:
         """Show and return the feedback for the current pick (as the Check button does)."""
-        text = self.question.feedback(self.choices.value)
+        text = self.respond(self, self.choices.value)
         self.feedback.value = _feedback_html(text)
         return text
 
@@ -105,12 +107,18 @@ class Quiz:
     option and returns the feedback text, for tests and headless use.
     """
 
-    def __init__(self, lesson_id):
+    def __init__(self, lesson_id, *, questions=None, title: str = "", respond=None):
+        """The quiz of lesson ``lesson_id``; or, given ``questions``, a quiz of those under ``title``,
+        whose Check answers with ``respond(view, choice)`` (see :class:`QuestionView`)."""
         import ipywidgets as widgets
 
-        self.lesson_id, self.questions = _lesson_questions(lesson_id)
-        self.views = [QuestionView(q, n) for n, q in enumerate(self.questions, start=1)]
-        title = widgets.HTML(f"<h3>Quiz, lesson {self.lesson_id}: check your understanding</h3>")
+        if questions is None:
+            self.lesson_id, self.questions = _lesson_questions(lesson_id)
+        else:
+            self.lesson_id, self.questions = lesson_id, tuple(questions)
+        self.title = title or f"Quiz, lesson {self.lesson_id}"
+        self.views = [QuestionView(q, n, respond) for n, q in enumerate(self.questions, start=1)]
+        title = widgets.HTML(f"<h3>{html.escape(self.title)}: check your understanding</h3>")
         # one question at a time, a tab each: a quiz stays one screen high (also on a projector slide,
         # where a class discusses one question at a time) however many questions the lesson asks
         self.tabs = widgets.Tab(children=[view.widget for view in self.views],
@@ -128,8 +136,7 @@ class Quiz:
         return view.check()
 
     def text(self) -> str:
-        lines = [f"Quiz, lesson {self.lesson_id} ({len(self.questions)} questions; "
-                 "run the notebook to check your answers)"]
+        lines = [f"{self.title} ({len(self.questions)} questions; run the notebook to check your answers)"]
         return "\n\n".join([*lines, *(q.text(n) for n, q in enumerate(self.questions, start=1))])
 
     def __repr__(self) -> str:

@@ -1,0 +1,189 @@
+"""Grading on the class hub with nbgrader: the exchange, the learners' config, and the teacher's views.
+
+nbgrader comes with the course's hub environment (``binder/requirements.txt``), with five JupyterLab
+extensions. Learners use one of them, the *Assignments* tab (fetch, submit, feedback); the teacher's
+views, the *Formgrader* and *Create Assignment* (and the course list), are for the teacher only. The
+set-up, in three steps, each a subcommand of this tool:
+
+``image``
+    In the environment that runs every user's server: turn the teacher's views off for everyone, at the
+    environment's level (``jupyter labextension disable --level=sys_prefix`` and ``jupyter server
+    extension disable --sys-prefix``, nbgrader's documented way). ``binder/postBuild`` runs it, so the
+    image that Binder and Zero to JupyterHub build has it; on The Littlest JupyterHub, ``hub`` runs it.
+``hub --exchange /srv/nbgrader/exchange --course-id attention`` (the admin, once, as root)
+    ``image``, then the exchange folder, writable by every user and sticky (as ``/tmp``: a learner cannot
+    remove what another put there; nbgrader itself makes the course's ``inbound`` folder write-only for
+    learners), every user's nbgrader config, ``nbgrader_config.py`` in the environment's config folder
+    (``--config-dir``), with the course id and the exchange, and, on The Littlest JupyterHub, the hub's
+    setting :data:`SERVER_ENV` (``--jupyterhub-config-dir``).
+``teacher --course ~/course`` (the teacher, in a terminal of their own server)
+    The teacher's views on again, for the teacher only (at the user's level), and the teacher's nbgrader
+    config: the course folder (made, with ``source/``, private to the teacher), the course id and the
+    exchange.
+
+The user's level outranks the environment's only with :data:`SERVER_ENV` in every server's environment:
+in a virtual or conda environment (TLJH's, repo2docker's) Jupyter reads the environment's config before
+the user's unless ``JUPYTER_PREFER_ENV_PATH`` is 0 (jupyter_core). Learners have no user config of their
+own for these views, so for them the environment's setting holds.
+
+A learner who turned the views on for themselves would find no course to grade: the course folder and
+its gradebook belong to the teacher (file permissions, on a hub that gives each user their own account).
+``tests/test_hub_grading.py`` runs a class through it on a real JupyterHub.
+
+Usage: python tools/hub_grading.py image
+       sudo python tools/hub_grading.py hub [--exchange DIR] [--course-id ID] [--config-dir DIR]
+                                            [--jupyterhub-config-dir DIR]
+       python tools/hub_grading.py teacher [--course DIR] [--exchange DIR] [--course-id ID]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+EXCHANGE = "/srv/nbgrader/exchange"
+COURSE_ID = "attention"
+#: the teacher's views: JupyterLab extensions, and the server extensions behind them
+TEACHER_LAB = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+               "@jupyter/nbgrader:course-list")
+TEACHER_SERVER = ("nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
+#: every server's environment, so that the user's Jupyter config outranks the environment's (see above)
+SERVER_ENV = {"JUPYTER_PREFER_ENV_PATH": "0"}
+#: The Littlest JupyterHub's folder of extra hub config
+TLJH_HUB_CONFIG = Path("/opt/tljh/config/jupyterhub_config.d")
+#: what nbgrader's release checks the exchange folder for (0o777), with the sticky bit of /tmp
+EXCHANGE_MODE = stat.S_IRWXU | stat.S_IRWXG | stat.S_IRWXO | stat.S_ISVTX
+CONFIG = "nbgrader_config.py"
+
+
+def jupyter(*args: str, env: dict | None = None) -> None:
+    """Run ``jupyter ARGS`` of this Python's environment; stop with its message when it fails."""
+    command = [sys.executable, "-m", "jupyter", *args]
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"hub_grading: {' '.join(command[2:])} failed:\n{done.stdout}{done.stderr}")
+
+
+def views_off_for_everyone() -> None:
+    """The teacher's views off in this Python's environment (``--level=sys_prefix``), for every user."""
+    for name in TEACHER_LAB:
+        jupyter("labextension", "disable", "--level=sys_prefix", name)
+        # JupyterLab 4.1+ locks what is disabled first in an environment ("migrating" to its plugin
+        # manager), and a lock at this level keeps the user's level from turning it on: the teacher could
+        # not. Unlocked, a learner could turn it on too, and would find no course to grade.
+        jupyter("labextension", "unlock", "--level=sys_prefix", name)
+    for name in TEACHER_SERVER:
+        jupyter("server", "extension", "disable", "--sys-prefix", name)
+
+
+def views_on_for_me() -> Path:
+    """The teacher's views on at the user's level, for whoever runs this; return their config folder."""
+    env = {**os.environ, **SERVER_ENV}
+    for name in TEACHER_LAB:
+        jupyter("labextension", "enable", "--level=user", name, env=env)
+    # `jupyter server extension enable --user` refuses an extension that the user's own config does not
+    # list yet (jupyter_server validates against that folder alone), so the file is written as it would:
+    # jupyter_server merges every jupyter_server_config.d/*.json by key, the user's over the environment's.
+    config = user_config_dir()
+    folder = config / "jupyter_server_config.d"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nbgrader-teacher.json").write_text(json.dumps(
+        {"ServerApp": {"jpserver_extensions": dict.fromkeys(TEACHER_SERVER, True)}}, indent=2) + "\n")
+    return config
+
+
+def config_text(course_id: str, exchange: str, course: Path | None = None) -> str:
+    """An nbgrader_config.py: the course id and the exchange (and, for the teacher, the course folder)."""
+    lines = ["# Written by tools/hub_grading.py: the course and its exchange (docs/classroom.md).",
+             "c = get_config()  # noqa: F821", f"c.CourseDirectory.course_id = {course_id!r}",
+             f"c.Exchange.root = {exchange!r}"]
+    if course is not None:
+        lines += [f"c.CourseDirectory.root = {str(course)!r}",
+                  "c.Execute.timeout = 300  # lesson 09 trains its model in the kernel"]
+    return "\n".join(lines) + "\n"
+
+
+def make_exchange(exchange: Path) -> None:
+    """The exchange folder, writable by every user, sticky (created, or its mode set, as needed)."""
+    exchange.mkdir(parents=True, exist_ok=True)
+    os.chmod(exchange, EXCHANGE_MODE)
+
+
+def hub_config_text() -> str:
+    """The hub's config that gives every server :data:`SERVER_ENV` (a jupyterhub_config.py snippet)."""
+    return ("# Written by tools/hub_grading.py: each user's Jupyter config outranks the environment's,\n"
+            "# so that the teacher can turn nbgrader's teacher views on for themselves (docs/classroom.md).\n"
+            f"c.Spawner.environment.update({SERVER_ENV!r})  # noqa: F821\n")
+
+
+def hub(exchange: Path, course_id: str, config_dir: Path, hub_config_dir: Path | None) -> list[Path]:
+    """The admin's set-up: the teacher's views off for everyone, the exchange, every user's config, and
+    (in ``hub_config_dir``, TLJH's ``jupyterhub_config.d``) the servers' environment."""
+    views_off_for_everyone()
+    make_exchange(exchange)
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / CONFIG).write_text(config_text(course_id, str(exchange)), encoding="utf-8")
+    made = [exchange, config_dir / CONFIG]
+    if hub_config_dir is not None:
+        hub_config_dir.mkdir(parents=True, exist_ok=True)
+        (hub_config_dir / "nbgrader.py").write_text(hub_config_text(), encoding="utf-8")
+        made.append(hub_config_dir / "nbgrader.py")
+    return made
+
+
+def user_config_dir() -> Path:
+    """Where ``jupyter ... --user`` writes for whoever runs this (``jupyter --config-dir``)."""
+    done = subprocess.run([sys.executable, "-m", "jupyter", "--config-dir"], capture_output=True, text=True,
+                          check=True)
+    return Path(done.stdout.strip())
+
+
+def teacher(course: Path, course_id: str, exchange: str) -> list[Path]:
+    """The teacher's set-up, run as the teacher: their views on, their course folder and config."""
+    config = views_on_for_me()
+    (course / "source").mkdir(parents=True, exist_ok=True)
+    os.chmod(course, stat.S_IRWXU)  # the course (sources, submissions, gradebook) is the teacher's alone
+    (config / CONFIG).write_text(config_text(course_id, exchange, course.resolve()), encoding="utf-8")
+    return [course, config / CONFIG]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("image", help="turn the teacher's views off for everyone in this environment")
+    for name in ("hub", "teacher"):
+        part = sub.add_parser(name)
+        part.add_argument("--exchange", default=EXCHANGE, help=f"the exchange folder (default {EXCHANGE})")
+        part.add_argument("--course-id", default=COURSE_ID, help=f"the course id (default {COURSE_ID})")
+        if name == "hub":
+            part.add_argument("--config-dir", type=Path, default=Path(sys.prefix) / "etc" / "jupyter",
+                              help="where every user's nbgrader config goes (default: this environment's)")
+            part.add_argument("--jupyterhub-config-dir", type=Path,
+                              default=TLJH_HUB_CONFIG if TLJH_HUB_CONFIG.is_dir() else None,
+                              help=f"the hub's extra config folder (default {TLJH_HUB_CONFIG}, if there)")
+        else:
+            part.add_argument("--course", type=Path, default=Path.home() / "course",
+                              help="the teacher's course folder (default ~/course)")
+    args = parser.parse_args(argv)
+    if args.command == "image":
+        views_off_for_everyone()
+        print("the teacher's views (formgrader, create assignment, course list) are off for everyone here")
+        return 0
+    if args.command == "hub":
+        made = hub(Path(args.exchange), args.course_id, args.config_dir, args.jupyterhub_config_dir)
+        if args.jupyterhub_config_dir is None:
+            print(f"no hub config folder: give every server the environment {SERVER_ENV} (Zero to "
+                  "JupyterHub: singleuser.extraEnv), or the teacher's views stay off for the teacher too")
+    else:
+        made = teacher(args.course, args.course_id, args.exchange)
+    print(f"{args.command}: " + ", ".join(map(str, made)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -311,7 +311,8 @@ def _stop(processes: list[psutil.Process], timeout: float = 20) -> None:
 
 
 @contextlib.contextmanager
-def running_hub(tmp: Path, singleuser: Path, route_check_s: int = 60, extra_config: str = "") -> Iterator[Hub]:
+def running_hub(tmp: Path, singleuser: Path, route_check_s: int = 60,
+                extra_config: str = "") -> Iterator[Hub]:
     """Proxy and JupyterHub on loopback; at the end both stopped, and every server and kernel.
     ``extra_config``: more lines of jupyterhub_config.py (tests/test_hub_grading.py: nbgrader's config)."""
     tmp.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,6 +64,7 @@ def test_the_term_keeps_lessons_whole_when_they_fit_and_else_splits_the_fewest_t
         term_plan.balance(tables, sessions=2, most=65)
 
 
+@pytest.mark.subprocess
 def test_another_term_is_printed_for_the_sessions_and_minutes_asked():
     tool = [sys.executable, str(ROOT / "tools/term_plan.py")]
     result = subprocess.run([*tool, "--sessions", "12", "--minutes", "60"], capture_output=True, text=True)

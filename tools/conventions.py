@@ -53,8 +53,8 @@ ANSWER_FOLD = re.compile(r"<details>\s*<summary>\s*" + ANSWER_SUMMARY, re.IGNORE
 
 __all__ = ["ROOT", "LESSONS", "Lesson", "stated_minutes", "COLAB_TAG", "GRADED_TAG",
            "SUBSLIDE_TAG", "SOLUTION_BEGIN", "SOLUTION_END", "HIDDEN_BEGIN", "HIDDEN_END", "CHECK_CALL",
-           "PREDICT", "ANSWER_SUMMARY", "ANSWER_FOLD", "RAN_KEY", "check_cell", "code_digest", "replace_block",
-           "lesson_of"]
+           "PREDICT", "ANSWER_SUMMARY", "ANSWER_FOLD", "RAN_KEY", "check_cell", "code_digest",
+           "replace_block", "lesson_of"]
 
 #: the notebook metadata where tools/run_notebooks.py records the digest of the code it ran
 RAN_KEY = "lessons_ran_code"

@@ -242,7 +242,7 @@ def inputs_hash(files, extra="", root=None):
     for name in files:
         data = (root / name).read_bytes()
         if name == "pyproject.toml":
-            data = re.sub(rb'(?m)^version\s*=.*$', b"", data, count=1)
+            data = re.sub(br'(?m)^version\s*=.*$', b"", data, count=1)
         digest.update(data)
     return digest.hexdigest()
 

@@ -37,9 +37,10 @@ The learner copy is the course as a learner needs it (``git ls-files`` of this r
 the teacher's files in ``TEACHER_ONLY``: no guides, tests, benchmarks or maintainers' tools; of
 ``tools/`` only what ``make lab`` runs, ``LEARNER_TOOLS``; kept too, in ``LEARNER_KEEPS``, the
 benchmark lesson 08 asks a learner with an NVIDIA GPU to run and the accessibility statement), with
-the notebooks stripped as above, its own README (:func:`learner_readme`: what to open, Windows, how to hand work in, where to ask) and its
-own Makefile (``make lab`` only). It is what learners clone, and what the Binder badge, the Colab
-links and the hub's nbgitpuller link open: ``--branch learner`` commits it to the branch ``learner``.
+the notebooks stripped as above, its own README (:func:`learner_readme`: what to open, Windows, how
+to hand work in, where to ask) and its own Makefile (``make lab`` only). It is what learners clone,
+and what the Binder badge, the Colab links and the hub's nbgitpuller link open: ``--branch learner``
+commits it to the branch ``learner``.
 
 ``--release VERSION`` (``make release VERSION=…``) is the release in one command
 (:func:`make_release`): in a clean working tree, it writes VERSION wherever the course names its

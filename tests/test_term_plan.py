@@ -35,13 +35,32 @@ def test_minutes_are_read_from_the_times_tables_not_typed():
 
 def test_the_term_teaches_every_section_once_in_order_and_leaves_every_session_time_to_review():
     tables = term_plan.lesson_tables(term_plan.GUIDE.read_text(encoding="utf-8"))
-    term = term_plan.balance(tables)
+    term, cut = term_plan.fitting_term(tables)
     assert len(term) == term_plan.SESSIONS == 8
-    taught = [(p.lesson, i) for parts in term for p in parts for i in range(p.first, p.last + 1)]
-    assert taught == [(lesson, i) for lesson in sorted(tables) for i in range(len(tables[lesson]) - 1)]
+    heads = {lesson: [h for h in table if h != "total"] for lesson, table in tables.items()}
+    taught = [(p.lesson, i) for parts in term for p in parts for i in range(p.first, p.last + 1)
+              if (p.lesson, heads[p.lesson][i]) not in cut]
+    assert taught == [(lesson, i) for lesson in sorted(tables) for i, head in enumerate(heads[lesson])
+                      if (lesson, head) not in cut]
     planned = [sum(p.minutes for p in parts) for parts in term]
     assert max(planned) <= term_plan.SESSION_MINUTES - term_plan.REVIEW_MINUTES, planned
-    assert sum(planned) == sum(t["total"] for t in tables.values())
+    assert sum(planned) == sum(t["total"] for t in tables.values()) - sum(tables[l][h] for l, h in cut)
+    listed = {lesson: [head for head, *_ in rows] for lesson, rows in term_plan.cut_minutes(tables).items()}
+    for lesson, head in cut:    # only what the cut lists offer, first cuts first
+        assert all((lesson, earlier) in cut for earlier in listed[lesson][:listed[lesson].index(head)])
+
+
+def test_a_term_too_short_for_the_course_cuts_the_fewest_listed_sections(monkeypatch):
+    tables = _tables(l00=(12, 10, 10), l01=(10, 10, 10))       # 62 minutes; 2 sessions hold 44
+    monkeypatch.setattr(term_plan, "cut_minutes", lambda t: {"00": [("s0", "home", 12)],
+                                                             "01": [("s2", "home", 10), ("s1", "home", 10)]})
+    term, cut = term_plan.fitting_term(tables, sessions=2, most=22)
+    # no single cut fits; of the pairs that do ({00 s0, 01 s2}: 22 min, {01 s2, 01 s1}: 20 min), the one
+    # that leaves out fewer minutes; 01's s1 never without its first cut, s2
+    assert cut == [("01", "s2"), ("01", "s1")]
+    assert [sum(p.minutes for p in parts) for parts in term] == [22, 20]
+    with pytest.raises(ValueError, match="do not fit"):
+        term_plan.fitting_term(tables, sessions=1, most=22)
 
 
 def _tables(**lessons: tuple[int, ...]) -> dict[str, dict[str, int]]:

@@ -25,6 +25,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import cache
+from itertools import combinations
 
 from conventions import LESSONS, ROOT, replace_block
 
@@ -74,14 +75,17 @@ class Part:
 
 
 def balance(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
-            most: int = SESSION_MINUTES - REVIEW_MINUTES) -> list[list[Part]]:
+            most: int = SESSION_MINUTES - REVIEW_MINUTES, skip: frozenset = frozenset()) -> list[list[Part]]:
     """The lessons' sections, in course order, cut into ``sessions`` runs of at most ``most`` minutes each.
 
     Among the ways to do so, the one that splits the fewest lessons across two sessions, then the one whose
-    sessions are most even (least sum of squared minutes). Raises when no way fits.
+    sessions are most even (least sum of squared minutes). Raises when no way fits. ``skip``: the sections
+    (lesson, heading) left out of the term (:func:`fitting_term`); a part's ``first``/``last`` index the
+    lesson's whole table, so a part may span a skipped section.
     """
     sections = [(lesson, index, minutes) for lesson in sorted(tables)
-                for index, (head, minutes) in enumerate(tables[lesson].items()) if head != "total"]
+                for index, (head, minutes) in enumerate(tables[lesson].items())
+                if head != "total" and (lesson, head) not in skip]
     n = len(sections)
     starts = [0]
     for _, _, minutes in sections:
@@ -125,6 +129,52 @@ def balance(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
     return term
 
 
+#: up to this many cuts the term looks at every choice from the cut lists; beyond, it cuts in rounds
+EXACT_CUTS = 3
+
+
+def fitting_term(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
+                 most: int = SESSION_MINUTES - REVIEW_MINUTES) -> tuple[list[list[Part]], list[tuple[str, str]]]:
+    """The balanced term, and the sections it had to cut: ``(term, [(lesson, heading), ...])``.
+
+    When the whole course does not fit, it cuts sections from the lessons' cut lists (the registry's
+    ``cuts``; a lesson's second cut only with its first): up to :data:`EXACT_CUTS` cuts, the fewest that
+    make it fit and, of those, the ones that leave out the fewest minutes; beyond that, every lesson's
+    first cut, then every lesson's second, in course order, until it fits. Raises when even every cut
+    does not make it fit.
+    """
+    listed = {lesson: [head for head, *_ in rows] for lesson, rows in cut_minutes(tables).items()}
+    pieces = [(lesson, k) for lesson, heads in sorted(listed.items()) for k in range(len(heads))]
+
+    def term_without(chosen) -> tuple[list[list[Part]], list[tuple[str, str]]] | None:
+        cut = [(lesson, listed[lesson][k]) for lesson, k in chosen]
+        try:
+            return balance(tables, sessions, most, frozenset(cut)), cut
+        except ValueError:
+            return None
+
+    if term_without(pieces) is None:
+        left = sum(t["total"] for t in tables.values()) - sum(tables[lesson][listed[lesson][k]]
+                                                               for lesson, k in pieces)
+        raise ValueError(f"the lessons do not fit {sessions} sessions of at most {most} minutes each, even with "
+                         f"every section of the cut lists left out ({left} minutes left): plan more sessions, "
+                         f"or longer ones")
+    for count in range(min(EXACT_CUTS, len(pieces)) + 1):
+        fits = [fit for chosen in combinations(pieces, count)
+                if all(k == 0 or (lesson, k - 1) in chosen for lesson, k in chosen)   # first cuts first
+                and (fit := term_without(chosen)) is not None]
+        if fits:
+            return min(fits, key=lambda fit: sum(tables[lesson][head] for lesson, head in fit[1]))
+    rounds = sorted(pieces, key=lambda piece: (piece[1], piece[0]))
+    return next(fit for taken in range(len(rounds) + 1) if (fit := term_without(rounds[:taken])))
+
+
+def _cut_in(part: Part, cut: list[tuple[str, str]], heads: list[str]) -> list[str]:
+    """The cut sections that fall inside ``part``'s span of its lesson's table."""
+    return [head for lesson, head in cut
+            if lesson == part.lesson and part.first <= heads.index(head) <= part.last]
+
+
 def _describe(part: Part, heads: list[str]) -> str:
     whole = part.first == 0 and part.last == len(heads) - 1
     name = f"{part.lesson} · {LESSONS[part.lesson].short}"
@@ -140,7 +190,7 @@ def _describe(part: Part, heads: list[str]) -> str:
 def term_table(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
                minutes: int = SESSION_MINUTES) -> list[str]:
     """The term as Markdown: a row per session, what it teaches, its planned and its spare minutes."""
-    term = balance(tables, sessions, minutes - REVIEW_MINUTES)
+    term, cut = fitting_term(tables, sessions, minutes - REVIEW_MINUTES)
     out = [f"### A term of {sessions} sessions of {minutes} minutes", "",
            f"Balanced from the measured minutes: no session plans more than {minutes - REVIEW_MINUTES}, so "
            f"each opens with at least {REVIEW_MINUTES} minutes to go over the previous session's graded "
@@ -152,7 +202,15 @@ def term_table(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
         planned = sum(part.minutes for part in parts)
         heads = {p.lesson: [h for h in tables[p.lesson] if h != "total"] for p in parts}
         what = "; ".join(_describe(part, heads[part.lesson]) for part in parts)
+        gone = [f"“{head}”" for part in parts for head in _cut_in(part, cut, heads[part.lesson])]
+        if gone:
+            what += f" (cut: {', '.join(gone)})"
         out.append(f"| {number} | {what} | {planned} | {minutes - planned} |")
+    if cut:
+        sections = "one section" if len(cut) == 1 else f"{len(cut)} sections"
+        out += ["", f"The whole course is {sum(t['total'] for t in tables.values())} minutes, more than these "
+                f"sessions hold: this term cuts {sections} from the lists above, first cuts first (each named in its "
+                "session). Set them as reading at home."]
     return out
 
 

@@ -133,8 +133,11 @@ def balance(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
 EXACT_CUTS = 3
 
 
+Cut = list[tuple[str, str]]   # the sections a term leaves out: (lesson, heading)
+
+
 def fitting_term(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
-                 most: int = SESSION_MINUTES - REVIEW_MINUTES) -> tuple[list[list[Part]], list[tuple[str, str]]]:
+                 most: int = SESSION_MINUTES - REVIEW_MINUTES) -> tuple[list[list[Part]], Cut]:
     """The balanced term, and the sections it had to cut: ``(term, [(lesson, heading), ...])``.
 
     When the whole course does not fit, it cuts sections from the lessons' cut lists (the registry's
@@ -146,7 +149,7 @@ def fitting_term(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
     listed = {lesson: [head for head, *_ in rows] for lesson, rows in cut_minutes(tables).items()}
     pieces = [(lesson, k) for lesson, heads in sorted(listed.items()) for k in range(len(heads))]
 
-    def term_without(chosen) -> tuple[list[list[Part]], list[tuple[str, str]]] | None:
+    def term_without(chosen) -> tuple[list[list[Part]], Cut] | None:
         cut = [(lesson, listed[lesson][k]) for lesson, k in chosen]
         try:
             return balance(tables, sessions, most, frozenset(cut)), cut
@@ -156,9 +159,9 @@ def fitting_term(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
     if term_without(pieces) is None:
         left = sum(t["total"] for t in tables.values()) - sum(tables[lesson][listed[lesson][k]]
                                                                for lesson, k in pieces)
-        raise ValueError(f"the lessons do not fit {sessions} sessions of at most {most} minutes each, even with "
-                         f"every section of the cut lists left out ({left} minutes left): plan more sessions, "
-                         f"or longer ones")
+        raise ValueError(f"the lessons do not fit {sessions} sessions of at most {most} minutes each, even "
+                         f"with every section of the cut lists left out ({left} minutes left): plan more "
+                         f"sessions, or longer ones")
     for count in range(min(EXACT_CUTS, len(pieces)) + 1):
         fits = [fit for chosen in combinations(pieces, count)
                 if all(k == 0 or (lesson, k - 1) in chosen for lesson, k in chosen)   # first cuts first
@@ -169,7 +172,7 @@ def fitting_term(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
     return next(fit for taken in range(len(rounds) + 1) if (fit := term_without(rounds[:taken])))
 
 
-def _cut_in(part: Part, cut: list[tuple[str, str]], heads: list[str]) -> list[str]:
+def _cut_in(part: Part, cut: Cut, heads: list[str]) -> list[str]:
     """The cut sections that fall inside ``part``'s span of its lesson's table."""
     return [head for lesson, head in cut
             if lesson == part.lesson and part.first <= heads.index(head) <= part.last]
@@ -208,9 +211,10 @@ def term_table(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
         out.append(f"| {number} | {what} | {planned} | {minutes - planned} |")
     if cut:
         sections = "one section" if len(cut) == 1 else f"{len(cut)} sections"
-        out += ["", f"The whole course is {sum(t['total'] for t in tables.values())} minutes, more than these "
-                f"sessions hold: this term cuts {sections} from the lists above, first cuts first (each named in its "
-                "session). Set them as reading at home."]
+        whole = sum(t["total"] for t in tables.values())
+        out += ["", f"The whole course is {whole} minutes, more than these sessions hold: this term cuts "
+                f"{sections} from the lists above, first cuts first (each named in its session). Set them as "
+                "reading at home."]
     return out
 
 

@@ -224,9 +224,9 @@ class Exercise:
         trusted = frozenset()
         if self.adapt is not None:  # the check's own wrapper calls the learner's function, and more
             wrapper = self.adapt(fn)
-            codes = (getattr(vars(type(wrapper)).get("__call__"), "__code__", None),
-                     getattr(wrapper, "__code__", None) if wrapper is not fn else None)
-            trusted = frozenset({id(c) for c in codes if c is not None and c.co_filename.startswith(_FOLDER)})
+            own = (getattr(vars(type(wrapper)).get("__call__"), "__code__", None),
+                   getattr(wrapper, "__code__", None) if wrapper is not fn else None)
+            trusted = frozenset({id(c) for c in own if c is not None and c.co_filename.startswith(_FOLDER)})
         return Watch(codes, _FOLDER, trusted)
 
     def _feedback(self, mistake: Mistake, outcome: Outcome, learner=None) -> Feedback:

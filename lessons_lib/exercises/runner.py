@@ -187,6 +187,12 @@ class _Tracer:
     def __call__(self, frame, event, arg):
         if event != "call" or self.watch is None:
             return
+        try:
+            self._look(frame)
+        except Exception:  # a hook that raises would be switched off and its error land in the learner's code
+            self.hits.append("the check's watch on the library (it failed: please tell your teacher)")
+
+    def _look(self, frame) -> None:
         code, watch = frame.f_code, self.watch
         name = watch.codes.get(id(code))
         if name is None:

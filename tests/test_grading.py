@@ -188,8 +188,7 @@ def _table(name: str) -> str:
     args = ", ".join(EXERCISES[name].params)
     if name in ROWWISE:
         first, *rest = EXERCISES[name].params
-        others = "".join(f", np.asarray({arg}).tobytes()" for arg in rest)
-        key = f"(row.tobytes(){others})"
+        key = "(" + ", ".join(["row.tobytes()", *(f"np.asarray({arg}).tobytes()" for arg in rest)]) + ",)"
         return (f"from lessons_lib.exercises import EXERCISES as _EXERCISES\n"
                 f"_TABLE_{name} = {{}}\n"
                 f"for _case in _EXERCISES[{name!r}].cases():\n"

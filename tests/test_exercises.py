@@ -864,6 +864,15 @@ def test_a_notebook_that_patched_numpy_before_the_check_does_not_pass(monkeypatc
         grading.assert_passes(check_softmax(solutions.my_softmax))
 
 
+def test_a_notebook_that_made_every_feedback_pass_fails_its_graded_cell(monkeypatch):
+    namespace = {}
+    cell = "always = property(lambda self: True)\n"
+    exec(compile(cell, "/tmp/ipykernel_0/cell.py", "exec"), namespace)  # as a notebook cell defines it
+    monkeypatch.setattr(exercises.Feedback, "passed", namespace["always"])
+    with pytest.raises(AssertionError, match=r"my_softmax: NOT YET \(tampered\).*Feedback.passed"):
+        grading.assert_passes(check_softmax(lambda x: np.zeros_like(x)))
+
+
 def test_an_answer_that_is_an_array_subclass_cannot_vote_on_its_own_comparison():
     class AlwaysEqual(np.ndarray):
         def __eq__(self, other):

@@ -43,7 +43,7 @@ import secrets
 
 import numpy as np
 
-from ..course.feedback import Feedback
+from ..course.feedback import PASSED, Feedback
 from . import integrity
 from .catalogue import TAMPERED
 from .engine import Case
@@ -51,6 +51,7 @@ from .runner import Outcome
 
 __all__ = ["assert_passes", "hidden_cases", "check_hidden"]
 
+_PASSED = PASSED  # captured: a notebook cell may rebind the module's name
 #: The environment variable holding the course's secret for the unseen cases (set in nbgrader_config.py).
 SECRET_VARIABLE = "LESSONS_HIDDEN_SECRET"
 
@@ -67,10 +68,13 @@ def assert_passes(feedback: Feedback) -> None:
     if not isinstance(feedback, Feedback):
         raise TypeError(_not_feedback(feedback))
     planted = integrity.planted()
-    if planted:  # the notebook replaced a tool of the judge: nothing a check said can count
-        feedback = TAMPERED.feedback(feedback.exercise, Outcome(Case("before grading", {}),
-                                                                tampered=tuple(planted)))
-    if feedback.passed:
+    if planted:  # the notebook replaced a tool of the judge (Feedback.passed, say): nothing it says can count
+        exercise = str(vars(feedback).get("exercise", "the exercise"))
+        outcome = Outcome(Case("before grading", {}), tampered=tuple(planted))
+        raise _one_line(AssertionError(
+            f"{exercise}: NOT YET ({TAMPERED.key}): Likely mistake: {TAMPERED.title}. "
+            f"{TAMPERED.explain(outcome)} Hint: {TAMPERED.hints(outcome)[0]}"))
+    if vars(feedback).get("status") == _PASSED:  # the field itself, not a property a cell could replace
         return
     raise _one_line(AssertionError(verdict(feedback)))
 

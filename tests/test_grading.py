@@ -215,7 +215,7 @@ STRATEGIES = {
     "reference": (lambda name: _def(name, "from lessons_lib.exercises import EXERCISES\nreturn EXERCISES["
                                     f"{name!r}].reference({', '.join(_params(name))})")
                   if name in FUNCTIONS and name != "my_next_token_head" else None,
-                  "library_answer", "own reference"),
+                  "library_answer", "does not count"),
     "patch_in_call": (lambda name: _def(name, _PATCH + "np.testing.assert_allclose = lambda *a, **k: None\n"
                                         f"return {ZEROS[name]}") if name in FUNCTIONS else None,
                       "tampered", "numpy.allclose"),

@@ -323,7 +323,9 @@ def test_the_solution_of_notebook_07_passes_and_other_right_answers_too():
     import solutions  # tests/solutions.py
 
     assert exercises.check_causal_weights(solutions.my_causal_weights).passed
-    assert exercises.check_causal_weights(lambda s: ll.attention_weights(s, scale=1.0, causal=True)).passed
+    # the library's answer gives the right numbers, but calling it does not count (tests/test_exercises.py)
+    assert exercises.check_causal_weights(
+        lambda s: ll.attention_weights(s, scale=1.0, causal=True)).mistake == "library_answer"
     assert exercises.check_causal_weights(   # a large negative number instead of −∞ is as good
         lambda s: ll.softmax(np.where(ll.causal_mask(len(s)), s, -1e9))).passed
 

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 import solutions  # tests/solutions.py: the worked solutions, read from the notebooks (never in lessons_lib)
+from conftest import load_tool
 
 from lessons_lib import exercises
 from lessons_lib.core import attention
@@ -23,6 +24,7 @@ from lessons_lib.exercises import (
     check_scores,
     check_softmax,
     check_weighted_sum,
+    grading,
 )
 
 torch = pytest.importorskip("torch")
@@ -102,7 +104,7 @@ MISTAKES = [
     ("scores", lambda Q, K: Q.T @ K, "q_transposed", ["Q is transposed", "(d_k, d_k)"]),
     ("scores", lambda Q, K: K @ Q.T, "swapped", ["swapped"]),
     ("scores", lambda Q, K: Q * K, "elementwise", ["element by element"]),
-    ("scores", lambda Q, K: (Q * K).sum(axis=-1), "elementwise", ["element by element", "return Q @ K.T"]),
+    ("scores", lambda Q, K: (Q * K).sum(axis=-1), "elementwise", ["element by element", "@ operator"]),
     ("scores", lambda Q, K: Q @ K.T / np.sqrt(K.shape[1]), "scaled_too_early", ["√d_k", "next step"]),
     ("scores", lambda Q, K: solutions.my_softmax(Q @ K.T), "softmax_too_early", ["softmax"]),
     ("scaling", lambda scores, d_k: scores, "forgot_scaling", ["scaling is missing"]),
@@ -234,9 +236,9 @@ def _online(sum_line, max_line="np.maximum(m, chunk.max(axis=-1))", ret="m_new, 
 
 _TEXTBOOK_SUM = "ell * np.exp(m - m_new) + np.exp(chunk - m_new[:, None]).sum(axis=1)"
 MISTAKES += [
-    ("online_update", _online(_TEXTBOOK_SUM, ret="ell_new, m_new"), "swapped_outputs", ["m_new, ell_new"]),
+    ("online_update", _online(_TEXTBOOK_SUM, ret="ell_new, m_new"), "swapped_outputs", ["maximum first"]),
     ("online_update", _online("ell + np.exp(chunk - m_new[:, None]).sum(axis=1)"), "no_rescale",
-     ["np.exp(m - m_new)", "OLD maximum"]),
+     ["exp(m − m_new)", "OLD maximum"]),
     ("online_update", _online("ell * np.exp(m_new - m) + np.exp(chunk - m_new[:, None]).sum(axis=1)"),
      "rescale_upside_down", ["upside down", "exp(m − m_new)"]),
     ("online_update", _online("ell * np.exp(m - m_new) + np.exp(chunk - m[:, None]).sum(axis=1)"),
@@ -263,8 +265,10 @@ def test_the_solution_passes(name):
     assert "PASSED" in repr(feedback) and "✓" in repr(feedback)
 
 
-def test_the_library_itself_passes_the_softmax_check():
-    assert check_softmax(lambda x: attention.softmax(x)).passed
+def test_the_librarys_own_softmax_gives_the_right_numbers_but_does_not_count_as_an_answer():
+    feedback = check_softmax(lambda x: attention.softmax(x))
+    assert feedback.passed is False and feedback.mistake == "library_answer", str(feedback)
+    assert "`ll.softmax`" in feedback.message and "does not count" in feedback.message
 
 
 @pytest.mark.parametrize("name", CHECKS)
@@ -775,3 +779,487 @@ def _collect(sink):
         if msg["msg_type"] == "stream":
             sink.append(msg["content"]["text"])
     return hook
+
+
+# ====== the judge cannot be borrowed or patched
+def _calls_the_reference(x):
+    return exercises.EXERCISES["my_softmax"].reference(x)
+
+
+def _calls_the_formula(scores, d_k):
+    return exercises.EXERCISES["my_scale"].formula(scores, d_k)
+
+
+def _patches_allclose_and_returns_zeros(x):
+    np.allclose = lambda *args, **kwargs: True
+    np.array_equal = lambda *args, **kwargs: True
+    return np.zeros_like(x)
+
+
+def _patches_the_reference(x):
+    attention.softmax = lambda x, axis=-1: np.zeros_like(x)
+    exercises.EXERCISES["my_softmax"] = dataclasses.replace(exercises.SOFTMAX, reference=np.zeros_like)
+    return np.zeros_like(x)
+
+
+def _patches_feedback(x):
+    from lessons_lib.course import feedback
+
+    feedback.Feedback.passed = property(lambda self: True)
+    return np.zeros_like(x)
+
+
+BORROWED = [
+    # (exercise, a function that reaches for the library's answer, what the feedback names)
+    ("my_softmax", attention.softmax, "ll.softmax"),
+    ("my_softmax", lambda x: attention.softmax(x), "ll.softmax"),
+    ("my_softmax", lambda x: attention.attention_weights(x, scale=1.0), "ll.attention_weights"),
+    ("my_softmax", _calls_the_reference, "own reference"),
+    ("my_scale", _calls_the_formula, "own reference"),
+    ("my_scale", lambda scores, d_k: attention.scale_scores(scores, d_k), "ll.scale_scores"),
+    ("my_scores", lambda Q, K: attention.attention_scores(Q, K), "ll.attention_scores"),
+    ("my_projection", attention.project_qkv, "ll.project_qkv"),
+    ("my_weighted_sum", lambda weights, V: attention.weighted_values(weights, V), "ll.weighted_values"),
+    ("my_split_heads", lambda x, n_heads: exercises.lesson06_multi_head.multihead.split_heads(x, n_heads),
+     "ll.split_heads"),
+    ("my_causal_weights", lambda s: attention.attention_weights(s, scale=1.0, causal=True),
+     "ll.attention_weights"),
+    ("my_softmax_off", lambda scores: attention.softmax_off(scores), "ll.softmax_off"),
+]
+
+
+@pytest.mark.parametrize("name, fn, shown", BORROWED, ids=[f"{b[0]}-{i}" for i, b in enumerate(BORROWED)])
+def test_calling_the_librarys_answer_does_not_pass_and_the_feedback_says_so(name, fn, shown):
+    feedback = exercises.EXERCISES[name].check(fn)
+    assert feedback.passed is False and feedback.mistake == "library_answer", str(feedback)
+    assert shown in feedback.message and "does not count" in feedback.message
+
+
+@pytest.mark.parametrize("fn", [_patches_allclose_and_returns_zeros, _patches_the_reference,
+                                _patches_feedback])
+@pytest.mark.parametrize("isolation", ["process", "thread"])
+def test_patching_the_judge_during_the_call_does_not_pass_and_leaves_nothing_changed(fn, isolation,
+                                                                                     monkeypatch):
+    if isolation == "process" and not hasattr(__import__("os"), "fork"):
+        pytest.skip("no fork on this system")
+    monkeypatch.setattr(exercises.runner, "ISOLATION", isolation)
+    before = (np.allclose, np.array_equal, attention.softmax, exercises.EXERCISES["my_softmax"],
+              vars(exercises.Feedback).get("passed"))
+    feedback = check_softmax(fn)
+    after = (np.allclose, np.array_equal, attention.softmax, exercises.EXERCISES["my_softmax"],
+             vars(exercises.Feedback).get("passed"))
+    assert all(a is b for a, b in zip(before, after)), "put back, or never left the child"
+    assert feedback.passed is False and feedback.mistake == "tampered", str(feedback)
+    assert "does not count" in feedback.message
+    assert check_softmax(solutions.my_softmax).passed  # and the judge still works
+
+
+def test_a_notebook_that_patched_numpy_before_the_check_does_not_pass(monkeypatch):
+    namespace = {"np": np}
+    cell = "def always(*args, **kwargs):\n    return True\n"
+    exec(compile(cell, "/tmp/ipykernel_0/cell.py", "exec"), namespace)  # as a notebook cell defines it
+    monkeypatch.setattr(np, "allclose", namespace["always"])
+    feedback = check_softmax(lambda x: np.zeros_like(x))
+    assert feedback.mistake == "tampered" and "`numpy.allclose`" in feedback.message, str(feedback)
+    with pytest.raises(AssertionError, match=r"my_softmax: NOT YET \(tampered\)"):
+        grading.assert_passes(check_softmax(solutions.my_softmax))
+
+
+def test_a_notebook_that_made_every_feedback_pass_fails_its_graded_cell(monkeypatch):
+    namespace = {}
+    cell = "always = property(lambda self: True)\n"
+    exec(compile(cell, "/tmp/ipykernel_0/cell.py", "exec"), namespace)  # as a notebook cell defines it
+    monkeypatch.setattr(exercises.Feedback, "passed", namespace["always"])
+    with pytest.raises(AssertionError, match=r"my_softmax: NOT YET \(tampered\).*Feedback.passed"):
+        grading.assert_passes(check_softmax(lambda x: np.zeros_like(x)))
+
+
+def test_an_answer_that_is_an_array_subclass_cannot_vote_on_its_own_comparison():
+    class AlwaysEqual(np.ndarray):
+        def __eq__(self, other):
+            return np.ones(self.shape, bool)
+
+        def __array_ufunc__(self, *args, **kwargs):
+            return np.ones(args[2].shape if len(args) > 2 and hasattr(args[2], "shape") else (), bool)
+
+    feedback = check_softmax(lambda x: np.zeros_like(x).view(AlwaysEqual))
+    assert feedback.passed is False, str(feedback)
+
+
+def test_a_lookup_table_of_the_shown_answers_passes_the_shown_cases_and_fails_the_unseen_ones():
+    table = {case.args["x"].tobytes(): attention.softmax(case.args["x"])
+             for case in exercises.SOFTMAX.cases()}
+
+    def my_softmax(x):
+        return table[x.tobytes()]
+
+    assert check_softmax(my_softmax).passed
+    feedback = grading.check_hidden("my_softmax", my_softmax)
+    assert feedback.passed is False and feedback.mistake == "raised" and "unseen" in feedback.message
+
+
+# ====== unseen cases: drawn at grading time from the course's secret
+@pytest.mark.parametrize("name", sorted(exercises.EXERCISES))
+def test_two_secrets_give_different_unseen_cases_and_one_secret_the_same(name, monkeypatch):
+    def drawn(secret):
+        monkeypatch.setenv(grading.SECRET_VARIABLE, secret)
+        return grading.hidden_cases(name)
+
+    def same(a, b):
+        return len(a) == len(b) and all(x.label == y.label and all(np.array_equal(x.args[k], y.args[k])
+                                                                 for k in x.args) for x, y in zip(a, b))
+
+    first, again = drawn("teacher A's secret"), drawn("teacher A's secret")
+    other = drawn("teacher B's secret")
+    assert same(first, again) and not same(first, other)
+    shown = exercises.EXERCISES[name].cases()
+    assert not any(same([h], [c]) for h in first for c in shown), "an unseen case is never a shown one"
+
+
+def test_without_a_secret_the_unseen_cases_are_fresh_each_time_and_the_feedback_says_so(monkeypatch):
+    monkeypatch.delenv(grading.SECRET_VARIABLE, raising=False)
+    a, b = (grading.hidden_cases("my_scores") for _ in range(2))
+    assert any(not np.array_equal(x.args["Q"], y.args["Q"]) or x.args["Q"].shape != y.args["Q"].shape
+               for x, y in zip(a, b))
+    feedback = grading.check_hidden("my_scores", solutions.my_scores)
+    assert feedback.passed and "no course secret is set" in feedback.message
+    monkeypatch.setenv(grading.SECRET_VARIABLE, "s3cret")
+    assert "drawn with this course's secret" in grading.check_hidden("my_scores", solutions.my_scores).message
+
+
+SECRETS = [f"secret {i}" for i in range(12)]
+
+
+@pytest.mark.usefixtures("warnings_are_errors")
+@pytest.mark.parametrize("name", sorted(exercises.EXERCISES))
+def test_every_solution_passes_and_every_listed_mistake_fails_on_unseen_cases_of_any_secret(name,
+                                                                                            monkeypatch):
+    monkeypatch.setattr(exercises.runner, "ISOLATION", "thread")  # the same judge, faster for 12 secrets
+    exercise = exercises.EXERCISES[name]
+    wrong = [c for m in exercise.mistakes for t in getattr(m.test, "tests", (m.test,))
+             for c in getattr(t, "candidates", ())]
+    wrong += list(UNSTABLE_SOFTMAXES.values()) if name == "my_softmax" else []
+    for secret in SECRETS:
+        monkeypatch.setenv(grading.SECRET_VARIABLE, secret)
+        assert grading.check_hidden(name, SOLUTIONS[name]).passed, secret
+        for candidate in wrong:
+            assert grading.check_hidden(name, candidate).passed is False, (secret, candidate)
+
+
+def test_the_installed_package_and_the_learner_copy_hold_nothing_to_compute_the_unseen_cases_from(tmp_path,
+                                                                                                   monkeypatch):
+    """The cases come from the secret, which only the teacher's environment holds: every place a learner
+    can read (the package's files, the learner copy) lacks it, and any seed a file could hold gives other
+    cases than the course's."""
+    import importlib.util
+    from pathlib import Path
+
+    secret = "a teacher's secret that no file holds"
+    monkeypatch.setenv(grading.SECRET_VARIABLE, secret)
+    course = grading.hidden_cases("my_softmax")
+    package = Path(importlib.util.find_spec("lessons_lib").origin).parent
+    learner_release = load_tool("learner_release")
+    learner_release.release(tmp_path / "learner")
+    for folder in (package, tmp_path / "learner"):
+        for path in folder.rglob("*"):
+            if path.is_file() and path.suffix in (".py", ".ipynb", ".md", ".txt", ".toml", ".cfg", ".json"):
+                assert secret not in path.read_text(encoding="utf-8", errors="replace"), path
+    for seed in (0, 1, 2026, 42):  # seeds a learner might guess: none gives the course's cases
+        guess = grading.hidden_cases("my_softmax", seed=seed)
+        assert not all(np.array_equal(a.args["x"], b.args["x"]) for a, b in zip(guess, course))
+
+
+# ====== hints that teach, never a line of the solution
+def _code_tokens(text: str) -> list[str]:
+    """Tokens with every name replaced by NAME (Python's keywords kept): spacing and names do not matter."""
+    import keyword
+    import re
+
+    text = text.replace("−", "-").replace("·", "*").replace("×", "*")
+    text = re.sub(r"\.(?=\s|$)", " ;", text)  # a full stop ends a sentence: it is not an attribute's dot
+    tokens = re.findall(r"[A-Za-z_]\w*|\d+(?:\.\d*)?|\*\*|//|==|!=|<=|>=|\S", text)
+    return [t.lower() if keyword.iskeyword(t.lower()) else ("NAME" if re.match(r"[A-Za-z_]", t) else t)
+            for t in tokens]
+
+
+_OPERATORS = {"@", "/", "//", "*", "-", "+"}
+_COMPUTES = _OPERATORS | {"("}
+
+
+def _formula(tokens: list[str]) -> list[str]:
+    """What a ``return`` returns or an assignment assigns (its ``=`` outside any brackets)."""
+    if tokens[:1] == ["return"]:
+        return tokens[1:]
+    depth = 0
+    for i, token in enumerate(tokens):
+        depth += token in "([{" and 1 or (token in ")]}" and -1 or 0)
+        if token == "=" and depth == 0:
+            return tokens[i + 1:]
+    return []
+
+
+def _solution_lines() -> dict[str, list[str]]:
+    """Every line of every worked solution in the notebooks that computes something (code with an operator
+    or a call, not a comment), as tokens; a line that returns or assigns a formula of more than three
+    tokens counts by the formula alone too (``x - x.max(axis=-1, keepdims=True)``)."""
+    from pathlib import Path
+
+    import nbformat
+
+    lines = {}
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            inside = False
+            for line in cell.source.splitlines():
+                stripped = line.strip()
+                if stripped.startswith("### BEGIN SOLUTION"):
+                    inside = True
+                elif stripped.startswith("### END SOLUTION"):
+                    inside = False
+                elif inside and stripped and not stripped.startswith("#"):
+                    code = stripped.split("  #")[0].strip()
+                    tokens = _code_tokens(code)
+                    if not set(tokens) & _COMPUTES:  # `return m_new, ell_new`, `L, d = x.shape`: no computing
+                        continue
+                    lines[code] = tokens
+                    rest = _formula(tokens)
+                    if set(rest) & _OPERATORS and len(rest) > 3:  # a formula, not `a @ b` alone (any product)
+                        lines[f"{code} (its formula)"] = rest
+    assert len(lines) > 20
+    return lines
+
+
+SOLUTION_LINES = _solution_lines()
+
+
+def _quoted_line(text: str) -> str | None:
+    tokens = _code_tokens(text)
+    for line, line_tokens in SOLUTION_LINES.items():
+        n = len(line_tokens)
+        if any(tokens[i:i + n] == line_tokens for i in range(len(tokens) - n + 1)):
+            return line
+    return None
+
+
+def _without_own_code(text: str, fn) -> str:
+    """``text`` without the lines of ``fn``'s own source it quotes (feedback shows learners their line)."""
+    import inspect
+
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return text
+    for line in source.splitlines():
+        if line.strip():
+            text = text.replace(line.strip(), "<your line>")
+    return text
+
+
+def _texts_of_every_mistake():
+    """Every text a learner can be shown: each mistake's title, explanation and hints (every tier) of all
+    12 exercises and of the shared catalogue, the feedback of every candidate and known wrong answer,
+    lesson 01's feedback, and the hints of a placeholder (where to start)."""
+    from lessons_lib.exercises import catalogue, messages, runner
+
+    texts, evaluated = [], set()
+    tables = {name: ex.mistakes for name, ex in exercises.EXERCISES.items()}
+    shared = (*catalogue.TYPE_MISTAKES, *catalogue.FALLBACK_MISTAKES, catalogue.TAMPERED,
+              catalogue.LIBRARY_ANSWER)
+    for exercise in exercises.EXERCISES.values():
+        texts.append((exercise.name, "start hint", exercise.start_hint))
+        pool = []
+        wrong = [c for m in exercise.mistakes for t in getattr(m.test, "tests", (m.test,))
+                 for c in getattr(t, "candidates", ())]
+        wrong += [fn for name, fn, _, _ in MISTAKES if CHECKS[name][2] is exercise]
+        wrong += [lambda *a: None, lambda *a: [1.0], lambda *a: (np.ones(2),), lambda *a: 1 / 0]
+        for fn in wrong:
+            feedback = exercise.check(fn)
+            texts.append((exercise.name, f"feedback {feedback.mistake}",
+                          _without_own_code(f"{feedback.message} {feedback.hint}", fn)))
+            for case in exercise.cases():
+                outcome = runner.run(fn, case, exercise.reference(*case.args.values()),
+                                     answer_kind=exercise.answer_kind, outputs=exercise.outputs)
+                outcome.line = ""  # the feedback may quote the learner's own line back: that is theirs
+                pool.append(outcome)
+        case = exercise.cases()[0]
+        pool += [runner.Outcome(case, timed_out=True, time_limit=3.0, still_running=still)
+                 for still in (False, True)]
+        pool += [runner.Outcome(case, tampered=("numpy.allclose",)),
+                 runner.Outcome(case, borrowed=("ll.softmax",))]
+        for mistake in (*tables[exercise.name], *shared):
+            texts.append((exercise.name, f"{mistake.key} title", mistake.title))
+            parts = [("explain", mistake.explain),
+                     *((f"hint {i}", h) for i, h in enumerate(mistake.hint if isinstance(mistake.hint, tuple)
+                                                              else (mistake.hint,)))]
+            for label, part in parts:
+                if not callable(part):
+                    texts.append((exercise.name, f"{mistake.key} {label}", part))
+                    continue
+                for outcome in pool:
+                    try:
+                        text = part(outcome)
+                    except Exception:  # not this mistake's kind of outcome
+                        continue
+                    evaluated.add((mistake.key, label, id(part)))
+                    texts.append((exercise.name, f"{mistake.key} {label}", text))
+    for _, _, hint in messages._ERRORS:
+        texts.append(("any", "error hint", hint))
+    for query in ([0, 8, 0, 0], [0, 0, 0, 0], "place", [0, 8, 0], [8, 0, 0, 0], [3, 3, 0, 0], [0, 4, 0, 0]):
+        feedback = exercises.check_street_query(query)
+        texts.append(("my_query", f"feedback {feedback.mistake}", f"{feedback.message} {feedback.hint}"))
+    return texts, evaluated
+
+
+def test_no_hint_or_message_of_any_exercise_contains_a_line_of_a_worked_solution(monkeypatch):
+    from lessons_lib.exercises import catalogue
+
+    monkeypatch.setattr(exercises.runner, "ISOLATION", "thread")  # the same feedback, faster
+    texts, evaluated = _texts_of_every_mistake()
+    shared = (*catalogue.TYPE_MISTAKES, *catalogue.FALLBACK_MISTAKES, catalogue.TAMPERED,
+              catalogue.LIBRARY_ANSWER)
+    for mistake in {m for ex in exercises.EXERCISES.values() for m in (*ex.mistakes, *shared)}:
+        hints = mistake.hint if isinstance(mistake.hint, tuple) else (mistake.hint,)
+        for label, part in (("explain", mistake.explain), *((f"hint {i}", h) for i, h in enumerate(hints))):
+            assert not callable(part) or (mistake.key, label, id(part)) in evaluated, (mistake.key, label)
+    quoting = [(name, label, line) for name, label, text in texts if (line := _quoted_line(text))]
+    assert not quoting, "\n".join(f"{name} {label}: quotes `{line}`" for name, label, line in quoting)
+    exercises_covered = {name for name, _, _ in texts}
+    assert exercises_covered >= set(exercises.EXERCISES) | {"my_query"}  # all 12 exercises
+
+
+def test_the_solution_line_test_would_catch_a_quoted_line_under_other_names_and_spacing():
+    assert _quoted_line("Finish with:   return e/e.sum( axis = -1,keepdims=True )")  # spacing, names
+    assert _quoted_line("Use the square root: Return s / np.sqrt(k).")
+    assert _quoted_line("Use the fragment np.sqrt(d_k) and .sum(axis=-1, keepdims=True).") is None
+
+
+def test_a_hint_grows_more_specific_when_a_notebooks_function_makes_the_same_mistake_again():
+    namespace = {"np": np, "__name__": "__main__"}
+    exec("def my_softmax(x):\n    e = np.exp(x - x.max())\n    return e / e.sum(axis=-1, keepdims=True)\n",
+         namespace)
+    exercises.engine._ATTEMPTS.pop(("my_softmax", "global_max"), None)
+    first, second, third = (check_softmax(namespace["my_softmax"]) for _ in range(3))
+    assert first.mistake == second.mistake == "global_max"
+    assert first.hint == first.nudge and second.hint != first.hint and third.hint == second.hint
+    assert second.nudge == first.nudge  # graded feedback always carries the nudge
+    assert _quoted_line(second.hint) is None
+
+
+# ====== errors of the grading functions themselves
+@pytest.mark.parametrize("thing, words", [(None, "got None"), (True, "got bool True"),
+                                          (solutions.my_softmax, "the function 'my_softmax' itself")])
+def test_assert_passes_says_what_it_was_given(thing, words):
+    with pytest.raises(TypeError, match="assert_passes needs what a check returns") as info:
+        grading.assert_passes(thing)
+    assert words in str(info.value)
+
+
+def test_check_hidden_of_an_unknown_exercise_lists_the_exercises():
+    with pytest.raises(ValueError) as info:
+        grading.check_hidden("my_sofmax", solutions.my_softmax)
+    assert "Did you mean 'my_softmax'?" in str(info.value)
+    assert all(name in str(info.value) for name in exercises.EXERCISES)
+
+
+def test_a_failed_grading_assertion_shows_as_one_line_without_a_traceback():
+    with pytest.raises(AssertionError) as info:
+        grading.assert_passes(check_scaling(lambda scores, d_k: scores / d_k))
+    lines = info.value._render_traceback_()
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert lines[0].startswith("AssertionError: my_scale: NOT YET (divided_by_d_k): ")
+    assert "Hint: " in lines[0]
+    assert "Failing case: hand-made 2×5 scores with d_k = 9 (scores: 2×5, d_k = 9)" in lines[0]
+    assert "/" + "lessons_lib" not in lines[0]
+
+
+# ====== a runaway function is really stopped
+def _spawns_and_loops(x):
+    import subprocess
+
+    subprocess.Popen(["sleep", "60"], start_new_session=False)
+    _endless_swallowing(x)
+
+
+def _children(pid: int) -> set[int]:
+    from pathlib import Path
+
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text() if (task / "children").exists() else ""
+        found |= {int(p) for p in text.split()}
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("fn", [_endless, _endless_swallowing, _sleeps, _spawns_and_loops])
+def test_an_endless_function_leaves_no_thread_or_process_running_after_its_check(fn):
+    import os
+    import threading
+
+    assert exercises.runner.ISOLATION == "process"
+    before = _children(os.getpid())
+    feedback = dataclasses.replace(exercises.SOFTMAX, time_limit=0.5).check(fn)
+    assert feedback.mistake == "timed_out" and "so the check stopped it" in feedback.message
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (_children(os.getpid()) - before or _sleepers()):
+        time.sleep(0.05)
+    assert not _children(os.getpid()) - before, "a process of the check is still running"
+    assert not _sleepers(), "a process the learner's function started is still running"
+    assert not [t for t in threading.enumerate() if t.name == "lessons-exercise-check"]
+
+
+def _sleepers() -> list[int]:
+    from pathlib import Path
+
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes() == b"sleep\x0060\x00":
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_without_fork_the_check_says_truthfully_whether_it_stopped_the_function(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(exercises.runner, "ISOLATION", "thread")
+    monkeypatch.setattr(exercises.runner, "_STOP_TRIES", 2)
+
+    def sleeps_a_while(x):
+        time.sleep(1.5)  # one C call: an exception raised in the thread waits until it returns
+
+    feedback = dataclasses.replace(exercises.SOFTMAX, time_limit=0.2).check(sleeps_a_while)
+    assert feedback.mistake == "timed_out"
+    assert "could not stop it" in feedback.message and "so the check stopped it" not in feedback.message
+    for thread in [t for t in threading.enumerate() if t.name == "lessons-exercise-check"]:
+        thread.join(10)  # it ends when the sleep returns and meets the pending exception
+    feedback = dataclasses.replace(exercises.SOFTMAX, time_limit=0.2).check(_endless)
+    assert feedback.mistake == "timed_out" and "so the check stopped it" in feedback.message
+
+
+def test_a_functions_prints_are_shown_and_an_os_exit_ends_only_the_checks_process(capsys):
+    def prints(x):
+        print("shape", x.shape)
+        return solutions.my_softmax(x)
+
+    assert check_softmax(prints).passed
+    assert "shape (2, 3)" in capsys.readouterr().out
+    if exercises.runner.ISOLATION == "process":
+        import os
+
+        feedback = check_softmax(lambda x: os._exit(3))
+        assert feedback.mistake == "raised" and "ended the Python process" in feedback.message
+
+
+# ====== lesson 07: the mask after the softmax, then renormalised
+def test_renormalising_after_the_softmax_is_named_with_where_it_underflows():
+    def my_causal_weights(scores):
+        weights = attention.softmax(scores) * np.tril(np.ones(scores.shape))
+        return weights / weights.sum(axis=1, keepdims=True)
+
+    feedback = exercises.check_causal_weights(my_causal_weights)
+    assert feedback.mistake == "renormalised_after_softmax", str(feedback)
+    assert "On paper" in feedback.message and "underflows" in feedback.message and "NaN" in feedback.message
+    assert _quoted_line(feedback.message + " " + feedback.hint) is None

@@ -7,7 +7,7 @@
   :func:`replace_block` (the README's launch block, the teacher's guide's tables and plan, lesson 00's
   course map, the export table of ``lessons_lib/__init__.py``);
 * how a notebook marks things: the cell tags (:data:`COLAB_TAG`, :data:`GRADED_TAG`, :data:`SUBSLIDE_TAG`),
-  nbgrader's solution and hidden-test markers, :data:`CHECK_CALL`, an exercise's check called on the
+  nbgrader's solution markers, :data:`CHECK_CALL`, an exercise's check called on the
   learner's answer (``ll.check_softmax(my_softmax)``), and a prediction: a line that opens with
   ``**Predict`` (:data:`PREDICT`), answered further on in a fold whose summary opens with "Check your
   answer" (:data:`ANSWER_FOLD`).
@@ -38,9 +38,9 @@ COLAB_TAG = "colab-setup"
 GRADED_TAG = "graded-test"
 #: a cell that starts a sub-slide and stays on screen (tools/split_tall_cells.py, a quiz of its own screen)
 SUBSLIDE_TAG = "own-subslide"
-#: nbgrader's markers: the worked solution, which the learner copy replaces, and the hidden test cases
+#: nbgrader's markers of the worked solution, which the learner copy and nbgrader's release replace (the
+#: graded cells need no hidden-test markers: their unseen cases come from the course's secret)
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
-HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 #: an exercise's check called on the learner's answer: ``ll.check_softmax(my_softmax)`` -> (check, answer)
 CHECK_CALL = re.compile(r"\b(check_\w+)\((my_\w+)\)")
 #: a **Predict** prompt: a line (or a quoted line) that opens with ``**Predict``
@@ -52,7 +52,7 @@ ANSWER_SUMMARY = "Check your answer"
 ANSWER_FOLD = re.compile(r"<details>\s*<summary>\s*" + ANSWER_SUMMARY, re.IGNORECASE)
 
 __all__ = ["ROOT", "LESSONS", "Lesson", "stated_minutes", "COLAB_TAG", "GRADED_TAG",
-           "SUBSLIDE_TAG", "SOLUTION_BEGIN", "SOLUTION_END", "HIDDEN_BEGIN", "HIDDEN_END", "CHECK_CALL",
+           "SUBSLIDE_TAG", "SOLUTION_BEGIN", "SOLUTION_END", "CHECK_CALL",
            "PREDICT", "ANSWER_SUMMARY", "ANSWER_FOLD", "RAN_KEY", "check_cell", "code_digest",
            "replace_block", "lesson_of"]
 

@@ -28,7 +28,7 @@ LAYERS = ("core", "lab", "figures", "explorers", "course", "exercises", "quizzes
 #: modules whose ``__all__`` is for the library's own lesson modules, not for learners: the exercise
 #: engine and its pieces (its ``run``, ``show`` and ``Case`` would shadow the quizzes' ``show``)
 INTERNAL = ("exercises.engine", "exercises.runner", "exercises.mistakes", "exercises.messages",
-            "exercises.catalogue")
+            "exercises.catalogue", "exercises.integrity")
 
 
 def public_modules() -> list[str]:

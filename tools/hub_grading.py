@@ -18,8 +18,9 @@ set-up, in three steps, each a subcommand of this tool:
     setting :data:`SERVER_ENV` (``--jupyterhub-config-dir``).
 ``teacher --course ~/course`` (the teacher, in a terminal of their own server)
     The teacher's views on again, for the teacher only (at the user's level), and the teacher's nbgrader
-    config: the course folder (made, with ``source/``, private to the teacher), the course id and the
-    exchange.
+    config: the course folder (made, with ``source/``, private to the teacher), the course id, the
+    exchange, and the course's secret for the exercises' unseen cases (``~/.lessons-secret``, made once,
+    readable by the teacher only).
 
 The user's level outranks the environment's only with :data:`SERVER_ENV` in every server's environment:
 in a virtual or conda environment (TLJH's, repo2docker's) Jupyter reads the environment's config before
@@ -41,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import stat
 import subprocess
 import sys
@@ -57,6 +59,11 @@ SERVER_ENV = {"JUPYTER_PREFER_ENV_PATH": "0"}
 #: The Littlest JupyterHub's folder of extra hub config
 TLJH_HUB_CONFIG = Path("/opt/tljh/config/jupyterhub_config.d")
 #: what nbgrader's release checks the exchange folder for (0o777), with the sticky bit of /tmp
+#: the teacher's file holding the course's secret (lessons_lib.exercises.grading.SECRET_VARIABLE)
+SECRET_FILE = Path("~/.lessons-secret")
+#: what autograding copies of a submission besides its notebook: nothing a learner could import instead
+IGNORED = (".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py", "*.pth", "lessons_lib", "numpy",
+           "IPython", "ipykernel")
 EXCHANGE_MODE = stat.S_IRWXU | stat.S_IRWXG | stat.S_IRWXO | stat.S_ISVTX
 CONFIG = "nbgrader_config.py"
 
@@ -104,8 +111,22 @@ def config_text(course_id: str, exchange: str, course: Path | None = None) -> st
              f"c.Exchange.root = {exchange!r}"]
     if course is not None:
         lines += [f"c.CourseDirectory.root = {str(course)!r}",
-                  "c.Execute.timeout = 300  # lesson 09 trains its model in the kernel"]
+                  "c.Execute.timeout = 300  # lesson 09 trains its model in the kernel",
+                  "# The secret of the unseen cases, in a file only the teacher can read (new each term).",
+                  "import os",
+                  f"with open(os.path.expanduser({str(SECRET_FILE)!r})) as secret:",
+                  "    os.environ['LESSONS_HIDDEN_SECRET'] = secret.read().strip()",
+                  "# Only a submission's notebook is graded: a module handed in beside it is not imported.",
+                  f"c.CourseDirectory.ignore = {list(IGNORED)!r}"]
     return "\n".join(lines) + "\n"
+
+
+def make_secret(path: Path) -> Path:
+    """The course's secret for the unseen cases, made once, readable by its owner only."""
+    if not path.exists():
+        path.write_text(secrets.token_hex(16) + "\n", encoding="utf-8")
+    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+    return path
 
 
 def make_exchange(exchange: Path) -> None:
@@ -148,8 +169,9 @@ def teacher(course: Path, course_id: str, exchange: str) -> list[Path]:
     config = views_on_for_me()
     (course / "source").mkdir(parents=True, exist_ok=True)
     os.chmod(course, stat.S_IRWXU)  # the course (sources, submissions, gradebook) is the teacher's alone
+    secret = make_secret(SECRET_FILE.expanduser())
     (config / CONFIG).write_text(config_text(course_id, exchange, course.resolve()), encoding="utf-8")
-    return [course, config / CONFIG]
+    return [course, config / CONFIG, secret]
 
 
 def main(argv: list[str] | None = None) -> int:

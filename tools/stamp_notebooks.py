@@ -15,8 +15,8 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
 * nbgrader's metadata for every exercise (see :func:`stamp_grading`): the solution cell, the
   interactive check cell locked, and after it a graded test cell worth the exercise's points in the
   registry of lessons (``lessons_lib/course/lessons.py``) that raises exactly when the check fails (the
-  visible cases, then hidden ones between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``);
-  graded cells are skipped in slides;
+  visible cases, then unseen ones drawn when it runs, ``check_hidden``: see
+  ``lessons_lib/exercises/grading.py``); graded cells are skipped in slides;
 * the course maps, from the registry: the README's launch block (between ``<!-- launch:begin -->`` and
   ``<!-- launch:end -->``: the Binder badge, JupyterLab on lesson 00, and a row per lesson with its Colab
   link), and lesson 00's map (between ``<!-- map:begin -->`` and ``<!-- map:end -->``: each lesson's
@@ -24,7 +24,11 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
 
 ``tests/test_launch.py`` fails when a notebook or the README is not stamped as this tool would.
 
-Usage: python tools/stamp_notebooks.py [--check] [notebooks/*.ipynb]
+``--nbgrader-source course/source`` writes instead what a graded class's ``nbgrader generate_assignment``
+starts from: each lesson with exercises in nbgrader's source layout, the answers to its Predict prompts
+folded as in the learner copy (:func:`nbgrader_source_notebook`).
+
+Usage: python tools/stamp_notebooks.py [--check] [notebooks/*.ipynb] | --nbgrader-source FOLDER
 """
 
 from __future__ import annotations
@@ -42,8 +46,6 @@ import tomllib
 from conventions import (
     COLAB_TAG,
     GRADED_TAG,
-    HIDDEN_BEGIN,
-    HIDDEN_END,
     LESSONS,
     ROOT,
     SOLUTION_BEGIN,
@@ -59,7 +61,7 @@ from lessons_lib.figures.base import read_still
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 README_BEGIN, README_END = "<!-- launch:begin -->", "<!-- launch:end -->"
 MAP_BEGIN, MAP_END = "<!-- map:begin -->", "<!-- map:end -->"
-#: Exercises whose answer is a value, not a function: their check has no cases to hide.
+#: Exercises whose answer is a value, not a function: their check has no unseen cases.
 NO_HIDDEN_CASES = {"my_query"}
 _DEFINED = re.compile(r"^\s*(?:def\s+(my_\w+)\s*\(|(my_\w+)\s*=)", re.M)
 
@@ -184,18 +186,24 @@ def _nbgrader(grade_id: str, *, solution=False, grade=False, locked=False, point
 
 
 def graded_cell_source(check: str, name: str, points: int) -> str:
-    """The graded test cell after ``check(name)``: the same check, raising when it does not pass."""
+    """The graded test cell after ``check(name)``: the same check, raising when it does not pass.
+
+    The unseen cases are not hidden *code* (an nbgrader ``### BEGIN HIDDEN TESTS`` block): the cell is
+    the same in the learner's release and at autograde, so nbgrader reports no changed checksum for
+    it, and its feedback shows no test the learner has not seen. What the learner cannot know are the
+    cases ``check_hidden`` draws, from the course's secret (``lessons_lib/exercises/grading.py``).
+    """
+    unseen = name not in NO_HIDDEN_CASES
     lines = [
         f"# Graded test (nbgrader, {points} point{'s' if points != 1 else ''}): passes exactly when "
-        f"{check}({name}) says PASSED;",
+        f"{check}({name}) says PASSED" + ("," if unseen else ";"),
+        "# on the cases shown above and on unseen ones drawn when it runs; otherwise it raises, naming the "
+        "mistake." if unseen else
         "# otherwise it raises, naming the mistake. Run the check above for the full feedback.",
         f"ll.assert_passes(ll.{check}({name}))",
     ]
-    if name not in NO_HIDDEN_CASES:
-        lines += [HIDDEN_BEGIN,
-                  "# the same check, on cases the learner is not shown",
-                  f'll.assert_passes(ll.check_hidden("{name}", {name}))',
-                  HIDDEN_END]
+    if unseen:
+        lines.append(f'll.assert_passes(ll.check_hidden("{name}", {name}))')
     return "\n".join(lines)
 
 
@@ -242,6 +250,37 @@ def stamp_grading(nb: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNo
                          f"{sorted(set(points) - graded)}, which no check call grades")
     nb.cells = out
     return nb
+
+
+def nbgrader_source_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The source notebook as nbgrader's ``source/`` folder should hold it: the teacher's notebook (solutions
+    and graded cells, which ``nbgrader generate_assignment`` removes and locks) with the prose that answers
+    a **Predict** prompt folded as in the learner copy (``learner_release.learner_notebook``: the learner
+    copy's own rule, reused, not written twice)."""
+    from learner_release import learner_notebook
+
+    learner, _ = learner_notebook(nb)
+    folded = {cell.get("id"): cell.source for cell in learner.cells if cell.cell_type == "markdown"}
+    nb = nbformat.from_dict(nb)  # a copy
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.get("id") in folded:
+            cell.source = folded[cell.get("id")]
+    return nb
+
+
+def write_nbgrader_source(folder: Path) -> list[str]:
+    """``folder/<lesson>/<lesson>.ipynb`` for every lesson with graded exercises (nbgrader's
+    ``source/`` layout: one assignment per lesson); returns the assignment names."""
+    written = []
+    for lesson in LESSONS.values():
+        if not lesson.points:
+            continue
+        nb = nbgrader_source_notebook(nbformat.read(ROOT / lesson.notebook, as_version=4))
+        target = folder / lesson.slug / f"{lesson.slug}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, target)
+        written.append(lesson.slug)
+    return written
 
 
 # ------------------------------------------------------------------------------------ slides
@@ -379,7 +418,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 if anything is unstamped")
+    parser.add_argument("--nbgrader-source", type=Path, metavar="FOLDER",
+                        help="instead: write the lessons with exercises into nbgrader's source FOLDER "
+                             "(course/source), the answers to Predict prompts folded as in the learner copy")
     args = parser.parse_args(argv)
+    if args.nbgrader_source:
+        written = write_nbgrader_source(args.nbgrader_source)
+        print(f"nbgrader source in {args.nbgrader_source}: " + ", ".join(written))
+        return 0
     notebooks = args.notebooks or [ROOT / lesson.notebook for lesson in LESSONS.values()]
     stale = []
     for path in notebooks:

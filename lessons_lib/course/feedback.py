@@ -61,6 +61,9 @@ class Feedback:
     ``status`` is ``"passed"``, ``"failed"`` or ``"not attempted"``; ``passed`` is
     ``True``, ``False`` or ``None`` (not attempted). ``mistake`` is the short name of the
     diagnosed mistake (e.g. ``"wrong_axis"``), ``None`` when passed or not attempted.
+    ``hint`` is what the learner reads now (it may grow more specific when the same mistake comes
+    back); ``nudge`` is the first, least specific hint, which graded feedback carries; ``case``
+    names the failing case by its label and input shapes, without its numbers.
     The words PASSED / NOT YET / NOT ATTEMPTED YET carry the meaning, not only the colour.
     """
 
@@ -70,6 +73,8 @@ class Feedback:
     hint: str = ""
     details: str = ""
     mistake: str | None = None
+    nudge: str = ""
+    case: str = ""
 
     @property
     def passed(self) -> bool | None:

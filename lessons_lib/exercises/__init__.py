@@ -26,15 +26,19 @@ check                       learner writes                                  note
 ==========================  ==============================================  ===========================
 
 Layout: :mod:`.engine` runs and diagnoses (an :class:`Exercise`, the rule for naming a
-candidate mistake) from four pieces: :mod:`.runner` runs the learner's code (copies of the
-inputs, a time limit per case), :mod:`.mistakes` holds :class:`Mistake` and its matchers,
-:mod:`.messages` the feedback's text, :mod:`.catalogue` the mistakes any exercise can make.
-Each ``lessonNN_name`` module holds one lesson's content, its cases and table of likely
-mistakes, and is collected here automatically. The engine's docstring says how a later
-lesson adds an exercise.
+candidate mistake) from five pieces: :mod:`.runner` runs the learner's code (copies of the
+inputs, a forked child process killed at the time limit, a watch on the library's answers),
+:mod:`.integrity` the judge's own comparisons and the seal on the tools it relies on,
+:mod:`.mistakes` holds :class:`Mistake` and its matchers, :mod:`.messages` the feedback's text,
+:mod:`.catalogue` the mistakes any exercise can make. :mod:`.grading` turns a check into an
+nbgrader graded cell and draws the unseen cases. Each ``lessonNN_name`` module holds one
+lesson's content, its cases, its generator of unseen cases and its table of likely mistakes,
+and is collected here automatically. The engine's docstring says how a later lesson adds an
+exercise.
 The answers are compared with the library's own reference functions
 (:mod:`lessons_lib.core`), never with a solutions file: a learner's copy of
-the course holds no solutions, and the checks work there.
+the course holds no solutions, and the checks work there. Calling those reference functions
+from the learner's function does not count as an answer (the check says so).
 """
 
 from __future__ import annotations

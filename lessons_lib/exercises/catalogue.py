@@ -19,7 +19,7 @@ from .runner import Outcome, close
 if TYPE_CHECKING:
     from .engine import Exercise
 
-__all__ = ["TYPE_MISTAKES", "FALLBACK_MISTAKES", "uses_global_instead"]
+__all__ = ["TYPE_MISTAKES", "FALLBACK_MISTAKES", "TAMPERED", "LIBRARY_ANSWER", "uses_global_instead"]
 
 
 def _is_torch(value) -> bool:
@@ -54,9 +54,13 @@ TYPE_MISTAKES = (
     Mistake(
         "timed_out", "it did not finish in time",
         lambda o: f"On the case \"{o.case.label}\" your function was still running after "
-        f"{o.time_limit:g} s, so the check stopped it. These inputs are tiny: a right "
-        "answer takes about a millisecond. An endless loop is the usual cause (a `while` whose "
-        "condition never becomes False, or a loop that changes a copy instead of its counter).",
+        f"{o.time_limit:g} s, " + (
+            "and the check could not stop it: it is still running in the background and keeps a "
+            "processor core busy until you restart the kernel (Kernel → Restart Kernel). "
+            if o.still_running else "so the check stopped it. ")
+        + "These inputs are tiny: a right answer takes about a millisecond. An endless loop is the usual "
+        "cause (a `while` whose condition never becomes False, or a loop that changes a copy instead of "
+        "its counter).",
         "Look at each loop: does something inside it move it toward its end? Numpy needs no loop "
         "here at all: whole-array operations (@, np.exp, .sum(axis=-1, keepdims=True)) do the work.",
         lambda o: o.timed_out,
@@ -143,6 +147,36 @@ TYPE_MISTAKES = (
         "Keep the computation in numpy floats from start to end (np.exp, @, /).",
         lambda o: _single(o) and _returned(o) and _bad_dtype(o.result),
     ),
+)
+
+
+def _names(names) -> str:
+    names = list(names)
+    shown = ", ".join(f"`{n}`" for n in names[:4])
+    return shown + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
+#: The function (or the notebook) changed the tools the check judges with; ``o.tampered`` names them.
+TAMPERED = Mistake(
+    "tampered", "the check's own tools were changed",
+    lambda o: f"Your code replaced {_names(o.tampered)}, which the check uses to judge the answer. "
+    "Changing the judge does not count as solving the exercise, so the check does not pass it; what "
+    "changed while your function ran was put back.",
+    "Leave numpy, Python's builtins and lessons_lib as they are, and compute the answer from the "
+    "function's arguments. If a cell of your notebook changed them, remove that cell and restart the "
+    "kernel (Kernel → Restart Kernel), then run your cells again.",
+    lambda o: bool(o.tampered),
+)
+
+#: The function called the library's own answer to the exercise; ``o.borrowed`` names what it called.
+LIBRARY_ANSWER = Mistake(
+    "library_answer", "it calls the course library's own answer",
+    lambda o: f"Your function calls {_names(o.borrowed)}: the course library's answer to this exercise, "
+    "the very thing the check compares with. Calling the library's answer does not count: the exercise "
+    "is to compute it yourself.",
+    "Write the computation with numpy operations, step by step as the lesson above shows; the library "
+    "is for looking at results, not for the exercise's answer.",
+    lambda o: bool(o.borrowed),
 )
 
 
@@ -240,7 +274,7 @@ def uses_global_instead(exercise: Exercise, fn: Callable) -> list[Mistake]:
                     f"Your function multiplies the weights by the notebook variable `{name}` (the keys) "
                     "instead of its argument V (the values). Keys only decide where each query looks; "
                     "the values are the content that gets mixed into the output.",
-                    "Use the argument: return weights @ V.",
+                    "Use the function's own argument V (the values), not the notebook's keys.",
                     like(candidate),
                 ))
             else:

@@ -9,14 +9,21 @@ How a check works
 1. A function whose body is only ``...``, ``pass`` or a docstring, or that raises
    ``NotImplementedError`` on *every* case, is "not attempted" (shown, not raised,
    so a notebook still runs top to bottom).
-2. The learner's function runs on each case, on copies of the inputs, in a worker
-   thread with a time limit (:data:`TIME_LIMIT_S` per case). A function that does not
-   finish is stopped and the check names the case it hung on. Whatever it raises,
-   returns or changes in place is recorded; nothing escapes but ``KeyboardInterrupt``.
+2. The learner's function runs on each case, on copies of the inputs, with a time limit
+   (:data:`TIME_LIMIT_S` per case), in a forked child process where the system has one
+   (:mod:`.runner`): a function that does not finish is killed, and the check names the case
+   it hung on. Whatever it raises, returns or changes in place is recorded; nothing escapes but
+   ``KeyboardInterrupt``.
 3. Each answer is compared with the library's own reference function (never a
-   solutions file): same structure, floating-point dtype, values within
-   ``rtol=1e-6, atol=1e-9``, and the inputs left untouched.
-4. On the first failing case the mistake is diagnosed *by experiment*:
+   solutions file), computed after the learner's function ran: same structure,
+   floating-point dtype, values within ``rtol=1e-6, atol=1e-9``, and the inputs left
+   untouched. The comparison uses the judge's own tools (:mod:`.integrity`), which no
+   notebook cell can rebind.
+4. The judge is not borrowed or patched: a function that calls the library's answer to the
+   exercise (its ``reference``, its ``formula``, the ``library_answers``, any code of this
+   folder) does not pass (``library_answer``), nor does one whose notebook or call replaced the
+   tools the check relies on (``tampered``). Honest answers never meet either.
+5. On the first failing case the mistake is diagnosed *by experiment*:
 
    * a wrong kind of answer (None, a tuple, a list, a torch tensor, a generator,
      complex or object arrays, a timeout) is named first;
@@ -35,7 +42,7 @@ every ``lesson*`` module's ``__all__`` becomes part of :mod:`lessons_lib.exercis
 
     import numpy as np
     from ..core import masks  # the library's reference
-    from .engine import Case, Exercise, Mistake, like, rng_cases
+    from .engine import Case, Exercise, Mistake, distinct_sizes, like, rng_cases
 
     __all__ = ["check_causal_mask"]
 
@@ -43,15 +50,20 @@ every ``lesson*`` module's ``__all__`` becomes part of :mod:`lessons_lib.exercis
         return [Case("3 queries, 5 keys", {"n_queries": 3, "n_keys": 5}),   # L ≠ S, none 4 or 16
                 Case("6 queries, 2 keys", {"n_queries": 6, "n_keys": 2})]
 
+    def _hidden(rng):                          # unseen cases of the same kind, sizes drawn
+        return [Case(f"{q} queries, {k} keys", {"n_queries": q, "n_keys": k})
+                for q, k in (distinct_sizes(rng, 2) for _ in range(3))]
+
     CAUSAL_MASK = Exercise(
         name="my_causal_mask", params=("n_queries", "n_keys"),
         task="builds the causal mask (True = may attend)",
-        reference=masks.causal_mask, cases=_cases,
+        reference=masks.causal_mask, cases=_cases, hidden=_hidden,
+        library_answers=(masks.causal_mask,),  # calling it does not count as an answer
         start_hint="np.tril of a (n_queries, n_keys) array of True.",
         mistakes=(
             Mistake("upper", "the upper triangle is kept instead of the lower",
                     "Query i may see keys 0..i, which lie on and below the diagonal.",
-                    "Use np.tril, not np.triu.",
+                    "Keep the keys on and below the diagonal: np.tril, not np.triu.",
                     like(lambda n_queries, n_keys: np.triu(np.ones((n_queries, n_keys), bool)))),
         ),
         answer_kind="b",                        # a bool array is expected (default "f": floats)
@@ -63,23 +75,31 @@ every ``lesson*`` module's ``__all__`` becomes part of :mod:`lessons_lib.exercis
 
 Then add a test to ``tests/test_exercises.py``: the generic tests there run every
 ``like`` candidate of every exercise through its check and require that its own
-mistake is named, so the cases must tell the mistakes apart. A learner function that
+mistake is named, so the cases must tell the mistakes apart; run the solution and every
+candidate on the unseen cases of many secrets (the solution passes, no candidate does); and
+hold every hint and message against every line of the notebooks' worked solutions (a hint
+names the idea and where to look, never a solution line). A learner function that
 returns several arrays is declared with ``outputs=("Q", "K", "V")`` (see
 ``lesson02_step1_qkv``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..course.feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
-from .catalogue import FALLBACK_MISTAKES, TYPE_MISTAKES, uses_global_instead
+from . import integrity
+from .catalogue import FALLBACK_MISTAKES, LIBRARY_ANSWER, TAMPERED, TYPE_MISTAKES, uses_global_instead
 from .messages import count, kind_of, shape_text, show
 from .mistakes import Mistake, either, every_case, like
-from .runner import TIME_LIMIT_S, Case, Outcome, is_placeholder, run
+from .runner import TIME_LIMIT_S, Case, Outcome, Watch, is_placeholder, run
 
 __all__ = [
     "TIME_LIMIT_S",
@@ -93,6 +113,8 @@ __all__ = [
     "every_case",
     "run",
     "rng_cases",
+    "distinct_sizes",
+    "SIZES",
     "count",
     "shape_text",
     "show",
@@ -111,6 +133,10 @@ class Exercise:
     right answer may have ("f": floating point). ``time_limit`` is in seconds per case.
     ``adapt`` turns the learner's function into what the cases compare, when that is not its
     return value (lesson 06: a function returning W_Q, W_K is judged by where its head looks).
+    ``library_answers`` are the library functions that compute this exercise's answer (``softmax``
+    for ``my_softmax``): a learner's function that calls one of them, the ``reference`` or the
+    ``formula`` does not pass. ``hidden`` draws the cases of :func:`~.grading.check_hidden` from a
+    random generator: new sizes and values, and the edge rows the exercise is about.
     """
 
     name: str
@@ -125,6 +151,8 @@ class Exercise:
     answer_kind: str = "f"
     time_limit: float | None = None  # None: TIME_LIMIT_S
     adapt: Callable | None = None
+    library_answers: tuple[Callable, ...] = ()
+    hidden: Callable[[np.random.Generator], list[Case]] | None = None
 
     def check(self, fn) -> Feedback:
         """Run ``fn`` on every case and say PASSED, NOT YET (naming the mistake) or NOT ATTEMPTED YET.
@@ -146,29 +174,70 @@ class Exercise:
             return self._not_callable(fn)
         if is_placeholder(fn):
             return self._not_attempted()
+        planted = integrity.planted()
+        if planted:  # the notebook replaced a tool of the judge before the check: nothing it says could count
+            before = Outcome(Case("before the check ran", {}), tampered=tuple(planted))
+            return self._feedback(TAMPERED, before)
+        watch, learner = self._watch(fn), fn
         if self.adapt is not None:
             fn = self.adapt(fn)
         limit = TIME_LIMIT_S if self.time_limit is None else self.time_limit
         outcomes = []
         for case in self.cases():
-            expected = self.reference(*case.args.values())
-            outcome = run(fn, case, expected, limit, self.answer_kind, self.outputs)
+            outcome = run(fn, case, None, limit, self.answer_kind, self.outputs, watch)
+            # the reference after the call: nothing the call did can reach it
+            outcome.expected = self.reference(*case.args.values())
             outcomes.append(outcome)
+            if outcome.tampered:
+                return self._feedback(TAMPERED, outcome, learner)
             if outcome.timed_out:  # do not wait for the next cases too
-                return self._feedback(TYPE_MISTAKES[0], outcome)
+                return self._feedback(TYPE_MISTAKES[0], outcome, learner)
         if all(o.not_attempted for o in outcomes):
             return self._not_attempted()
         failing = next((o for o in outcomes if not o.ok), None)
+        borrowed = next((o for o in outcomes if o.borrowed), None)
+        if borrowed is not None:
+            borrowed.borrowed = tuple(_public(name) for name in borrowed.borrowed)
+        if failing is None and borrowed is not None:
+            return self._feedback(LIBRARY_ANSWER, borrowed, learner)
         if failing is None:
             labels = "; ".join(o.case.label for o in outcomes)
             return Feedback(
                 self.name, PASSED,
                 f"Well done: {self.name} {self.task} correctly on all {len(outcomes)} test cases ({labels}).",
             )
-        return self._feedback(self._diagnose(fn, failing, outcomes), failing)
+        feedback = self._feedback(self._diagnose(fn, failing, outcomes), failing, learner)
+        notable = [n for n in borrowed.borrowed if not n.startswith(_OWN)] if borrowed is not None else []
+        if notable:  # the mistake first; and calling the library does not count either
+            feedback = dataclasses.replace(
+                feedback, message=f"{feedback.message} Also, your function calls the course library's own "
+                f"answer ({', '.join(notable)}), which does not count as solving the exercise.")
+        return feedback
 
-    def _feedback(self, mistake: Mistake, outcome: Outcome) -> Feedback:
-        return mistake.feedback(self.name, outcome, self.outputs)
+    def _watch(self, fn) -> Watch:
+        """What the learner's function must not call: the library's answers, the reference, the formula."""
+        codes = {}
+        for function in (*self.library_answers, self.reference, self.formula):
+            code = getattr(function, "__code__", None)
+            if code is not None:
+                codes[id(code)] = _shown_name(function, self.name)
+        trusted = frozenset()
+        if self.adapt is not None:  # the check's own wrapper calls the learner's function, and more
+            wrapper = self.adapt(fn)
+            own = (getattr(vars(type(wrapper)).get("__call__"), "__code__", None),
+                   getattr(wrapper, "__code__", None) if wrapper is not fn else None)
+            trusted = frozenset({id(c) for c in own if c is not None and c.co_filename.startswith(_FOLDER)})
+        return Watch(codes, _FOLDER, trusted)
+
+    def _feedback(self, mistake: Mistake, outcome: Outcome, learner=None) -> Feedback:
+        """The mistake's feedback; the hint grows more specific each time a notebook's function (one
+        defined in ``__main__``) makes the same mistake again in this kernel."""
+        attempt = 0
+        if getattr(learner, "__module__", None) == "__main__":
+            key = (self.name, mistake.key)
+            attempt = _ATTEMPTS.get(key, 0)
+            _ATTEMPTS[key] = attempt + 1
+        return mistake.feedback(self.name, outcome, self.outputs, attempt)
 
     def _diagnose(self, fn, failing: Outcome, outcomes: list[Outcome]) -> Mistake:
         typed = next((m for m in TYPE_MISTAKES if m.test(failing)), None)
@@ -204,7 +273,52 @@ class Exercise:
         )
 
 
+#: The folder of the exercises: code here (references, formulas, candidates) is never a learner's answer.
+_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: Names of this folder's own code: a wrong candidate of a table is reported by its mistake alone.
+_OWN = "lessons_lib.exercises."
+#: How often each (exercise, mistake) was named for a notebook's function in this kernel.
+_ATTEMPTS: dict[tuple[str, str], int] = {}
+
+
+def _public(name: str) -> str:
+    """``ll.attention_weights`` for ``lessons_lib.core.attention.attention_weights``, where that is the name
+    a learner knows (also inside ``"… (which runs …)"``)."""
+    import lessons_lib
+
+    def short(match):
+        module, _, attr = match.group(0).rpartition(".")
+        function = getattr(sys.modules.get(module), attr, None)
+        public = function is not None and getattr(lessons_lib, attr, None) is function
+        return f"ll.{attr}" if public else match.group(0)
+
+    return re.sub(r"lessons_lib(?:\.\w+)+", short, name)
+
+
+def _shown_name(function, exercise: str) -> str:
+    """``ll.softmax`` for a public name of lessons_lib, else where the function lives."""
+    import lessons_lib
+
+    name = getattr(function, "__name__", "")
+    if name and name != "<lambda>" and getattr(lessons_lib, name, None) is function:
+        return f"ll.{name}"
+    if getattr(function, "__code__", None) is not None and function.__code__.co_filename.startswith(_FOLDER):
+        return f"EXERCISES[{exercise!r}]'s own reference"
+    return f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', name)}"
+
+
 def rng_cases(specs, seed: int, make) -> list[Case]:
     """``[make(rng, *spec) for spec in specs]`` with one seeded generator: random cases, same every run."""
     rng = np.random.default_rng(seed)
     return [make(rng, *spec) for spec in specs]
+
+
+#: Sizes an unseen case may take: none is 1 (a size that hides a transpose or a division), 4 (where
+#: d/2 = √d) or 16 (where √16 = 4).
+SIZES = (2, 3, 5, 6, 7, 8, 9)
+
+
+def distinct_sizes(rng: np.random.Generator, n: int, sizes: tuple[int, ...] = SIZES) -> list[int]:
+    """``n`` different sizes drawn from ``sizes``: within one case no two dimensions agree, so no shape
+    makes two mistakes look alike (the rule the visible cases follow, for the unseen ones)."""
+    return [int(v) for v in rng.choice(sizes, size=n, replace=False)]

@@ -1,58 +1,102 @@
-"""Grading with nbgrader: a check's verdict as an assertion, and the same check on hidden cases.
+"""Grading with nbgrader: a check's verdict as a one-line assertion, and the same check on unseen cases.
 
 The interactive checks (``check_softmax(my_softmax)``) never raise: they return a
 :class:`~lessons_lib.course.feedback.Feedback` box. nbgrader grades a test cell by whether it raises,
 so each exercise's graded test cell (written by ``tools/stamp_notebooks.py``) wraps the same
-check::
+check, twice::
 
-    from lessons_lib.exercises.grading import assert_passes, check_hidden
+    ll.assert_passes(ll.check_softmax(my_softmax))                # the cases the learner sees
+    ll.assert_passes(ll.check_hidden("my_softmax", my_softmax))   # unseen cases, drawn when it runs
 
-    assert_passes(check_softmax(my_softmax))             # visible: the cases the learner sees
-    ### BEGIN HIDDEN TESTS
-    assert_passes(check_hidden("my_softmax", my_softmax))  # removed from the learner's copy
-    ### END HIDDEN TESTS
+The cell raises exactly when a check does not pass (not yet, or not attempted).
 
-The cell raises exactly when the check does not pass (not yet, or not attempted), with the
-check's named mistake and message, so nbgrader's feedback names the mistake. The message's format
-(``my_softmax: NOT YET (wrong_axis): …``) is written by :func:`assert_passes` and read back by
-:func:`read_verdict`, here beside it: the class report (``tools/class_report.py``) counts the
-mistakes of a class from the graded notebooks with it.
+**The failure, one line.** :func:`assert_passes` raises an ``AssertionError`` whose message is one line
+in this form (another tool, the class report, counts the named mistakes by it)::
+
+    <exercise>: NOT YET (<mistake>): <message> Hint: <nudge> Failing case: <label (input shapes)>
+    <exercise>: NOT ATTEMPTED YET: <message> Hint: <where to start>
+
+that is, the learner's function name, a colon, ``NOT YET`` with the mistake's name in brackets (or
+``NOT ATTEMPTED YET`` without one), a colon, then text. The nudge is the mistake's first, least
+specific hint, never a line of the solution; the failing case is named by its label and the shapes
+of its inputs, without its numbers. In a notebook (and so in nbgrader's feedback) the error shows as
+that one line only: no traceback, no path of the server's files, no test code.
+
+**Unseen cases.** :func:`check_hidden` runs the same check on cases that each exercise's ``hidden``
+generator draws when the cell runs: new sizes, new values, and the edge rows the exercise is about
+(large logits, masked rows, rows far apart). The generator is seeded from HMAC-SHA256 of the
+exercise's name with the course's secret, the environment variable :data:`SECRET_VARIABLE`, which the
+teacher's ``nbgrader_config.py`` sets (docs/classroom.md): every learner of the course meets the same
+unseen cases, two courses with two secrets meet different ones, and nothing a learner has (this
+library, the release, the notebook) holds the secret. Without it the cases are drawn afresh at random
+on every run, and the feedback says so.
+
+**Reading it back.** :func:`read_verdict`, here beside :func:`assert_passes`, reads that line back: the
+class report (``tools/class_report.py``) counts the mistakes of a class from the graded notebooks with it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import hashlib
+import hmac
+import os
 import re
+import secrets
 
 import numpy as np
 
-from .._checks import check_seed
-from ..course.feedback import Feedback
+from ..course.feedback import PASSED, Feedback
+from . import integrity
+from .catalogue import TAMPERED
 from .engine import Case
+from .runner import Outcome
 
 __all__ = ["assert_passes", "read_verdict", "Verdict", "hidden_cases", "check_hidden"]
 
-#: Seed of the hidden cases' row shuffles (fixed: the same hidden cases for every learner).
-HIDDEN_SEED = 2026
+_PASSED = PASSED  # captured: a notebook cell may rebind the module's name
+#: The environment variable holding the course's secret for the unseen cases (set in nbgrader_config.py).
+SECRET_VARIABLE = "LESSONS_HIDDEN_SECRET"
 
 
 def assert_passes(feedback: Feedback) -> None:
-    """Raise ``AssertionError`` unless ``feedback`` says PASSED; the message names the mistake.
+    """Raise ``AssertionError`` unless ``feedback`` says PASSED; its one-line message names the mistake.
 
     >>> assert_passes(Feedback("my_f", "passed", "Well done."))
-    >>> assert_passes(Feedback("my_f", "failed", "Rows do not sum to 1.", mistake="wrong_axis"))
+    >>> assert_passes(Feedback("my_f", "failed", "Rows do not sum to 1.", mistake="wrong_axis",
+    ...                        nudge="Rows?", case="3×5 (x: 3×5)"))
     Traceback (most recent call last):
-    AssertionError: my_f: NOT YET (wrong_axis): Rows do not sum to 1.
+    AssertionError: my_f: NOT YET (wrong_axis): Rows do not sum to 1. Hint: Rows? Failing case: 3×5 (x: 3×5)
     """
-    if feedback.passed:
+    if not isinstance(feedback, Feedback):
+        raise TypeError(_not_feedback(feedback))
+    planted = integrity.planted()
+    if planted:  # the notebook replaced a tool of the judge (Feedback.passed, say): nothing it says can count
+        exercise = str(vars(feedback).get("exercise", "the exercise"))
+        outcome = Outcome(Case("before grading", {}), tampered=tuple(planted))
+        raise _one_line(AssertionError(
+            f"{exercise}: NOT YET ({TAMPERED.key}): Likely mistake: {TAMPERED.title}. "
+            f"{TAMPERED.explain(outcome)} Hint: {TAMPERED.hints(outcome)[0]}"))
+    if vars(feedback).get("status") == _PASSED:  # the field itself, not a property a cell could replace
         return
-    mistake = f" ({feedback.mistake})" if feedback.mistake else ""
-    label = _NOT_YET if feedback.passed is False else _NOT_ATTEMPTED
-    hint = f" Hint: {feedback.hint}" if feedback.hint else ""
-    raise AssertionError(f"{feedback.exercise}: {label}{mistake}: {feedback.message}{hint}")
+    raise _one_line(AssertionError(verdict(feedback)))
+
+
+def verdict(feedback: Feedback) -> str:
+    """The one-line grading message of a feedback that did not pass (the form the module docstring gives)."""
+    if feedback.passed is None:
+        head = f"{feedback.exercise}: {_NOT_ATTEMPTED}: "
+    else:
+        head = f"{feedback.exercise}: {_NOT_YET} ({feedback.mistake or _UNNAMED}): "
+    hint = feedback.nudge or feedback.hint
+    parts = [feedback.message, f"Hint: {hint}" if hint else "",
+             f"Failing case: {feedback.case}" if feedback.case else ""]
+    return head + " ".join(" ".join(p.split()) for p in parts if p)
 
 
 _NOT_YET, _NOT_ATTEMPTED = "NOT YET", "NOT ATTEMPTED YET"
+_UNNAMED = "not_passed"  # the key of a failure that named no mistake
 _VERDICT = re.compile(r"\b(my_\w+): (NOT ATTEMPTED YET|NOT YET)(?: \((\w+)\))?: ")
 
 
@@ -81,41 +125,76 @@ def read_verdict(message: str) -> Verdict | None:
     match = _VERDICT.search(message)
     if match is None:
         return None
-    return Verdict(match.group(1), match.group(2) == _NOT_YET, match.group(3))
+    mistake = None if match.group(3) == _UNNAMED else match.group(3)
+    return Verdict(match.group(1), match.group(2) == _NOT_YET, mistake)
 
 
-def hidden_cases(cases: list[Case], seed: int = HIDDEN_SEED) -> list[Case]:
-    """Cases the learner does not see, made from the visible ones without changing what they test.
+def _one_line(error: AssertionError) -> AssertionError:
+    """IPython (and so nbgrader's feedback) shows an exception with ``_render_traceback_`` as the lines it
+    returns: here only ``AssertionError: <message>``, without the frames of this library."""
+    error._render_traceback_ = lambda: [f"AssertionError: {error}"]
+    return error
 
-    Every array argument has its rows (axis 0) shuffled, one seeded permutation per row count,
-    so arrays that share a row count stay paired (a running max with its running sum; weights
-    with values) and rows stay what they were (a row of weights still sums to 1). A case with
-    no array argument (sizes only) has each integer size grown by one instead.
-    """
-    rng = np.random.default_rng(check_seed(seed, allow_generator=False))
-    hidden = []
-    for case in cases:
-        arrays = {k: v for k, v in case.args.items() if isinstance(v, np.ndarray) and v.ndim}
-        if arrays:
-            orders: dict[int, np.ndarray] = {}
-            for value in arrays.values():
-                n = value.shape[0]
-                if n not in orders:
-                    order = rng.permutation(n)
-                    orders[n] = order if n < 2 or (order != np.arange(n)).any() else np.roll(order, 1)
-            args = {k: (v[orders[v.shape[0]]] if k in arrays else v) for k, v in case.args.items()}
-            label = f"hidden: {case.label}, rows shuffled"
-        else:
-            args = {k: (v + 1 if isinstance(v, int) and not isinstance(v, bool) else v)
-                    for k, v in case.args.items()}
-            label = "hidden: " + ", ".join(f"{k} = {v}" for k, v in args.items())
-        hidden.append(dataclasses.replace(case, label=label, args=args))
-    return hidden
+
+def _not_feedback(value) -> str:
+    if callable(value):
+        what = f"the function {getattr(value, '__name__', value)!r} itself"
+    elif value is None:
+        what = "None"
+    else:
+        what = f"{type(value).__name__} {value!r:.60}"
+    return ("assert_passes needs what a check returns, as in "
+            f"ll.assert_passes(ll.check_softmax(my_softmax)); it got {what}.")
+
+
+def _exercises() -> dict:
+    from . import EXERCISES
+
+    return EXERCISES
+
+
+def _exercise(name: str):
+    exercises = _exercises()
+    if name in exercises and exercises[name].hidden is not None:
+        return exercises[name]
+    exercises = {key: exercise for key, exercise in exercises.items() if exercise.hidden is not None}
+    close = difflib.get_close_matches(str(name), exercises, n=1)
+    guess = f" Did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"There is no exercise called {name!r}.{guess} The exercises with unseen cases are: "
+                     f"{', '.join(sorted(exercises))}.")
+
+
+def _seed(name: str) -> tuple[int, bool]:
+    """The seed of ``name``'s unseen cases and whether it comes from the course's secret."""
+    secret = os.environ.get(SECRET_VARIABLE, "")
+    if not secret:
+        return secrets.randbits(64), False
+    digest = hmac.new(secret.encode("utf-8"), f"lessons_lib hidden cases: {name}".encode(), hashlib.sha256)
+    return int.from_bytes(digest.digest()[:8], "big"), True
+
+
+def hidden_cases(name: str, seed: int | None = None) -> list[Case]:
+    """The unseen cases of exercise ``name`` (e.g. ``"my_softmax"``): from ``seed``, else from the
+    course's secret (:data:`SECRET_VARIABLE`), else drawn afresh at random."""
+    exercise = _exercise(name)
+    if seed is None:
+        seed, _ = _seed(name)
+    return exercise.hidden(np.random.default_rng(seed))
 
 
 def check_hidden(name: str, fn) -> Feedback:
     """The check of exercise ``name`` (e.g. ``"my_softmax"``) run on :func:`hidden_cases` only."""
-    from . import EXERCISES
-
-    exercise = EXERCISES[name]
-    return dataclasses.replace(exercise, cases=lambda: hidden_cases(exercise.cases())).check(fn)
+    exercise = _exercise(name)
+    seed, from_secret = _seed(name)
+    drawn = ("drawn with this course's secret" if from_secret else
+             f"drawn at random: no course secret is set ({SECRET_VARIABLE}, see the teacher's guide)")
+    unseen = dataclasses.replace(exercise, cases=lambda: exercise.hidden(np.random.default_rng(seed)))
+    feedback = unseen.check(fn)
+    if feedback.passed is False and feedback.mistake not in ("tampered", "not_callable", "checker_error"):
+        message = (f"On unseen cases ({drawn}): {feedback.message} Unseen cases are of the same kind as "
+                   "the ones shown, with other sizes and numbers: a function that computes from its "
+                   "arguments passes both.")
+        return dataclasses.replace(feedback, message=message)
+    if feedback.passed:
+        return dataclasses.replace(feedback, message=f"{feedback.message} These cases were unseen, {drawn}.")
+    return feedback

@@ -17,6 +17,8 @@ from ..lab import data
 __all__ = ["check_street_query"]
 
 MOSTLY = 0.5  # "mostly": at least half of the attention
+#: The one case of this check, as graded feedback names it (sentence A, 12 tokens, 4 features).
+CASE = "sentence A (“… because it was too tired”), your query for “it” (my_query: 4 numbers)"
 
 
 def check_street_query(query) -> Feedback:
@@ -32,13 +34,14 @@ def check_street_query(query) -> Feedback:
         q = np.asarray(query, dtype=np.float64)
     except (TypeError, ValueError):
         return Feedback(name, FAILED, f"my_query must be 4 numbers, one per feature ({', '.join(names)}); "
-                                      f"got {query!r}.", mistake="not_numbers")
+                                      f"got {query!r}.", mistake="not_numbers", case=CASE)
     if q.shape != (len(names),):
         return Feedback(name, FAILED, f"my_query must hold {len(names)} numbers, one per feature "
-                                      f"({', '.join(names)}); got shape {q.shape}.", mistake="wrong_shape")
+                                      f"({', '.join(names)}); got shape {q.shape}.", mistake="wrong_shape",
+                        case=CASE)
     if not np.isfinite(q).all():
         return Feedback(name, FAILED, "my_query holds inf or nan; use ordinary numbers.",
-                        mistake="not_finite")
+                        mistake="not_finite", case=CASE)
     if not q.any():
         return Feedback(name, NOT_ATTEMPTED,
                         "my_query is still all zeros: it asks for nothing, so every token gets 1/12 of the "
@@ -56,19 +59,19 @@ def check_street_query(query) -> Feedback:
         return Feedback(
             name, FAILED, f"{share}, and “{tokens[rival]}” gets just as much: a tie, not a winner.",
             hint=f"{_what_it_asks(q, names)} Ask for a feature that only “street” offers, so that it "
-                 f"stands out from “{tokens[rival]}”.", mistake="tie")
+                 f"stands out from “{tokens[rival]}”.", mistake="tie", case=CASE)
     if row[rival] > row[street]:
         return Feedback(
             name, FAILED, f"{share}, but “{tokens[rival]}” gets more ({row[rival]:.2f}).",
             hint=f"{_what_it_asks(q, names)} Which features does the key of “street” offer? "
-                 f"Ask for those (and not for what “animal” offers).", mistake="wrong_features")
+                 f"Ask for those (and not for what “animal” offers).", mistake="wrong_features", case=CASE)
     if row[street] >= MOSTLY:
         return Feedback(name, PASSED, f"{share}, the largest share and more than half: “it” now looks mostly "
                                       f"at the street. Only the question changed, not the sentence.")
     return Feedback(
         name, FAILED, f"{share}: the largest share, but not most of it (at least {MOSTLY:.2f}).",
         hint="The direction is right; make the query longer (multiply it by 2 or 3): bigger score gaps "
-             "make softmax concentrate, as with the loud pear.", mistake="too_soft")
+             "make softmax concentrate, as with the loud pear.", mistake="too_soft", case=CASE)
 
 
 def _what_it_asks(q: np.ndarray, names) -> str:

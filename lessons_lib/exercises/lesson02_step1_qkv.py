@@ -11,25 +11,36 @@ import itertools
 import numpy as np
 
 from ..core import attention
-from .engine import Case, Exercise, Mistake, like, rng_cases
+from .engine import Case, Exercise, Mistake, distinct_sizes, like, rng_cases
 
 __all__ = ["check_projection"]
+
+
+def _random_case(rng, n_tokens, d_model, d_k, d_v, kind="random"):
+    return Case(
+        f"{kind} X {n_tokens}×{d_model} ({n_tokens} tokens, d_model = {d_model}), "
+        f"W_Q and W_K {d_model}×{d_k}, W_V {d_model}×{d_v}",
+        {"x": rng.normal(size=(n_tokens, d_model)),
+         "w_q": rng.normal(size=(d_model, d_k)), "w_k": rng.normal(size=(d_model, d_k)),
+         "w_v": rng.normal(size=(d_model, d_v))},
+    )
 
 
 def _cases() -> list[Case]:
     # L (tokens), d_model, d_k, d_v all differ in the first case, so a product in the wrong order
     # or a transposed weight cannot fit by accident; later cases make W_Q and W_K square (d_k =
     # d_model) and all three outputs the same shape, so those mistakes give numbers, not errors.
-    def random_case(rng, n_tokens, d_model, d_k, d_v):
-        return Case(
-            f"random X {n_tokens}×{d_model} ({n_tokens} tokens, d_model = {d_model}), "
-            f"W_Q and W_K {d_model}×{d_k}, W_V {d_model}×{d_v}",
-            {"x": rng.normal(size=(n_tokens, d_model)),
-             "w_q": rng.normal(size=(d_model, d_k)), "w_k": rng.normal(size=(d_model, d_k)),
-             "w_v": rng.normal(size=(d_model, d_v))},
-        )
+    return rng_cases([(3, 6, 2, 5), (5, 3, 3, 3), (6, 5, 5, 2)], 15, _random_case)
 
-    return rng_cases([(3, 6, 2, 5), (5, 3, 3, 3), (6, 5, 5, 2)], 15, random_case)
+
+def _hidden(rng) -> list[Case]:
+    """Unseen cases of the same three kinds: all sizes different; square weights and outputs of one
+    shape; square W_Q and W_K with another d_v."""
+    a = distinct_sizes(rng, 4)
+    b = distinct_sizes(rng, 2)
+    c = distinct_sizes(rng, 3)
+    return [_random_case(rng, *a, kind="unseen"), _random_case(rng, b[0], b[1], b[1], b[1], kind="unseen"),
+            _random_case(rng, c[0], c[1], c[1], c[2], kind="unseen")]
 
 
 def _each(op):
@@ -54,30 +65,33 @@ PROJECTION = Exercise(
     formula=lambda x, w_q, w_k, w_v: (x @ w_q, x @ w_k, x @ w_v),
     outputs=("Q", "K", "V"),
     cases=_cases,
-    start_hint="Each output is one matrix product with X on the left: X is (L, d_model) and W_Q is "
-               "(d_model, d_k), so X @ W_Q is (L, d_k), one query per token. Return all three: "
-               "return q, k, v.",
+    library_answers=(attention.project_qkv,),
+    hidden=_hidden,
+    start_hint="Each output is one matrix product of the embeddings with one weight matrix. Write the "
+               "shapes down first: X is (L, d_model) and W_Q is (d_model, d_k); which order of the two "
+               "gives one row per token? The function hands back the three results together, as a tuple.",
     mistakes=(
         Mistake(
             "weights_on_the_left", "the product is in the wrong order (W·X instead of X·W)",
             "A matrix product is not commutative. X has one row per token, (L, d_model), and W_Q turns "
             "d_model features into d_k: only X @ W_Q lines up d_model with d_model and keeps one row "
             "per token. W_Q @ X (or Wᵀ·Xᵀ) gives the transpose at best, one column per token.",
-            "Put X first: q = x @ w_q, and the same for k and v.",
+            ("Put X first in each product: the token axis must stay the first axis of the result.",
+             "Write the shapes of each product: (L, d_model) times (d_model, d_k) is the one that fits."),
             like(_each(lambda x, w: w @ x), _each(lambda x, w: w.T @ x.T)),
         ),
         Mistake(
             "transposed_weights", "the weight matrices are transposed",
             "W_Q is already (d_model, d_k): its rows match the d_model features of X. With W_Q.T the "
             "sizes only fit when d_k = d_model, and even then the numbers are wrong.",
-            "Use the weights as they are: q = x @ w_q.",
+            "Use the weight matrices as they are given: their rows already match the features of X.",
             like(_each(lambda x, w: x @ w.T)),
         ),
         Mistake(
             "elementwise", "* multiplies element by element instead of a matrix product",
             "x * w_q pairs up matching entries; a projection sums over the d_model features of each "
             "token, which is what @ does.",
-            "Use the matrix product operator: q = x @ w_q.",
+            "A projection is a matrix product (the @ operator), not an element-wise one (*).",
             like(_each(lambda x, w: x * w), _each(lambda x, w: x * w.T)),
         ),
         Mistake(
@@ -85,7 +99,7 @@ PROJECTION = Exercise(
             "Q, K and V each have their own learned matrix: that is what lets a token ask for one "
             "thing (its query), be found for another (its key) and hand over a third (its value). With "
             "one matrix for all three, Q, K and V would be the same.",
-            "Use w_q for q, w_k for k and w_v for v.",
+            "Each output has its own weight matrix: look at which one each of your three lines uses.",
             like(*(lambda x, w_q, w_k, w_v, _i=i: (x @ (w_q, w_k, w_v)[_i],) * 3 for i in range(3))),
         ),
         Mistake(
@@ -93,7 +107,8 @@ PROJECTION = Exercise(
             "That is the shared projection of section 4: with Q = K the scores are symmetric and each "
             "token is pulled toward itself. Queries and keys have their own matrices, W_Q and W_K, so "
             "that what a token looks for can differ from what it offers.",
-            "Use w_q for the queries and w_k for the keys: return x @ w_q, x @ w_k, x @ w_v.",
+            ("Queries and keys each come from their own matrix: check the one your keys use.",
+             "The keys come from w_k, the second weight argument; the queries from w_q."),
             like(lambda x, w_q, w_k, w_v: (x @ w_q, x @ w_q, x @ w_v),
                  lambda x, w_q, w_k, w_v: (x @ w_k, x @ w_k, x @ w_v)),
         ),
@@ -102,13 +117,15 @@ PROJECTION = Exercise(
             "The three products are right, but not in their places: the caller unpacks "
             "`q, k, v = my_projection(...)`, so the first output must be X·W_Q, the second X·W_K and "
             "the third X·W_V.",
-            "Return them in this order: return x @ w_q, x @ w_k, x @ w_v.",
+            ("The order of the returned tuple matters: queries, then keys, then values.",
+             "Read the `def` line: the weights come in the order w_q, w_k, w_v, and the outputs go back "
+             "in the same order."),
             like(*(_reordered(order) for order in _ORDERS)),
         ),
         Mistake(
             "scaled_too_early", "the queries (or keys) are already divided by √d_k",
             "Scaling belongs to step 3, after the scores Q·Kᵀ; the projection itself is only X·W.",
-            "Remove the division: q = x @ w_q.",
+            "The projection is only the matrix product; leave the division by √d_k to step 3.",
             like(lambda x, w_q, w_k, w_v: (x @ w_q / np.sqrt(w_q.shape[1]), x @ w_k, x @ w_v),
                  lambda x, w_q, w_k, w_v: (x @ w_q / np.sqrt(w_q.shape[1]), x @ w_k / np.sqrt(w_k.shape[1]),
                                            x @ w_v)),

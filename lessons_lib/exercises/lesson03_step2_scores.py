@@ -8,19 +8,32 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import attention
-from .engine import Case, Exercise, Mistake, Outcome, count, either, every_case, like, rng_cases, shape_text
+from .engine import (
+    Case,
+    Exercise,
+    Mistake,
+    Outcome,
+    count,
+    distinct_sizes,
+    either,
+    every_case,
+    like,
+    rng_cases,
+    shape_text,
+)
 
 __all__ = ["check_scores"]
 
 
-def _cases() -> list[Case]:
-    def random_case(rng, n_queries, n_keys, d_k):
-        return Case(
-            f"random Q {n_queries}×{d_k} and K {n_keys}×{d_k} ({count(n_queries, 'query', 'queries')}, "
-            f"{count(n_keys, 'key', 'keys')})",
-            {"Q": rng.normal(size=(n_queries, d_k)), "K": rng.normal(size=(n_keys, d_k))},
-        )
+def _random_case(rng, n_queries, n_keys, d_k, kind="random"):
+    return Case(
+        f"{kind} Q {n_queries}×{d_k} and K {n_keys}×{d_k} ({count(n_queries, 'query', 'queries')}, "
+        f"{count(n_keys, 'key', 'keys')})",
+        {"Q": rng.normal(size=(n_queries, d_k)), "K": rng.normal(size=(n_keys, d_k))},
+    )
 
+
+def _cases() -> list[Case]:
     # L ≠ S ≠ d_k in every case (and none is 4 or 16), so a missing transpose, a product in the wrong
     # order or a division by a size of Q never fits, or gives the right numbers, by accident.
     return [
@@ -28,8 +41,15 @@ def _cases() -> list[Case]:
              {"Q": np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]]),
               "K": np.array([[1.0, 1.0, 0.0], [0.0, 2.0, 1.0], [1.0, 0.0, 0.0], [2.0, -1.0, 1.0],
                              [0.0, 0.0, 3.0]])}),
-        *rng_cases([(3, 5, 7), (6, 2, 3), (1, 6, 8)], 12, random_case),
+        *rng_cases([(3, 5, 7), (6, 2, 3), (1, 6, 8)], 12, _random_case),
     ]
+
+
+def _hidden(rng) -> list[Case]:
+    """Unseen cases: L, S and d_k different in each, one of them with a single query."""
+    cases = [_random_case(rng, *distinct_sizes(rng, 3), kind="unseen") for _ in range(3)]
+    n_keys, d_k = distinct_sizes(rng, 2)
+    return [*cases, _random_case(rng, 1, n_keys, d_k, kind="unseen")]
 
 
 def _divisor(o: Outcome):
@@ -62,6 +82,8 @@ SCORES = Exercise(
     reference=attention.attention_scores,
     formula=lambda Q, K: Q @ K.T,
     cases=_cases,
+    library_answers=(attention.attention_scores,),
+    hidden=_hidden,
     start_hint="Entry (i, j) is the dot product of query row i with key row j. Q is (L, d_k) and K is "
                "(S, d_k): which one has to be transposed so that a matrix product gives (L, S)?",
     mistakes=(
@@ -70,7 +92,9 @@ SCORES = Exercise(
             "Q @ K multiplies the rows of Q with the columns of K. Q is (L, d_k) and K is (S, d_k), so "
             "the sizes only fit by accident (when S = d_k), and even then the numbers are not query-key "
             "dot products.",
-            "Transpose K to (d_k, S): return Q @ K.T, a (L, S) matrix with entry (i, j) = q_i · k_j.",
+            ("One of the two matrices has to be transposed so that the inner sizes (d_k) meet.",
+             "Write the shapes: (L, d_k) times (d_k, S) gives (L, S). Which of Q and K is (d_k, …) after "
+             "a transpose?"),
             like(lambda Q, K: Q @ K),
         ),
         Mistake(
@@ -78,14 +102,15 @@ SCORES = Exercise(
             lambda o: "Q.T @ K compares features with features and gives a (d_k, d_k) matrix"
             + (f" (here {shape_text(o.result)})" if o.is_array else "")
             + ", not one score per (query, key) pair.",
-            "Transpose K, not Q: return Q @ K.T.",
+            "Transpose the keys, not the queries: the result needs one row per query.",
             like(lambda Q, K: Q.T @ K),
         ),
         Mistake(
             "swapped", "rows and columns are swapped (K·Qᵀ)",
-            "K @ Q.T has one row per key and one column per query: the transpose of the scores. "
+            "With K on the left of the product, the result has one row per key and one column per query: "
+            "the transpose of the scores. "
             "By convention each row belongs to a query, so the softmax later runs over the keys.",
-            "Put Q first: return Q @ K.T.",
+            "The queries go on the left of the product: each row of the result belongs to a query.",
             like(lambda Q, K: K @ Q.T),
         ),
         Mistake(
@@ -93,20 +118,20 @@ SCORES = Exercise(
             "Q * K multiplies entries in the same place: it pairs query i only with key i, never with the "
             "other keys, so it cannot give the (L, S) table of all dot products (and where L ≠ S numpy "
             "cannot even line the two arrays up). Summing afterwards does not help.",
-            "Use the matrix product operator @: return Q @ K.T.",
+            "All dot products at once are one matrix product (the @ operator), not an element-wise *.",
             either(like(lambda Q, K: Q * K, lambda Q, K: Q * K.T), _multiplied_elementwise),
         ),
         Mistake(
             "scaled_too_early", "the scores are already scaled down",
             _scaled_explain,
-            "Remove the division: return Q @ K.T.",
+            "Leave out the division: scaling is the next step's job (my_scale).",
             either(like(lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]), lambda Q, K: Q @ K.T / Q.shape[-1]),
                    every_case(lambda o: o.values_ok or _divisor(o) is not None)),
         ),
         Mistake(
             "softmax_too_early", "softmax is already applied",
             "Your rows sum to 1: that is the job of a later step. This one returns the raw scores Q·Kᵀ.",
-            "Return Q @ K.T without the softmax.",
+            "Leave out the softmax: this step stops at the raw scores.",
             like(lambda Q, K: attention.softmax(Q @ K.T), lambda Q, K: attention.softmax(Q @ K.T / np.sqrt(
                 Q.shape[-1]))),
         ),

@@ -16,24 +16,30 @@ import numpy as np
 
 from ..core import multihead
 from ..core.attention import softmax
-from .engine import Case, Exercise, Mistake, like, rng_cases
+from .engine import Case, Exercise, Mistake, distinct_sizes, like, rng_cases
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_next_token_head"]
 
 
 # --------------------------------------------------------------------------- split
+def _random_split(rng, n_tokens, n_heads, d_head, kind="random"):
+    d_model = n_heads * d_head
+    return Case(f"{kind} X {n_tokens}×{d_model} ({n_tokens} tokens, d_model = {d_model}), "
+                f"n_heads = {n_heads} (d_head = {d_head})",
+                {"x": rng.normal(size=(n_tokens, d_model)), "n_heads": n_heads})
+
+
 def _split_cases() -> list[Case]:
     # L, n_heads and d_head all differ in every case, so a reshape to the wrong order of axes
     # cannot give the right shape by accident.
-    def random_case(rng, n_tokens, n_heads, d_head):
-        d_model = n_heads * d_head
-        return Case(f"random X {n_tokens}×{d_model} ({n_tokens} tokens, d_model = {d_model}), "
-                    f"n_heads = {n_heads} (d_head = {d_head})",
-                    {"x": rng.normal(size=(n_tokens, d_model)), "n_heads": n_heads})
-
     numbered = np.arange(3 * 10, dtype=float).reshape(3, 10)
     return [Case("X = 0, 1, 2, … as a 3×10 matrix, n_heads = 2 (d_head = 5)", {"x": numbered, "n_heads": 2}),
-            *rng_cases([(5, 3, 2), (2, 4, 3), (7, 2, 5)], 16, random_case)]
+            *rng_cases([(5, 3, 2), (2, 4, 3), (7, 2, 5)], 16, _random_split)]
+
+
+def _split_hidden(rng) -> list[Case]:
+    """Three unseen cases, L, n_heads and d_head different in each."""
+    return [_random_split(rng, *distinct_sizes(rng, 3), kind="unseen") for _ in range(3)]
 
 
 def _shape(x, n_heads):
@@ -47,16 +53,21 @@ SPLIT_HEADS = Exercise(
     reference=multihead.split_heads,
     formula=lambda x, n_heads: x.reshape(x.shape[0], n_heads, -1).transpose(1, 0, 2),
     cases=_split_cases,
-    start_hint="Two steps: x.reshape(L, n_heads, d_head) groups the columns of each token by head, then "
-               ".transpose(1, 0, 2) brings the head axis to the front: (n_heads, L, d_head).",
+    library_answers=(multihead.split_heads,),
+    hidden=_split_hidden,
+    start_hint="Two steps: a reshape to (L, n_heads, d_head) groups the columns of each token by head, "
+               "then a transpose brings the head axis to the front: (n_heads, L, d_head).",
     mistakes=(
         Mistake(
             "reshape_only", "the reshape went straight to (n_heads, L, d_head), without a transpose",
             "x.reshape(n_heads, L, d_head) has the right shape but reads the numbers row by row: its "
             "first 'head' is the first L·d_head numbers of X, whole rows of the first tokens, not the "
-            "first d_head columns of every token. A reshape never moves numbers; only the transpose does.",
-            "Reshape to (L, n_heads, d_head) first (that only groups each row's columns), then "
-            ".transpose(1, 0, 2).",
+            "first d_head columns of every token. A reshape never moves numbers; only a transpose does "
+            "(here .transpose(1, 0, 2), after a reshape that keeps the tokens first).",
+            ("Group each token's columns by head first, keeping the tokens as the first axis; then move the "
+             "head axis to the front.",
+             "Reshape to (L, n_heads, d_head), then transpose: the argument of transpose lists the old axes "
+             "in their new order."),
             like(lambda x, n_heads: x.reshape(n_heads, x.shape[0], x.shape[1] // n_heads)),
         ),
         Mistake(
@@ -64,7 +75,8 @@ SPLIT_HEADS = Exercise(
             "x.reshape(L, n_heads, d_head) is the right middle step, but the shape asked for is "
             "(n_heads, L, d_head): each head must be an ordinary (L, d_head) matrix, so that the "
             "attention of all heads runs as one batched product.",
-            "Add .transpose(1, 0, 2) after the reshape.",
+            ("After the reshape, bring the head axis (axis 1) to the front with a transpose.",
+             "transpose takes the old axes in their new order: heads first, then tokens, then features."),
             like(lambda x, n_heads: x.reshape(_shape(x, n_heads))),
         ),
         Mistake(
@@ -79,7 +91,9 @@ SPLIT_HEADS = Exercise(
             "wrong_transpose", "the transpose puts the axes in the wrong order",
             "After x.reshape(L, n_heads, d_head), only the first two axes swap: tokens and heads. "
             "The last axis, the d_head features, stays last.",
-            "Use .transpose(1, 0, 2) (or np.swapaxes(..., 0, 1)).",
+            ("Only the first two axes (tokens and heads) trade places; the features stay last.",
+             "transpose takes the old axes in their new order: which order swaps the first two and keeps "
+             "the last one where it is?"),
             like(lambda x, n_heads: x.reshape(_shape(x, n_heads)).transpose(1, 2, 0),
                  lambda x, n_heads: x.reshape(_shape(x, n_heads)).transpose(2, 1, 0),
                  lambda x, n_heads: x.reshape(_shape(x, n_heads)).transpose(2, 0, 1)),
@@ -88,7 +102,8 @@ SPLIT_HEADS = Exercise(
             "heads_and_size_swapped", "n_heads and d_head are swapped",
             "The last axis of each head holds its d_head = d_model / n_heads features; the first axis "
             "counts the n_heads heads.",
-            "x.reshape(L, n_heads, d_model // n_heads).transpose(1, 0, 2).",
+            ("In the reshape, the middle axis counts the heads and the last axis the d_head features.",
+             "d_head is d_model divided by the number of heads; it goes last."),
             like(lambda x, n_heads: x.reshape(x.shape[0], -1, n_heads).transpose(1, 0, 2),
                  lambda x, n_heads: x.reshape(x.shape[0], x.shape[1] // n_heads, n_heads)
                  .transpose(1, 0, 2).reshape(x.shape[1] // n_heads, x.shape[0], n_heads)),
@@ -106,14 +121,20 @@ def check_split_heads(fn):
 
 
 # --------------------------------------------------------------------------- merge
-def _merge_cases() -> list[Case]:
-    def random_case(rng, n_heads, n_tokens, d_head):
-        return Case(f"random heads {n_heads}×{n_tokens}×{d_head} ({n_heads} heads, {n_tokens} tokens, "
-                    f"d_head = {d_head})", {"heads": rng.normal(size=(n_heads, n_tokens, d_head))})
+def _random_merge(rng, n_heads, n_tokens, d_head, kind="random"):
+    return Case(f"{kind} heads {n_heads}×{n_tokens}×{d_head} ({n_heads} heads, {n_tokens} tokens, "
+                f"d_head = {d_head})", {"heads": rng.normal(size=(n_heads, n_tokens, d_head))})
 
+
+def _merge_cases() -> list[Case]:
     numbered = np.arange(2 * 3 * 5, dtype=float).reshape(2, 3, 5)
     return [Case("heads = 0, 1, 2, … as 2 heads × 3 tokens × 5 features", {"heads": numbered}),
-            *rng_cases([(3, 5, 2), (5, 2, 3), (2, 7, 5)], 17, random_case)]
+            *rng_cases([(3, 5, 2), (5, 2, 3), (2, 7, 5)], 17, _random_merge)]
+
+
+def _merge_hidden(rng) -> list[Case]:
+    """Three unseen cases, n_heads, L and d_head different in each."""
+    return [_random_merge(rng, *distinct_sizes(rng, 3), kind="unseen") for _ in range(3)]
 
 
 MERGE_HEADS = Exercise(
@@ -123,15 +144,18 @@ MERGE_HEADS = Exercise(
     reference=multihead.merge_heads,
     formula=lambda heads: heads.transpose(1, 0, 2).reshape(heads.shape[1], -1),
     cases=_merge_cases,
-    start_hint="Undo the split in reverse order: .transpose(1, 0, 2) puts the tokens first, (L, n_heads, "
-               "d_head), then .reshape(L, n_heads * d_head) lays each token's heads side by side.",
+    library_answers=(multihead.merge_heads,),
+    hidden=_merge_hidden,
+    start_hint="Undo the split in reverse order: a transpose puts the tokens first, (L, n_heads, d_head), "
+               "then a reshape lays each token's heads side by side, (L, n_heads · d_head).",
     mistakes=(
         Mistake(
             "reshape_only", "the heads were reshaped to (L, d_model) without transposing back",
             "heads.reshape(L, d_model) reads the numbers in memory order, head after head: the first "
             "rows get head 0's numbers of several tokens. Concat(head_1, …, head_h) needs row i to be "
             "token i's output of head 0, then of head 1, and so on.",
-            "First .transpose(1, 0, 2) (tokens first), then .reshape(L, n_heads * d_head).",
+            ("Undo the split in reverse order: bring the tokens to the front first, then reshape.",
+             "A transpose that swaps the first two axes, then a reshape to (L, n_heads · d_head)."),
             like(lambda heads: heads.reshape(heads.shape[1], -1)),
         ),
         Mistake(
@@ -139,7 +163,9 @@ MERGE_HEADS = Exercise(
             "heads.transpose(1, 2, 0) puts the head axis last, so the reshape deals out the columns: "
             "feature 0 of every head, then feature 1 of every head … Concatenation keeps each head's "
             "d_head columns together.",
-            "Use .transpose(1, 0, 2) before the reshape.",
+            ("Keep each head's d_head columns together: before the reshape, the head axis must sit just "
+             "before the feature axis.",
+             "The transpose should swap heads and tokens only, and keep the features last."),
             like(lambda heads: heads.transpose(1, 2, 0).reshape(heads.shape[1], -1)),
         ),
         Mistake(
@@ -147,14 +173,16 @@ MERGE_HEADS = Exercise(
             "np.concatenate(heads, axis=0) (or reshape(-1, d_head)) puts head 1's rows under head 0's: "
             "more rows than tokens. Each token needs one row holding all heads, so the concatenation "
             "runs along the feature axis.",
-            "np.concatenate(list(heads), axis=1) works, or .transpose(1, 0, 2).reshape(L, -1).",
+            ("Concatenate along the feature axis, so that each token keeps one row with all its heads.",
+             "np.concatenate joins along the axis you give it: the rows must stay the tokens."),
             like(lambda heads: heads.reshape(-1, heads.shape[2])),
         ),
         Mistake(
             "summed", "the heads were added (or averaged) instead of concatenated",
             "Summing gives (L, d_head): the heads' outputs are mixed into one small vector. "
             "MultiHead concatenates them, (L, n_heads·d_head), and lets W_O mix them afterwards.",
-            "Concatenate: np.concatenate(list(heads), axis=1).",
+            ("Place the heads side by side (concatenate them) instead of adding them.",
+             "np.concatenate joins arrays along an axis: here each token's heads go next to each other."),
             like(lambda heads: heads.sum(axis=0), lambda heads: heads.mean(axis=0)),
         ),
     ),
@@ -213,6 +241,10 @@ class _Targets:
         return next_token_targets(head_weights(w_q, w_k))
 
 
+def _head_case(n: int, kind: str = "") -> Case:
+    return Case(f"{kind}{n} tokens, X = I (one-hot positions)", {"seq_len": n})
+
+
 def _shift(n, by, gain=20.0):
     """gain · the matrix that moves one-hot position i to position i + by (row i has its 1 at i + by)."""
     return gain * np.eye(n, k=by)
@@ -227,25 +259,27 @@ NEXT_TOKEN_HEAD = Exercise(
     params=("seq_len",),
     task="builds a head in which every token looks at the next one",
     reference=lambda seq_len: np.arange(1.0, seq_len),
-    cases=lambda: [Case(f"{n} tokens, X = I (one-hot positions)", {"seq_len": n}) for n in (5, 8, 3)],
+    cases=lambda: [_head_case(n) for n in (5, 8, 3)],
+    hidden=lambda rng: [_head_case(n, "unseen: ") for n in distinct_sizes(rng, 3, tuple(range(3, 13)))],
     adapt=lambda fn: fn if isinstance(fn, _Targets) else _Targets(fn),
-    start_hint="With X = I, row i of X·W_Q is row i of W_Q: token i's query. Make query i a large "
-               "multiple of e_(i+1), the one-hot vector of position i + 1, and key j equal to e_j "
-               "(W_K = np.eye(seq_len)): then q_i·k_j is large only for j = i + 1.",
+    start_hint="With X = I, row i of W_Q is token i's query and row j of W_K is token j's key. Let every "
+               "key be its token's one-hot position, and make query i a large multiple of the one-hot "
+               "vector of position i + 1: then q_i·k_j is large only for j = i + 1.",
     mistakes=(
         Mistake(
             "previous_token", "the head looks at the previous token instead of the next",
             "The shift goes the wrong way: query i matches key i − 1. (Shifting the keys instead of the "
             "queries also turns the direction round: k_j = e_(j+1) matches q_i = e_i when j = i − 1.)",
-            "Row i of W_Q should have its large entry in column i + 1: c · np.eye(seq_len, k=1), "
-            "with W_K = np.eye(seq_len).",
+            ("Turn the shift round: query i must match key i + 1, not key i − 1.",
+             "np.eye's k argument moves the ones off the diagonal: k=1 puts row i's one in column i + 1."),
             like(_head(lambda n: _shift(n, -1), np.eye), _head(np.eye, lambda n: _shift(n, 1))),
         ),
         Mistake(
             "itself", "each token looks at itself",
             "W_Q and W_K both the identity (times a number) make q_i·k_j large for j = i: a head that "
             "attends to its own position.",
-            "Shift the queries by one: W_Q = c · np.eye(seq_len, k=1) for a large c such as 20.",
+            ("Shift the queries by one position, so that query i matches key i + 1.",
+             "np.eye has an argument that moves the ones of the identity to another diagonal."),
             like(_head(lambda n: _shift(n, 0), np.eye)),
         ),
         Mistake(

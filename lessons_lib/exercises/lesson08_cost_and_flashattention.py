@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import flash
-from .engine import Case, Exercise, Mistake, like
+from .engine import Case, Exercise, Mistake, distinct_sizes, like
 
 __all__ = ["check_online_update"]
 
@@ -54,6 +54,48 @@ def _cases() -> list[Case]:
               "chunk": np.array([[1001.0, 999.0, -900.0, 1000.0, 990.0],
                                  [-998.0, -1001.0, -999.5, -1003.0, -997.0],
                                  [3.0, -800.0, 0.5, 1.0, -1.0]])}, "large"),
+    ]
+
+
+def _hidden(rng) -> list[Case]:
+    """Unseen cases of the seven kinds above, with r rows and chunks of c scores (r ≠ c, drawn): the first
+    chunk, a maximum that grows in every row, one that stays, a mix, large scores near +N, a masked
+    row, and rows far apart beside a chunk spanning more than exp's range (N drawn from 800-1200)."""
+    rows, width = distinct_sizes(rng, 2, (2, 3, 5, 6))
+    big = float(rng.uniform(800, 1200))
+
+    def ell():
+        return rng.uniform(0.5, 3.0, rows)
+
+    def chunk(center=0.0):
+        return center + rng.normal(0.0, 1.5, (rows, width))
+
+    m = rng.normal(0.0, 1.0, rows)
+    grows = m[:, None] + np.abs(rng.normal(0.0, 1.0, (rows, width)))
+    grows[np.arange(rows), rng.integers(0, width, rows)] = m + rng.uniform(1.0, 3.0, rows)
+    stays = m[:, None] - rng.uniform(0.5, 3.0, (rows, width))
+    mixed = chunk(0.5)
+    masked_m, masked_ell, masked_chunk = rng.normal(0.0, 1.0, rows), ell(), chunk()
+    last = rows - 1
+    masked_m[last], masked_ell[last], masked_chunk[last] = _NO, 0.0, _NO
+    far_m = np.array([big, -big, 0.0][:rows] + [0.0] * max(0, rows - 3))
+    far_chunk = far_m[:, None] + rng.normal(0.0, 2.0, (rows, width))
+    far_chunk[-1, 0] = far_m[-1] - rng.uniform(800, 1000)  # a chunk row spanning more than exp's range
+    shape = f"{rows} rows, chunks of {width}"
+    return [
+        Case(f"unseen first chunk ({shape})",
+             {"m": np.full(rows, _NO), "ell": np.zeros(rows), "chunk": chunk()}),
+        Case(f"unseen: the maximum grows in every row ({shape})", {"m": m, "ell": ell(), "chunk": grows}),
+        Case(f"unseen: the maximum stays in every row ({shape})",
+             {"m": m.copy(), "ell": ell(), "chunk": stays}),
+        Case(f"unseen: the maximum grows in some rows ({shape})",
+             {"m": rng.normal(0.5, 1.0, rows), "ell": ell(), "chunk": mixed}),
+        Case(f"unseen large scores near {big:.0f} ({shape})",
+             {"m": big + rng.normal(0.0, 1.0, rows), "ell": ell(), "chunk": chunk(big)}, "large"),
+        Case(f"unseen: the last row is masked so far ({shape})",
+             {"m": masked_m, "ell": masked_ell, "chunk": masked_chunk}, "masked"),
+        Case(f"unseen rows far apart, a chunk spanning more than exp's range ({shape})",
+             {"m": far_m, "ell": ell(), "chunk": far_chunk}, "large"),
     ]
 
 
@@ -136,16 +178,18 @@ ONLINE_UPDATE = Exercise(
     formula=_textbook,
     outputs=("m_new", "ell_new"),
     cases=_cases,
-    start_hint="Two lines. First the new maximum of each row: np.maximum(m, chunk.max(axis=-1)). Then the "
-               "new sum: the old sum was measured against the old maximum, so multiply it by "
-               "np.exp(m - m_new) (a number ≤ 1), and add the new chunk's terms np.exp(chunk - "
-               "m_new[:, None]).sum(axis=-1). Return m_new, ell_new.",
+    library_answers=(flash.online_softmax_update,),
+    hidden=_hidden,
+    start_hint="Two steps. First the new maximum of each row: the larger of the old maximum and the chunk's "
+               "own maximum (np.maximum). Then the new sum: the old sum was measured against the old "
+               "maximum, so rescale it by exp(m − m_new) (a number ≤ 1), and add the chunk's terms "
+               "exp(chunk − m_new), summed along each row. Hand back the maximum first, then the sum.",
     mistakes=(
         Mistake(
             "swapped_outputs", "the two outputs are returned in the wrong order",
             "Your numbers are right, but you return (ell_new, m_new); the check (and flash_attention) "
             "expects the maximum first.",
-            "End with `return m_new, ell_new`.",
+            "The maximum comes first in the returned pair, then the sum.",
             _variants(_swapped),
         ),
         Mistake(
@@ -154,7 +198,10 @@ ONLINE_UPDATE = Exercise(
             "becomes m_new, those terms must read exp(s − m_new) = exp(s − m) · exp(m − m_new). "
             "Without that factor the old terms count too much whenever the maximum grows (your answer "
             "is right only in the rows where it did not).",
-            "Multiply the old sum by np.exp(m - m_new) before adding the new chunk's terms.",
+            ("Before adding the new chunk's terms, rescale the old sum to the new maximum: multiply it by "
+             "exp(m − m_new).",
+             "That factor turns every old term exp(s − m) into exp(s − m_new); it is 1 in the rows whose "
+             "maximum did not grow."),
             _variants(_no_rescale),
         ),
         Mistake(
@@ -163,7 +210,8 @@ ONLINE_UPDATE = Exercise(
             "exp(m − m_new) is at most 1: old terms shrink, as they should when they are measured "
             "against a larger maximum. exp(m_new − m) makes them grow, and on the first chunk "
             "(m = -inf) it is exp(+inf) = inf, so 0 · inf gives NaN.",
-            "Use np.exp(m - m_new): old maximum minus new maximum.",
+            ("Turn the factor round: old maximum minus new maximum, a number ≤ 1.",
+             "exp(m − m_new) shrinks the old terms; exp(m_new − m) blows them up."),
             _variants(_rescale_upside_down),
         ),
         Mistake(
@@ -171,15 +219,18 @@ ONLINE_UPDATE = Exercise(
             "The two parts of ell_new must be measured against the same maximum, m_new. With the old "
             "maximum the chunk's terms exp(chunk − m) can exceed 1 (even overflow), and on the first "
             "chunk (m = -inf) they are exp(+inf) = inf.",
-            "Subtract m_new from the chunk: np.exp(chunk - m_new[:, None]).",
+            ("Shift the chunk's scores by the new maximum, the same one the old sum is rescaled to.",
+             "Inside the chunk's exponential, subtract m_new (as a column, one value per row)."),
             _variants(_old_max_for_chunk),
         ),
         Mistake(
             "no_max_subtraction", "the maximum is not subtracted, so exp overflows on large scores",
             "ell must be Σ exp(s − m), not Σ exp(s): the whole point of carrying m is that every exponent "
             "is ≤ 0, so no exp can overflow. Here scores near 1000 give exp(1000) = inf.",
-            "Subtract the new maximum inside the exponential, and rescale the old sum by "
-            "np.exp(m - m_new).",
+            ("Every exponent must be ≤ 0: subtract the new maximum inside the exponential, and rescale "
+             "the old sum to it.",
+             "Carry m along: the chunk's terms are exp(chunk − m_new), the old sum is multiplied by "
+             "exp(m − m_new)."),
             _variants(_no_max_subtraction),
         ),
         Mistake(
@@ -187,14 +238,17 @@ ONLINE_UPDATE = Exercise(
             "m_new must be the maximum of everything seen so far: max(m, max of the chunk). Taking only "
             "the chunk's maximum makes m_new fall when a chunk holds smaller scores, and exp(m − m_new) "
             "then exceeds 1.",
-            "Use np.maximum(m, chunk.max(axis=-1)).",
+            ("The new maximum is the larger of the old maximum and the chunk's own.",
+             "np.maximum compares two arrays entry by entry; the chunk's own maximum is a reduction along "
+             "its rows."),
             _variants(_chunk_max_only),
         ),
         Mistake(
             "wrong_axis", "the chunk is reduced over the wrong axis",
             "chunk holds one row of scores per entry of m: (rows, c). Its maximum and its sum must be "
             "taken along each row (axis=-1), not down the columns (axis=0).",
-            "Use chunk.max(axis=-1) and .sum(axis=-1).",
+            ("Reduce the chunk along each row (the last axis), in the max and in the sum.",
+             "axis=0 runs down the columns of chunk; axis=-1 along its rows."),
             _variants(_wrong_axis),
         ),
         Mistake(
@@ -202,7 +256,9 @@ ONLINE_UPDATE = Exercise(
             "m_new has shape (rows,) and chunk (rows, c). numpy lines arrays up from the last axis, so "
             "chunk - m_new subtracts m_new from each row (or refuses when c ≠ rows), instead of "
             "subtracting row i's maximum from row i.",
-            "Give m_new a column axis: chunk - m_new[:, None] (shape (rows, 1)).",
+            ("Give m_new a column axis, m_new[:, None] of shape (rows, 1), so that it lines up with the "
+             "rows of chunk.",
+             "Print the shapes of chunk and of what you subtract from it: (rows, c) against (rows, 1)."),
             _variants(_no_column),
         ),
         Mistake(
@@ -210,8 +266,9 @@ ONLINE_UPDATE = Exercise(
             "Your formula is right wherever a row has seen a real score. But in a row masked so far, "
             "m and m_new are both -inf, and -inf − (-inf) is NaN (not a number), so exp gives NaN. "
             "FlashAttention meets such rows with padding masks; the row must stay m = -inf, ell = 0.",
-            "Shift by a safe maximum: safe = np.where(m_new == -np.inf, 0.0, m_new), then use "
-            "np.exp(m - safe) and np.exp(chunk - safe[:, None]).",
+            ("Where a row has seen only -inf, shift by 0 instead of by its maximum (np.where can choose "
+             "per row): the row then keeps m = -inf and ell = 0.",
+             "Make one shift, 0 where m_new is -inf and m_new elsewhere, and use it in both exponentials."),
             like(_textbook),
         ),
     ),

@@ -13,7 +13,8 @@ import numpy as np
 
 from .runner import Outcome, error_kind
 
-__all__ = ["quoted_names", "shape_text", "show", "describe", "error_entry", "explain_error", "kind_of",
+__all__ = ["quoted_names", "shape_text", "show", "describe", "case_text",
+           "error_entry", "explain_error", "kind_of",
            "dtype_words", "count"]
 
 
@@ -37,6 +38,17 @@ def show(x, prefix: str = "") -> str:
             return repr(x)
     text = repr(x)
     return text if len(text) <= 200 else text[:200] + " …"
+
+
+def case_text(case) -> str:
+    """A case without its numbers: its label and each input's shape (``"random 3×5 scores (x: 3×5)"``)."""
+    parts = []
+    for name, value in case.args.items():
+        if isinstance(value, np.ndarray):
+            parts.append(f"{name}: {shape_text(value)}")
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            parts.append(f"{name} = {value}")
+    return f"{case.label} ({', '.join(parts)})" if parts else case.label
 
 
 def describe(outcome: Outcome, outputs: tuple[str, ...] = ()) -> str:

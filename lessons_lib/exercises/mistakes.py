@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..course.feedback import FAILED, Feedback
-from .messages import describe, quoted_names
+from .messages import case_text, describe, quoted_names
 from .runner import Outcome, behave_alike, run
 
 __all__ = ["Text", "Mistake", "like", "either", "every_case"]
@@ -90,22 +90,37 @@ class Mistake:
     case), :func:`either`, or a plain predicate ``test(outcome) -> bool`` on the
     failing case. ``explain`` and ``hint`` are text, or functions of the failing
     outcome that return text.
+
+    A hint names the idea and where to look, never a line of the solution
+    (``tests/test_exercises.py`` holds every hint and message against every solution line of the
+    notebooks). ``hint`` may be a tuple of hints, each more specific than the one before: the
+    first is the *nudge* (what nbgrader's feedback shows), and a learner who makes the same mistake
+    again in self-study gets the next one.
     """
 
     key: str
     title: str
     explain: Text
-    hint: Text
+    hint: Text | tuple[Text, ...]
     test: Callable[[Outcome], bool]
 
     def matches(self, failing: Outcome, outcomes: list[Outcome]) -> bool:
         return _test_matches(self.test, failing, outcomes)
 
-    def feedback(self, exercise: str, outcome: Outcome, outputs: tuple[str, ...] = ()) -> Feedback:
+    def hints(self, outcome: Outcome) -> list[str]:
+        """Every hint, the nudge first, as text for ``outcome``."""
+        hints = self.hint if isinstance(self.hint, tuple) else (self.hint,)
+        return [h(outcome) if callable(h) else h for h in hints]
+
+    def feedback(self, exercise: str, outcome: Outcome, outputs: tuple[str, ...] = (),
+                 attempt: int = 0) -> Feedback:
+        """The feedback for ``outcome``; ``attempt`` (0 the first time the mistake is named) picks a hint."""
         explain = self.explain(outcome) if callable(self.explain) else self.explain
-        hint = self.hint(outcome) if callable(self.hint) else self.hint
+        hints = self.hints(outcome)
         message = f"Likely mistake: {self.title}. {explain}"
         if outcome.mutated and self.key != "mutates_input":
             message += f" Also, your function changed its input {quoted_names(outcome.mutated)} in place."
-        return Feedback(exercise, FAILED, message, hint, describe(outcome, outputs), self.key)
+        hint = hints[min(attempt, len(hints) - 1)]
+        return Feedback(exercise, FAILED, message, hint, describe(outcome, outputs), self.key, nudge=hints[0],
+                        case=case_text(outcome.case))
 

@@ -1,0 +1,278 @@
+"""The judge's own tools, which a learner's code cannot replace: the comparisons and the seal.
+
+Part of the exercise engine (:mod:`.engine`). A check compares a learner's answer with the
+library's reference; a learner who wants the points without the work may try to change what
+the check judges with instead (``np.allclose = lambda *a, **k: True``, ``Feedback.passed =
+...``, another ``EXERCISES["my_softmax"]``). Three things stand in the way:
+
+* **comparisons without module attributes**: :func:`allclose` and :func:`array_equal` use only
+  the operators and methods of ``numpy.ndarray`` itself (a C type whose slots Python code cannot
+  reassign), never ``np.allclose`` or ``np.array_equal``, which anyone can rebind;
+* **the seal**: :func:`planted` finds a function of the learner's own planted in the tools a
+  check relies on (numpy, ``builtins``, ``math``, ``copy``, ``pickle``, the course library's
+  formulas, the engine, ``EXERCISES`` and the :class:`~lessons_lib.course.feedback.Feedback`
+  class), wherever it sits: a function counts as the learner's when its code was not loaded from
+  Python's own library, an installed package or ``lessons_lib`` itself (a notebook cell's code
+  comes from a temporary file of the kernel). :class:`Snapshot` records those namespaces before a
+  learner's function runs, so that :meth:`Snapshot.changes` can name (and
+  :meth:`Snapshot.restore` undo) whatever the call rebound;
+* the learner's function runs in a forked child process where the system allows it
+  (:mod:`.runner`), so whatever it changes during the call stays in the child.
+
+What no check inside the learner's own kernel can stop is code that replaces the grading entry
+points themselves (``ll.assert_passes = ...`` in a notebook cell): docs/classroom.md says what a
+teacher sees then, and why nbgrader's own autograde runs learners' notebooks in the open.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import site
+import sys
+import sysconfig
+import types
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["allclose", "array_equal", "as_plain_array", "planted", "Snapshot", "watched_modules"]
+
+# Captured when the engine is imported: the operators below reach numpy only through ndarray's
+# own type slots, and these few names are the only module attributes read afterwards.
+_NDARRAY = np.ndarray
+_ERRSTATE = np.errstate
+_FUNCTION, _METHOD = types.FunctionType, types.MethodType
+
+
+# --------------------------------------------------------------------------- comparisons
+def as_plain_array(x):
+    """``x`` as an exact ``numpy.ndarray`` (a subclass's overridden ``==`` or ``__array_ufunc__``
+    would otherwise take part in the comparison), or ``x`` unchanged when it is not an array."""
+    if isinstance(x, _NDARRAY) and type(x) is not _NDARRAY:
+        return _NDARRAY.view(x, _NDARRAY)
+    return x
+
+
+def allclose(a, b, rtol: float, atol: float, equal_nan: bool = False) -> bool:
+    """``np.allclose(a, b, rtol, atol, equal_nan)`` for two arrays of one shape, without numpy's
+    module attributes: |a − b| ≤ atol + rtol·|b| entry by entry, equal infinities equal."""
+    a, b = as_plain_array(a), as_plain_array(b)
+    with _ERRSTATE(all="ignore"):
+        ok = a == b
+        ok |= _NDARRAY.__abs__(a - b) <= atol + rtol * _NDARRAY.__abs__(b)
+        if equal_nan:
+            ok |= (a != a) & (b != b)
+        return True if _NDARRAY.all(ok) else False
+
+
+def array_equal(a, b, equal_nan: bool = False) -> bool:
+    """``np.array_equal`` without numpy's module attributes: same shape, every entry equal."""
+    a, b = as_plain_array(a), as_plain_array(b)
+    if a.shape != b.shape:
+        return False
+    with _ERRSTATE(all="ignore"):
+        same = a == b
+        if equal_nan and a.dtype.kind in "fc":
+            same |= (a != a) & (b != b)
+        return True if _NDARRAY.all(same) else False
+
+
+# --------------------------------------------------------------------------- what the checks rely on
+_PLAIN_MODULES = ("builtins", "math", "copy", "pickle")
+_LIBRARY = ("lessons_lib", "lessons_lib._checks", "lessons_lib.lab.data", "lessons_lib.course.feedback")
+_LIBRARY_PACKAGES = ("numpy.", "lessons_lib.core.", "lessons_lib.exercises.")
+#: The numpy namespaces a learner reaches by name (np.allclose, np.testing, np.linalg ...): what
+#: :class:`Snapshot` watches while a function runs in a forked child, where looking at every module
+#: would cost the child a copy of most of the kernel's memory pages.
+_NUMPY_PUBLIC = ("numpy", "numpy.linalg", "numpy.random", "numpy.testing", "numpy.lib", "numpy._core.numeric",
+                 "numpy._core.fromnumeric")
+
+
+def watched_modules(focus: bool = False) -> dict[str, types.ModuleType]:
+    """The loaded modules a check relies on, by name (``focus``: numpy's public namespaces only)."""
+    out = {}
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType):
+            continue
+        if focus and name.startswith("numpy") and name not in _NUMPY_PUBLIC:
+            continue
+        if name in (*_PLAIN_MODULES, *_LIBRARY, "numpy") or name.startswith(_LIBRARY_PACKAGES):
+            out[name] = module
+    return out
+
+
+def _own_classes(modules: dict[str, types.ModuleType]) -> dict[str, type]:
+    """The course's classes a check relies on (the engine's and Feedback), by dotted name."""
+    out = {}
+    for name, module in modules.items():
+        if not (name.startswith("lessons_lib.exercises") or name == "lessons_lib.course.feedback"):
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, type) and value.__module__ == name:
+                out[f"{name}.{attr}"] = value
+    return out
+
+
+def _exercises() -> dict:
+    module = sys.modules.get("lessons_lib.exercises")
+    return getattr(module, "EXERCISES", {}) if module is not None else {}
+
+
+# --------------------------------------------------------------------------- where trusted code lives
+def _trusted_roots() -> tuple[str, ...]:
+    roots = {str(Path(__file__).resolve().parents[1]), str(Path(np.__file__).resolve().parent)}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.add(str(Path(path).resolve()))
+    for path in [*getattr(site, "getsitepackages", lambda: [])(), site.getusersitepackages()]:
+        roots.add(str(Path(path).resolve()))
+    return tuple(sorted(root + os.sep for root in roots))
+
+
+_ROOTS = _trusted_roots()
+
+
+@functools.lru_cache(maxsize=4096)
+def _trusted_file(filename: str) -> bool:
+    if filename.startswith("<frozen "):
+        return True
+    if not filename or filename.startswith("<"):
+        return False
+    try:
+        path = str(Path(filename).resolve())
+    except (OSError, RuntimeError):
+        return False
+    return path.startswith(_ROOTS)
+
+
+_TRUSTED_PACKAGES = ("lessons_lib", "numpy", "dataclasses", "functools", "typing", "enum")
+
+
+def _trusted_code(function) -> bool:
+    filename = function.__code__.co_filename
+    if filename == "<string>":  # made by exec: dataclasses' __init__ and __eq__ carry their class's module
+        return str(getattr(function, "__module__", "")).split(".")[0] in _TRUSTED_PACKAGES
+    return _trusted_file(filename)
+
+
+def _judge(value, depth: int = 0) -> bool:
+    """True when ``value`` is (or wraps) a Python function or class that is not numpy's, Python's,
+    an installed package's or the course library's own."""
+    kind = type(value)
+    if depth > 3:
+        return False
+    if kind is _FUNCTION:
+        return not _trusted_code(value)
+    if kind in (_METHOD, staticmethod, classmethod):
+        return _judge(value.__func__, depth + 1)
+    if kind is property:
+        return any(_judge(f, depth + 1) for f in (value.fget, value.fset, value.fdel) if f is not None)
+    if kind is functools.partial:
+        return _judge(value.func, depth + 1)
+    if issubclass(kind, type):
+        name = getattr(value, "__module__", "") or ""
+        if name == "__main__":
+            return True
+        file = getattr(sys.modules.get(name), "__file__", None)
+        return bool(file) and not _trusted_file(file)
+    if kind.__module__ == "lessons_lib.exercises.engine":  # an Exercise: what it compares with
+        return any(_judge(field, depth + 1) for field in list(vars(value).values()))
+    if issubclass(kind, _FUNCTION):  # a subclass cannot be made, but be safe
+        return True
+    return False
+
+
+#: id -> (the class, kept alive so that its id stays its own; the verdict)
+_VERDICTS: dict[int, tuple[object, bool]] = {}
+_PLAIN = frozenset({int, float, str, bool, bytes, tuple, dict, list, frozenset, set, type(None),
+                    types.ModuleType, types.BuiltinFunctionType, np.ufunc, type(np.float64), np.dtype})
+
+
+def _foreign(value) -> bool:
+    """:func:`_judge`, remembered per object: a check looks at the same thousands of names each time."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return False
+    if kind is _FUNCTION:  # not remembered: a function's __code__ can be swapped in place
+        return not _trusted_code(value)
+    known = _VERDICTS.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    verdict = _judge(value)
+    if issubclass(kind, type):  # classes are remembered; an Exercise's fields may change
+        _VERDICTS[id(value)] = (value, verdict)
+    return verdict
+
+
+def planted() -> list[str]:
+    """Dotted names of the learner's own functions sitting where a check looks for numpy's, Python's
+    or the course library's (e.g. ``numpy.allclose``, ``lessons_lib.course.feedback.Feedback.passed``)."""
+    modules = watched_modules()
+    found = []
+    for name, module in modules.items():
+        for attr, value in list(vars(module).items()):
+            if _foreign(value):
+                found.append(f"{name}.{attr}")
+    for dotted, cls in _own_classes(modules).items():
+        found += [f"{dotted}.{attr}" for attr, value in list(vars(cls).items()) if _foreign(value)]
+    for key, exercise in list(_exercises().items()):
+        if type(exercise).__module__ != "lessons_lib.exercises.engine":
+            found.append(f"EXERCISES[{key!r}]")
+            continue
+        found += [f"EXERCISES[{key!r}].{field}" for field, value in list(vars(exercise).items())
+                  if _foreign(value)]
+    return found
+
+
+class Snapshot:
+    """What every watched namespace holds now (module dicts, the engine's classes, ``EXERCISES`` and
+    each exercise's fields), so that a change made by a learner's call can be named and undone.
+
+    ``focus``: numpy's public namespaces only (see :func:`watched_modules`).
+    """
+
+    def __init__(self, focus: bool = False):
+        modules = watched_modules(focus)
+        self._spaces: dict[str, tuple[object, dict]] = {}
+        for name, module in modules.items():
+            self._spaces[name] = (module, dict(vars(module)))
+        for dotted, cls in _own_classes(modules).items():
+            self._spaces[dotted] = (cls, dict(vars(cls)))
+        exercises = _exercises()
+        self._spaces["EXERCISES"] = (exercises, dict(exercises))
+        for key, exercise in list(exercises.items()):
+            self._spaces[f"EXERCISES[{key!r}]"] = (exercise, dict(vars(exercise)))
+
+    @staticmethod
+    def _current(owner) -> dict:
+        return owner if isinstance(owner, dict) else vars(owner)
+
+    def changes(self) -> list[str]:
+        """Dotted names rebound or deleted since the snapshot (names added since are not counted)."""
+        missing = object()
+        found = []
+        for where, (owner, before) in self._spaces.items():
+            now = self._current(owner)
+            for attr, value in before.items():
+                if now.get(attr, missing) is not value and not (where == "builtins" and attr.startswith("_")):
+                    found.append(f"{where}[{attr!r}]" if isinstance(owner, dict) else f"{where}.{attr}")
+        return found
+
+    def restore(self) -> None:
+        """Put back every rebound or deleted name."""
+        for owner, before in self._spaces.values():
+            now = self._current(owner)
+            for attr, value in before.items():
+                if now.get(attr, _MISSING) is value:
+                    continue
+                if isinstance(owner, dict):
+                    owner[attr] = value
+                elif isinstance(owner, type) or isinstance(owner, types.ModuleType):
+                    setattr(owner, attr, value)
+                else:  # a frozen dataclass (an Exercise)
+                    object.__setattr__(owner, attr, value)
+
+
+_MISSING = object()

@@ -110,9 +110,14 @@ test-other-cpu: $(STAMP_DEV)
 	  $(BIN)/pytest -p no:cacheprovider --nbval --nbval-kernel-name course-offline notebooks/
 	$(PY) tools/other_cpu.py $(BIN)/pytest -p no:cacheprovider --doctest-modules lessons_lib tools/course.py
 
+# axe-core, the accessibility engine the browser tests run in Chromium (tests/a11y.py): pinned, from npm,
+# installed into build/node with configurable-http-proxy (below), never fetched at run time.
+AXE_VERSION := 4.14.1
+AXE := build/node/node_modules/axe-core/axe.min.js
+
 # Outside CI a missing Chromium skips this stage with one line on what to install; in CI it fails.
 # One pytest process per file: each holds its own playwright (sync API), which cannot share a process.
-test-browser: $(STAMP_DEV)
+test-browser: $(STAMP_DEV) $(AXE)
 	@if ! $(PY) tools/course.py check-browser && [ -z "$$CI" ]; then exit 0; fi; \
 	mkdir -p $(SCREENSHOTS) && \
 	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py && \
@@ -139,9 +144,12 @@ test-grading: $(STAMP_DEV)
 # configurable-http-proxy 5 needs Node >= 20; Debian bookworm's own nodejs is 18, where 4.6.3 runs.
 CHP_VERSION := $(shell node -e 'process.stdout.write(+process.versions.node.split(".")[0] >= 20 ? "5.3.0" : "4.6.3")' 2>/dev/null || echo 4.6.3)
 CHP := build/node/node_modules/.bin/configurable-http-proxy
-$(CHP):
+# Both npm packages (the proxy, axe-core) come in one call: a later `npm install --no-save` into
+# build/node would remove what an earlier one installed.
+$(CHP) $(AXE) &:
 	@command -v npm >/dev/null || { echo "npm is missing: apt-get install nodejs npm (.ci/run does)"; exit 1; }
-	npm install --no-save --no-audit --no-fund --prefix build/node configurable-http-proxy@$(CHP_VERSION)
+	npm install --no-save --no-audit --no-fund --prefix build/node configurable-http-proxy@$(CHP_VERSION) \
+	  axe-core@$(AXE_VERSION)
 
 test-hub: $(STAMP_DEV) $(CHP)
 	$(PY) tools/binder_env.py --dest $(BINDER_ENV)

@@ -224,7 +224,7 @@ def widget_check(value: int = 3):
         control_entry("lessons-slider-check", "Move me: a test slider, echoed by the line below it",
                       value="Move me"),
         control_entry("lessons-widget-echo", status=True)])
-    box = widgets.VBox([access, help_text, slider, echo])   # access: invisible
+    box = widgets.VBox([help_text, slider, echo, access])
     box.add_class("lessons-widget-check")
     return box
 

@@ -99,6 +99,7 @@ function fmtNumber(v, decimals) {
 
 function fmtExact(v) {
   if (!Number.isFinite(v)) return String(v);
+  if (Number.isInteger(v) && Math.abs(v) < 1e5) return String(v).replace("-", "−");  // d_k = 128, not 128.0
   const a = Math.abs(v);
   const s = a !== 0 && (a < 1e-3 || a >= 1e5) ? v.toExponential(3) : v.toPrecision(4);
   return String(Number(s) === 0 ? "0" : s).replace("-", "−");
@@ -1403,7 +1404,7 @@ KINDS.heads = {
     const p = { ...s, m: { kind: s.m.kind, data: s.m.data.subarray(hit.panel * s.rows * s.cols) } };
     const cell = heatmapReadout(p, hit);
     const lock = hit.panel === s.locked ? "unlock" : "lock";
-    return `${name}: ${cell}${hit.thumb ? `  (click or Enter: ${lock} this head)` : ""}`;
+    return `${name}: ${cell}${hit.thumb ? ` (click or Enter: ${lock} this head)` : ""}`;
   },
   cellRect(s, info, hit) {
     if (hit.empty) return { x: -10, y: -10, w: 0, h: 0 };

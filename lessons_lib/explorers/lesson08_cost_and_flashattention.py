@@ -251,7 +251,7 @@ class TileExplorer(ExplorerBase):
         self._draw_series()
         self.hint = (f"queries {self.rows.start}…{self.rows.stop - 1}, keys in tiles of {block_size}"
                      f"{' (causal)' if causal else ''}; drag the slider")
-        self.widget = self._box(self.slider, self.error_box, ipw.HBox(self.plots), self.readout)
+        self.widget = self._box(self.slider, self.error_box, self._row(list(names)), self.readout)
         self.update()
 
     def settings(self) -> str:

@@ -873,8 +873,9 @@ KINDS.lines = {
   hit(s, info, x, y) {
     if (!info) return null;
     let best = null, bd = 15 * 15;
+    const points = linePoints(s);   // the points the cursor walks too: the same read-out by mouse or keys
     s.series.forEach((se, k) => {
-      if (se.mode === "line") return;
+      if (!points.includes(k)) return;
       se.x.forEach((v, i) => {
         const d = (info.X(v) - x) ** 2 + (info.Y(se.y[i]) - y) ** 2;
         if (d < bd) { bd = d; best = { series: k, index: i }; }

@@ -131,7 +131,7 @@ def test_widget_check_echoes_the_slider_value():
     box = widget_check(value=3)
     assert isinstance(box, widgets.VBox)
     slider = next(w for w in box.children if isinstance(w, widgets.IntSlider))
-    echo = box.children[-1]
+    echo = next(w for w in box.children if "lessons-widget-echo" in w._dom_classes)
     assert "lessons-slider-check" in slider._dom_classes
     assert "<b>3</b>" in echo.value
     slider.value = 7

@@ -318,3 +318,86 @@ def test_still_is_a_matplotlib_figure_of_the_same_view(cls, n_axes):
 def test_nice_bound():
     assert nice_bound(0.7) == 0.8
     assert nice_bound(41.0) == 50.0
+
+
+# ------------------------------------------------------------------ what a screen reader is given
+def _classes(widget) -> set[str]:
+    return set(widget._dom_classes)
+
+
+@pytest.mark.parametrize("cls", [*ALL, ll.HeadGridExplorer, ll.CausalMaskExplorer, ll.CustomMaskExplorer])
+def test_every_control_has_a_name_that_says_what_it_sets_and_a_value_text(cls):
+    """Each control has an entry in the explorer's Access: its CSS class, a name that contains what the
+    front end shows beside it (WCAG 2.5.3) and, for a slider, the value text "<name> = <read-out>"."""
+    ex = cls()
+    entries = {e["cls"]: e for e in ex.access.controls}
+    assert any(w is ex.access for w in _descendants(ex.widget))            # inside the explorer's box
+    for name, control in ex.controls.items():
+        mine = [entries[c] for c in _classes(control) if c in entries]
+        assert len(mine) == 1, f"{name}: {sorted(_classes(control))}"
+        entry = mine[0]
+        assert control.description in entry["label"] and len(entry["label"]) > len(control.description) or \
+            isinstance(control, ipywidgets.Checkbox), entry
+        if isinstance(control, ipywidgets.SelectionSlider | ipywidgets.IntSlider | ipywidgets.FloatLogSlider):
+            assert entry["value"] == name
+            assert ex.setting(name).startswith(f"{name} = ")
+
+
+def test_the_live_region_says_what_changed_and_what_the_weights_do():
+    ex = ll.ScaleSoftmaxExplorer()
+    ex.controls["d_k"].value = 16            # as a learner moves it
+    w = shown(ex, "weights")[SAT]
+    j = int(np.argmax(w))
+    said = f"d_k = 16: the row of “sat” puts {w[j]:.2f} on “{CAT[j]}”, its largest weight"
+    assert ex.access.text == said
+    for fig in ex.figures.values():          # the figures' names follow, with the data
+        assert "d_k = 16" in fig.alt and (f"{w[j]:.2f}" in fig.alt or "variance" in fig.alt)
+    ex.set(scaled=False, temperature=0.5)
+    assert ex.access.text.startswith("scale by 1/√d_k off; temperature = 0.5: the row of “sat”")
+
+
+def test_figure_names_follow_the_data_not_only_the_settings():
+    ex = ll.ScoresExplorer()
+    before = ex.figures["scores"].alt
+    ex.set(d_k=64)
+    s = shown(ex, "scores")
+    i, j = np.unravel_index(int(np.argmax(s)), s.shape)
+    alt = ex.figures["scores"].alt
+    assert alt != before and "d_k = 64" in alt
+    assert f"the largest, {s[i, j]:.2f}, is “{CAT[i]}” → “{CAT[j]}”" in alt
+
+
+def test_drawing_a_mask_is_said_cell_by_cell():
+    ex = ll.CustomMaskExplorer(4)
+    entries = {e["cls"]: e["label"] for e in ex.access.controls}
+    assert entries["lessons-cell-0-1"] == f"query “{ex.tokens[0]}” (0) may attend to key “{ex.tokens[1]}” (1)"
+    ex.cells[0][1].value = True              # a learner presses the toggle
+    assert ex.access.text.startswith(f"query “{ex.tokens[0]}” (0) → key “{ex.tokens[1]}” (1) now allowed: "
+                                     "11 of 16 cells allowed.")
+    assert "11 of 16 cells allowed" in ex.heatmap.alt
+    ex.cells[0][1].value = False
+    assert "now blocked: 10 of 16 cells allowed. This is the causal mask" in ex.access.text
+
+
+def test_the_tile_explorer_says_what_the_tile_did():
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((8, 4)) for _ in range(3))
+    ex = ll.TileExplorer(q, k, v, block_size=4)
+    ex.set(tile=2)
+    assert ex.access.text.startswith("tile = 2: keys 4…7 processed; query 0: maximum ")
+    for plot in ex.plots:
+        assert "tile = 2 of 2: after tile 2, query 0 at" in plot.alt
+
+
+def test_the_cost_explorers_names_follow_a_measurement():
+    """Lesson 08: after "Measure up to N" the plots' names say what is measured now (they did not change)."""
+    from lessons_lib.lab import cost
+
+    table = cost.measure_scaling([128], ["naive numpy"], d=8, repeats=1, progress=False)
+    ex = ll.ScalingExplorer(table, n=256)
+    before = ex.time_plot.alt
+    assert "measured at N = 128 only; at N = 256, nothing measured" in before
+    ex.measure()
+    assert ex.time_plot.alt != before
+    assert "seq_len = 256: measured at 2 sizes, N = 128 to 256; at N = 256, naive numpy " in ex.time_plot.alt
+    assert ex.access.text.startswith("Measured up to N = 256: 65,536 scores per head, ")

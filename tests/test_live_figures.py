@@ -209,10 +209,12 @@ def test_grid_bars_lines_product_hold_what_they_show():
 def test_the_javascript_ships_inside_the_package_and_fetches_nothing():
     js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
     css = (PACKAGE / "live_figures.css").read_text(encoding="utf-8")
+    access = (PACKAGE / "access.js").read_text(encoding="utf-8")
     # the JavaScript as it ships, after one line with the course's look from style.py
     style_line = f"const STYLE = {json.dumps(style.live_style(), ensure_ascii=False)};\n"
     assert ll.LiveFigure._esm == style_line + js and "export default" in js
-    for text in (js, css):
+    assert ll.Access._esm == access and "export default" in access and ll.Access._css == css
+    for text in (js, css, access):
         assert not re.search(r"https?://|import\s.*from\s+['\"]", text), "no CDN, no imports: nothing fetched"
     assert "devicePixelRatio" in js and "requestAnimationFrame" in js
     # no text below 12 px
@@ -227,7 +229,7 @@ NOT_REDRAWN = {
     "cmap": "the colour map's name; the JavaScript draws its table, lut",
     "selectable": "read when a row is clicked, not drawn",
 }
-HEADS_NOT_REDRAWN = {"row_name", "col_name", "annotate_max"}  # a head view writes no values in its cells
+HEADS_NOT_REDRAWN = {"row_name", "col_name", "annotate_max", "ink"}  # a head view writes no values in cells
 
 
 def test_every_kind_in_python_has_its_drawing_code_in_javascript_and_back():
@@ -239,7 +241,7 @@ def test_every_kind_in_python_has_its_drawing_code_in_javascript_and_back():
     js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
     in_js = set(re.findall(r"^KINDS\.(\w+) = \{", js, re.M))
     assert set(LiveFigure.kinds()) == in_js, (sorted(LiveFigure.kinds()), sorted(in_js))
-    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "base", "wire"}
+    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "base", "wire", "access"}
     assert {cls.__module__.rsplit(".", 1)[1] for cls in LiveFigure.kinds().values()} == modules, (
         "every module of figures/live/ holds a kind, imported by figures/live/__init__.py")
 
@@ -271,3 +273,137 @@ def test_the_javascript_draws_with_the_style_of_style_py():
         assert value not in js, f"{value!r} is typed in live_figures.js; it comes from style.py"
     assert base._ESM.startswith("const STYLE = {") and style.MASK_NOTE in base._ESM.splitlines()[0]
     assert js.count("function drawColorbar(") == 1 and "drawColorbarOnly" not in js
+
+
+# ------------------------------------------------------------------ contrast (WCAG 2.1 AA), computed
+def _lut(name: str) -> np.ndarray:
+    return np.frombuffer(style.colormap_table(name), np.uint8).reshape(256, 3)
+
+
+def test_the_contrast_ratio_is_wcags():
+    assert style.contrast_ratio("#000000", "#ffffff") == pytest.approx(21.0)
+    assert style.contrast_ratio("#ffffff", "#000000") == pytest.approx(21.0)      # either order
+    assert style.contrast_ratio("#777777", "#777777") == pytest.approx(1.0)
+    assert style.contrast_ratio("#767676", "#ffffff") == pytest.approx(4.54, abs=0.01)  # the AA grey
+    assert style.contrast_ratio("#777777", "#ffffff") == pytest.approx(4.48, abs=0.01)  # just below it
+    np.testing.assert_allclose(style.contrast_ratio(np.array([[0, 0, 0], [255, 255, 255]]), np.full(3, 255)),
+                               [21.0, 1.0])
+    with pytest.raises(ValueError, match="#rrggbb"):
+        style.contrast_ratio("black", "#ffffff")
+
+
+@pytest.mark.parametrize("cmap", style.COLORMAPS)
+def test_numbers_written_in_cells_reach_4_5_to_1_on_every_colour_of_the_map(cmap):
+    """The ink of a number in a cell (what the live heatmaps write) is the better of black and white by the
+    WCAG contrast ratio, so every colour of every map gets at least 4.5:1."""
+    lut = _lut(cmap)
+    white = np.frombuffer(style.ink_table(cmap), np.uint8).astype(bool)
+    ink = np.where(white[:, None], 255, 0) * np.ones(3, dtype=int)
+    ratios = style.contrast_ratio(lut, ink)
+    assert ratios.min() >= style.MIN_TEXT_CONTRAST, (cmap, int(np.argmin(ratios)), ratios.min())
+    assert (ratios >= style.contrast_ratio(lut, 255 - ink) - 1e-12).all()   # never the worse of the two
+    fig = ll.Heatmap(cmap=cmap)
+    assert fig.ink == style.ink_table(cmap) and len(fig.ink) == 256          # what crosses to the browser
+
+
+@pytest.mark.parametrize("cmap", style.COLORMAPS)
+def test_the_cursor_and_hover_frame_stands_out_on_every_colour(cmap):
+    """The frame is a black ring and a white one (live_figures.js, drawFrame): one of the two reaches 3:1
+    against any cell colour, the two against each other too, each FRAME_WIDTH ≥ 2 px wide."""
+    lut = _lut(cmap)
+    best = np.maximum(style.contrast_ratio(lut, np.zeros(3)), style.contrast_ratio(lut, np.full(3, 255)))
+    assert best.min() >= style.MIN_MARK_CONTRAST
+    assert style.contrast_ratio(style.INK_DARK, style.INK_LIGHT) >= style.MIN_MARK_CONTRAST
+    assert style.FRAME_WIDTH >= 2
+    js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
+    frame = js[js.index("function drawFrame("):js.index("\n}\n", js.index("function drawFrame("))]
+    assert set(re.findall(r"strokeStyle = (\w+)", frame)) == {"INK_DARK", "INK_LIGHT"}
+
+
+# Colours the JavaScript types that need no contrast: the page under the figures, and the grid lines (a
+# decoration, WCAG 1.4.11's exception).
+DECORATION = {"#ffffff": "the figures' background", "#e3e3e3": "grid lines behind the data"}
+
+
+def _hex6(colour: str) -> str:
+    c = colour.lower().lstrip("#")
+    return "#" + ("".join(ch * 2 for ch in c) if len(c) == 3 else c)
+
+
+def test_every_colour_the_javascript_draws_with_stands_out_from_white():
+    """Text, marks, frames and lines the live figures draw in a typed colour: at least 4.5:1 on the white
+    background (the stricter text rule for all of them)."""
+    js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
+    colours = {_hex6(c) for c in re.findall(r'"(#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3})"', js)}
+    for colour in sorted(colours - set(DECORATION)):
+        assert style.contrast_ratio(colour, style.BACKGROUND) >= style.MIN_TEXT_CONTRAST, colour
+    from lessons_lib.figures.live.bars import bar_colour
+
+    assert style.contrast_ratio(bar_colour(), style.BACKGROUND) >= style.MIN_MARK_CONTRAST
+
+
+def _css_rules(css: str) -> list[tuple[str, dict]]:
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    rules = []
+    for selector, body in re.findall(r"([^{}]+)\{([^}]*)\}", css):
+        props = dict((k.strip(), v.strip().replace("!important", "").strip())
+                     for k, v in (d.split(":", 1) for d in body.split(";") if ":" in d))
+        rules.append((" ".join(selector.split()), props))
+    return rules
+
+
+def test_the_css_colours_and_focus_rings_meet_aa():
+    """live_figures.css (the figures' read-out and save button, the focus rings of figures and controls,
+    lesson 07's pressed mask cells): each text colour 4.5:1 on the background its rule sets, each focus
+    ring at least 2 px and 3:1 on the white page, each border 3:1 on white."""
+    rules = _css_rules((PACKAGE / "live_figures.css").read_text(encoding="utf-8"))
+    rings = 0
+    for selector, props in rules:
+        if "color" in props:
+            assert "background" in props, f"{selector}: a text colour without its background"
+            ratio = style.contrast_ratio(props["color"], props["background"])
+            assert ratio >= style.MIN_TEXT_CONTRAST, selector
+        if props.get("outline", "none") != "none":
+            width, kind, colour = props["outline"].split()
+            assert int(width.removesuffix("px")) >= 2 and kind == "solid", selector
+            assert style.contrast_ratio(colour, style.BACKGROUND) >= style.MIN_MARK_CONTRAST, selector
+            rings += 1
+        if "border" in props and "#" in props["border"]:
+            colour = re.search(r"#[0-9a-fA-F]{6}", props["border"]).group(0)
+            assert style.contrast_ratio(colour, style.BACKGROUND) >= style.MIN_MARK_CONTRAST, selector
+    assert rings == 2   # the figures' and the controls'
+
+
+def test_a_line_too_light_to_see_is_refused():
+    with pytest.raises(ValueError, match=r"1\.7\d:1; lines and marks need at least 3:1"):
+        ll.LinePlot().set_series([{"x": [1, 2], "y": [1, 2], "mode": "line", "color": "#9bd93c"}])
+    ll.LinePlot().set_series([{"x": [1, 2], "y": [1, 2], "mode": "markers", "color": "#9bd93c"}])  # outlined
+
+
+# ------------------------------------------------------------------ the live region and the controls' names
+def test_access_checks_its_entries():
+    from lessons_lib.figures.live.access import control_entry
+
+    entry = control_entry("lessons-slider-d_k", "d_k: length of each query and key", value="d_k")
+    assert entry == {"cls": "lessons-slider-d_k", "label": "d_k: length of each query and key",
+                     "value": "d_k", "options": [], "status": False}
+    with pytest.raises(ValueError, match="one CSS class name"):
+        control_entry("two classes")
+    with pytest.raises(ValueError, match="control entry has the keys"):
+        ll.Access(controls=[{"cls": "x", "name": "y"}])
+    with pytest.raises(ValueError, match="scope must be a CSS class selector"):
+        ll.Access(scope="div")
+    access = ll.Access(scope=".lessons-quiz", controls=[entry])
+    wire_ = Wire(access)
+    access.say("d_k = 16: the row of “sat” puts 0.62 on “mat”, its largest weight")
+    assert wire_.states() == [{"text": "d_k = 16: the row of “sat” puts 0.62 on “mat”, its largest weight"}]
+
+
+def test_every_figure_kind_takes_focus_and_walks_its_cells_by_keys():
+    """Each KINDS entry of live_figures.js has the keyboard's parts: key help, a cursor, its cells."""
+    js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
+    for kind in _LIVE.LiveFigure.kinds():
+        block = js[js.index(f"KINDS.{kind} = {{"):]
+        block = block[:block.index("\n};\n")]
+        for part in ("keys", "cursor(", "cells(", "readout(", "cellRect("):
+            assert re.search(rf"^  {re.escape(part)}", block, re.M), f"KINDS.{kind} has no {part}"

@@ -142,7 +142,12 @@ def test_the_check_button_shows_feedback():
     view = Quiz("04").views[0]
     view.select("A")
     view.button.click()
-    assert "Not quite" in view.feedback.value and 'role="status"' in view.feedback.value
+    assert "Not quite" in view.feedback.value
+    # the feedback area itself is the status region (set in the browser by the quiz's Access), so the box
+    # inside it carries no role of its own: a region is heard when its content changes
+    assert 'role="status"' not in view.feedback.value
+    assert {"cls": "lessons-quiz-feedback-1", "label": "", "value": "", "options": [], "status": True} \
+        in view.access_entries()
     view.select(view.question.correct_index)
     view.button.click()
     assert "Correct" in view.feedback.value and "#1a7f37" in view.feedback.value
@@ -176,3 +181,15 @@ def test_quiz_shows_one_question_per_tab(lesson):
     assert list(quiz.tabs.children) == [view.widget for view in quiz.views]
     assert list(quiz.tabs.titles) == [f"Q{n}" for n in range(1, len(quiz.views) + 1)]
     assert quiz.tabs in quiz.widget.children, "the tabs are the quiz's body, below its title"
+
+
+def test_feedback_words_and_text_reach_4_5_to_1_on_their_box():
+    """The feedback box (quiz and exercise checks): its text and its coloured word (PASSED, NOT YET, ...)
+    against the box's background, by the WCAG contrast ratio."""
+    from lessons_lib.course.feedback import FAILED, NOT_ATTEMPTED, PASSED, badge
+    from lessons_lib.figures.style import MIN_TEXT_CONTRAST, contrast_ratio
+
+    for status in (PASSED, FAILED, NOT_ATTEMPTED):
+        look = badge(status)
+        assert contrast_ratio(look.border, look.background) >= MIN_TEXT_CONTRAST, status
+        assert contrast_ratio("#1f1f1f", look.background) >= MIN_TEXT_CONTRAST, status

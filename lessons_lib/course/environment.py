@@ -194,9 +194,12 @@ def widget_check(value: int = 3):
     """A slider and a line that echoes its value from Python: if the echo follows, widgets work.
 
     Moving the slider sends the new value to the kernel; the kernel's callback rewrites the line
-    below it. So an echo proves the whole round trip the lessons' sliders rely on.
+    below it. So an echo proves the whole round trip the lessons' sliders rely on. For screen readers
+    the slider is named and the echo line is a status region (:class:`~lessons_lib.figures.live.Access`).
     """
     import ipywidgets as widgets
+
+    from ..figures.live.access import Access, control_entry
 
     slider = widgets.IntSlider(value=value, min=0, max=10, description="Move me", continuous_update=True)
     slider.add_class("lessons-slider-check")
@@ -217,7 +220,11 @@ def widget_check(value: int = 3):
         "a slider, the JupyterLab widget extension is not active: install the course requirements "
         "(<code>make lab</code>) and reload the browser page."
     )
-    box = widgets.VBox([help_text, slider, echo])
+    access = Access(scope=".lessons-widget-check", controls=[
+        control_entry("lessons-slider-check", "Move me: a test slider, echoed by the line below it",
+                      value="Move me"),
+        control_entry("lessons-widget-echo", status=True)])
+    box = widgets.VBox([help_text, slider, echo, access])
     box.add_class("lessons-widget-check")
     return box
 

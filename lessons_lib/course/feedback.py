@@ -30,7 +30,7 @@ class Badge:
 
 
 _BADGES = {
-    PASSED: Badge("✓", "PASSED", "#1a7f37", "#e6f4ea"),
+    PASSED: Badge("✓", "PASSED", "#1a7f37", "#edf7ef"),   # the word in green on it: 4.6:1 (WCAG AA)
     FAILED: Badge("✗", "NOT YET", "#b3261e", "#fdecea"),
     NOT_ATTEMPTED: Badge("…", "NOT ATTEMPTED YET", "#5f6368", "#f1f3f4"),
 }
@@ -41,14 +41,17 @@ def badge(status: str) -> Badge:
     return _BADGES.get(status, _BADGES[NOT_ATTEMPTED])
 
 
-def box_html(status: str, body_html: str, css_class: str = "lessons-feedback") -> str:
+def box_html(status: str, body_html: str, css_class: str = "lessons-feedback", *, live: bool = True) -> str:
     """A ``role="status"`` box with the status's coloured left border around ``body_html``.
 
-    ``body_html`` must already be escaped; the box adds only its frame.
+    ``body_html`` must already be escaped; the box adds only its frame. ``live=False`` leaves the role out,
+    for a box shown inside a status region that is already on the page (a quiz's feedback line): a
+    region is heard when its content changes, not when it appears with it.
     """
     look = badge(status)
+    role = 'role="status" ' if live else ""
     return (
-        f'<div role="status" class="{css_class} {css_class}-{status.replace(" ", "-")}" '
+        f'<div {role}class="{css_class} {css_class}-{status.replace(" ", "-")}" '
         f'style="border-left:6px solid {look.border};background:{look.background};color:#1f1f1f;'
         f'padding:0.6em 1em;margin:0.4em 0;font-family:sans-serif;line-height:1.45">{body_html}</div>'
     )

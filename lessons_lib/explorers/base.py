@@ -34,7 +34,12 @@ the learner has just computed. Every explorer has:
   the explorer displays as it in JupyterLab, Notebook 7, VS Code and Colab;
 * ``.controls`` (name → ipywidgets control) and ``.figures`` (name → live figure
   of :mod:`lessons_lib.figures.live`, whose ``.matrix`` is what it shows);
-* ``.settings()``: the controls' values in words, which the figures carry as their alt text;
+* ``.settings()``: the controls' values in words, which the figures carry in their names (alt text),
+  with what the data shows;
+* ``.access``: the explorer's one polite live region (:class:`~lessons_lib.figures.live.access.Access`),
+  which says after each change what changed and what the figures show now (``.summary``,
+  "d_k = 16: the row of “sat” puts 0.62 on “mat”, its largest weight"), and gives every control an
+  accessible name and a value text ("d_k = 4", not the slider's position);
 * ``.set(**values)``: drive it from code, one redraw (``.set(d_k=64, seq_len=16)``);
   a value outside a slider raises ValueError, as do such values given to the constructor;
 * ``.error_box``: an error in a redraw is shown there in red, never lost;
@@ -62,6 +67,7 @@ import numpy as np
 from .._checks import check_flag, check_int_in_range, is_real_number, is_whole_number
 from ..core import attention
 from ..figures.base import add_footnote, plain_text, still_output
+from ..figures.live.access import Access, control_entry
 from ..lab import data
 from ..lab.measurements import measure_score_variance
 
@@ -72,8 +78,70 @@ SEQ_LEN_MIN, SEQ_LEN_MAX = 2, 128
 LESSON_SENTENCE = "cat"                          # "The cat sat on the mat."
 LESSON_D_MODEL, LESSON_D_K, LESSON_D_V, LESSON_SEED = 8, 4, 4, 0   # notebooks 02-05
 
+#: What each control sets, in words: its accessible name (the front end shows only its description).
+CONTROL_NAMES = {
+    "d_k": "d_k: length of each query and key",
+    "seq_len": "seq_len: number of tokens",
+    "query": "query: the token whose row is followed",
+    "temperature": "temperature: divides the scores before softmax",
+    "scaled": "scale by 1/√d_k",
+    "causal": "causal mask: hide the future",
+    "projection": "result: which of Q, K, V is computed",
+    "n_heads": "n_heads: number of heads",
+    "d_model": "d_model: width of each token's vector",
+    "token": "token: the token followed in every head",
+    "direction": "follow the token's row (where it looks) or its column (who looks at it)",
+    "tile": "tile: key tiles processed",
+    "layer": "layer: which layer's heads are shown",
+    "step": "training step: the snapshot shown",
+    "sentence": "sentence",
+}
+
 
 # ------------------------------------------------------------------ small helpers
+def quoted(token) -> str:
+    """A token as the course quotes it in sentences: “sat”."""
+    return f"“{token}”"
+
+
+def largest_weight(row, tokens, query: str, *, what: str = "weight") -> str:
+    """One row in words: ``the row of “sat” puts 0.62 on “mat”, its largest weight`` (masked keys are 0).
+
+    >>> largest_weight(np.array([0.1, 0.7, 0.2]), ["a", "b", "c"], "c")
+    'the row of “c” puts 0.70 on “b”, its largest weight'
+    """
+    j = int(np.argmax(row))
+    return f"the row of {quoted(query)} puts {row[j]:.2f} on {quoted(tokens[j])}, its largest {what}"
+
+
+def favourite_per_head(weights, tokens, token: int) -> str:
+    """Where one token looks in each head, in words: ``in head 0 “sat” looks most at “mat”, 0.62; ...``
+    (``weights (n_heads, L, L)``, at most 4 heads named, then how many distinct keys the rest pick).
+
+    >>> favourite_per_head(np.array([[[0.9, 0.1], [0.3, 0.7]]]), ["a", "b"], 1)
+    'in head 0 “b” looks most at “b”, 0.70'
+    """
+    rows = np.asarray(weights)[:, token, :]
+    picks = np.argmax(rows, axis=1)
+    named = [f"in head {h} {quoted(tokens[token])} looks most at {quoted(tokens[j])}, {rows[h, j]:.2f}"
+             for h, j in enumerate(picks[:4])]
+    rest = ("" if len(picks) <= 4
+            else f"; over all {len(picks)} heads it picks {len(set(picks))} different keys")
+    return "; ".join(named) + rest
+
+
+def extreme_cell(m, rows, cols, *, what: str = "largest") -> str:
+    """Where a matrix is largest (or smallest), in words: ``the largest, 2.47, is “sat” → “cat”``.
+
+    >>> extreme_cell(np.array([[1.0, 3.0], [2.0, 0.0]]), ["a", "b"], ["x", "y"])
+    'the largest, 3.00, is “a” → “y”'
+    """
+    m = np.asarray(m, dtype=float)
+    shown = np.where(np.isfinite(m), m, -np.inf if what == "largest" else np.inf)
+    i, j = np.unravel_index(int(np.argmax(shown) if what == "largest" else np.argmin(shown)), m.shape)
+    return f"the {what}, {m[i, j]:.2f}, is {quoted(rows[i])} → {quoted(cols[j])}".replace("-", "−")
+
+
 def nice_bound(value: float) -> float:
     """The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 × 10ⁿ ≥ ``value``: colour scales that rarely change.
 
@@ -168,6 +236,14 @@ def _check_value(name: str, control, value) -> None:
         raise TypeError(f"{name} must be text; got {value!r}.")
 
 
+def _shown(control) -> str:
+    """A control's value as its read-out shows it (a float slider with its readout format: 1.12)."""
+    fmt = getattr(control, "readout_format", None)
+    if isinstance(control, ipw.FloatLogSlider | ipw.FloatSlider) and fmt:
+        return format(control.value, fmt)
+    return str(control.value)
+
+
 # ------------------------------------------------------------------ the base of every explorer
 class ExplorerBase:
     """Controls that trigger one redraw, live figures, errors shown in red, a still for static pages.
@@ -190,6 +266,11 @@ class ExplorerBase:
     def __init__(self):
         self.controls: dict[str, ipw.ValueWidget] = {}
         self.figures: dict = {}
+        self.access = Access(scope=".lessons-explorer")
+        self._access_entries: list[dict] = []
+        self._changed_names: list[str] = []
+        #: what the figures show now, in words (each ``_redraw`` writes it; the live region says it)
+        self.summary = ""
         self.error_box = ipw.HTML(value="")
         self.error_box.add_class("lessons-error")
         self.readout = ipw.HTML(value="")
@@ -200,12 +281,21 @@ class ExplorerBase:
         self.widget: ipw.Widget | None = None
 
     # -- building
-    def _control(self, name: str, control, *, redraw: bool = True):
-        """Register ``control`` as ``name``; a change redraws (unless ``redraw=False``)."""
+    def _control(self, name: str, control, *, redraw: bool = True, label: str | None = None):
+        """Register ``control`` as ``name``; a change redraws (unless ``redraw=False``).
+
+        ``label`` is its accessible name, what it sets (default: :data:`CONTROL_NAMES`, else its
+        description); a slider's value text is ``"<name> = <its read-out>"`` ("d_k = 4"), as in
+        :meth:`settings` and the figures' names.
+        """
         kind = type(control).__name__
         kind = ("slider" if "Slider" in kind else "checkbox" if kind == "Checkbox"
                 else "toggle" if kind == "ToggleButtons" else "control")
         control.add_class(f"lessons-{kind}-{name}")
+        description = getattr(control, "description", "") or name
+        self._access_entries.append(control_entry(
+            f"lessons-{kind}-{name}", label or CONTROL_NAMES.get(name, description),
+            value=name if kind == "slider" else ""))
         if hasattr(control.style, "description_width"):
             control.style.description_width = "initial"  # "temperature", not "temperat…"
         if kind == "slider" and self.slider_width and not control.layout.width:
@@ -252,17 +342,18 @@ class ExplorerBase:
         heatmap.on_select(lambda row: self.set(query=row) if 0 <= row <= self.controls["query"].max else None)
 
     def _box(self, *children) -> ipw.VBox:
-        """The explorer's box: a header (title · hint), then ``children``."""
+        """The explorer's box: a header (title · hint), then ``children``, and the live region (hidden)."""
         header = ipw.HTML(f"<b>{html.escape(self.title)}</b> · <span>{html.escape(self.hint)}</span>")
         header.add_class("lessons-explorer-header")
-        box = ipw.VBox([header, *children])
+        self.access.controls = list(self._access_entries)
+        box = ipw.VBox([header, *children, self.access])
         box.add_class("lessons-explorer")
         return box
 
-    def _row(self, items, *, wrap: bool = False) -> ipw.HBox:
-        """Figures (by name) or widgets side by side: shrinking to fit, or (``wrap``) wrapping."""
-        layout = (ipw.Layout(flex_flow="row wrap", align_items="flex-start") if wrap
-                  else ipw.Layout(flex_flow="row nowrap", align_items="center", width="100%"))
+    def _row(self, items) -> ipw.HBox:
+        """Figures (by name) or widgets side by side; each figure may shrink to 80 % of its width, below
+        that the row wraps (at 200 % zoom each figure gets the whole width, not half of it)."""
+        layout = ipw.Layout(flex_flow="row wrap", align_items="flex-start", width="100%")
         return ipw.HBox([self.figures[n] if isinstance(n, str) else n for n in items], layout=layout)
 
     def _controls_row(self) -> ipw.HBox:
@@ -276,6 +367,7 @@ class ExplorerBase:
     def _changed(self, name: str, value) -> None:
         self._sync({name: value})  # first, so a redraw never sees a stale range
         if not self._quiet:
+            self._changed_names = [name]
             self.update()
 
     def update(self) -> None:
@@ -283,6 +375,7 @@ class ExplorerBase:
         start = time.perf_counter()
         try:
             self._redraw()
+            self.access.say(self.announcement())
         except Exception as exc:  # shown to the learner, not swallowed
             self.last_error = exc
             self.error_box.value = error_html(exc)
@@ -307,7 +400,24 @@ class ExplorerBase:
 
     def settings(self) -> str:
         """The controls' values in words, e.g. ``"seq_len = 7, d_k = 4"`` (the figures' alt text)."""
-        return ", ".join(f"{name} = {control.value}" for name, control in self.controls.items())
+        return ", ".join(f"{name} = {_shown(control)}" for name, control in self.controls.items())
+
+    def setting(self, name: str) -> str:
+        """One control's value as the learner hears it: ``"d_k = 16"`` (as the slider's value text says
+        it), ``"causal mask on"``, a toggle's choice (``"projection = K"``, or its label when long)."""
+        control = self.controls[name]
+        if isinstance(control, ipw.Checkbox):
+            return f"{control.description or name} {'on' if control.value else 'off'}"
+        if isinstance(control, ipw.ToggleButtons | ipw.Dropdown):
+            label = control.label if control.label is not None else str(control.value)
+            return label if len(label) > 12 else f"{name} = {label}"
+        return f"{name} = {_shown(control)}"
+
+    def announcement(self) -> str:
+        """What the live region says after a change: what changed, then what the figures show now."""
+        changed = [n for n in self._changed_names if n in self.controls]
+        head = "; ".join(self.setting(n) for n in changed)
+        return f"{head}: {self.summary}" if head and self.summary else head or self.summary
 
     def set(self, **values) -> None:
         """Set several controls at once (one redraw), e.g. ``.set(d_k=64, seq_len=16)``.
@@ -328,6 +438,7 @@ class ExplorerBase:
                     self._sync({name: values[name]})
         finally:
             self._quiet = False
+        self._changed_names = [n for n in self.controls if n in values]
         self.update()
 
     # -- static pages

@@ -16,6 +16,7 @@ from .base import (
     Explorer,
     check_sentence,
     nice_bound,
+    quoted,
 )
 
 __all__ = ["ProjectionExplorer"]
@@ -67,7 +68,14 @@ class ProjectionExplorer(Explorer):
 
     def _redraw(self) -> None:
         name, x, w, out, panels = self._panels()
-        self.figures["product"].draw(*panels, alt=f"X · W_{name} = {name}; {self.settings()}")
+        i, j = np.unravel_index(int(np.argmax(np.abs(out))), out.shape)
+        size = " × ".join(map(str, out.shape))
+        self.summary = (f"W_{name} is {w.shape[0]} × {w.shape[1]}, so {name} is {size}: d_k = {out.shape[1]} "
+                        f"numbers per token; its largest entry in size, {out[i, j]:.2f}, is "
+                        f"{quoted(self.tokens[i])}'s feature {j}").replace("-", "−")
+        shapes = " · ".join(f"({m.shape[0]} × {m.shape[1]})" for m in (x, w)) + f" = ({size})"
+        self.figures["product"].draw(*panels, alt=f"X · W_{name} = {name}; {self.settings()}: {shapes}; "
+                                                  f"{self.summary}")
         self.readout.value = (
             f"({x.shape[0]} × {x.shape[1]}) · ({w.shape[0]} × {w.shape[1]}) = "
             f"({out.shape[0]} × {out.shape[1]}): "

@@ -19,6 +19,7 @@ from .base import (
     SEQ_LEN_MIN,
     Explorer,
     check_sentence,
+    extreme_cell,
     nice_bound,
     tokens_for,
 )
@@ -66,9 +67,11 @@ class ScoresExplorer(Explorer):
     def _redraw(self) -> None:
         n, d_k, r, bound = self._view()
         s = r["scores"]
+        self.summary = (f"{n * n} scores from {s.min():.2f} to {s.max():.2f}; "
+                        f"{extreme_cell(s, r['tokens'], r['tokens'])}").replace("-", "−")
         self.figures["scores"].draw(s, r["tokens"], r["tokens"], vmin=-bound, vmax=bound,
                                     title=f"Raw scores Q·Kᵀ  (seq_len = {n}, d_k = {d_k})",
-                                    alt=f"Raw scores Q·Kᵀ; {self.settings()}")
+                                    alt=f"Raw scores Q·Kᵀ; {self.settings()}: {self.summary}")
         self.readout.value = (
             f"seq_len = {n}, d_k = {d_k}: {n * n} scores from {s.min():.2f} to {s.max():.2f}, standard "
             f"deviation {s.std():.2f} (√d_k = {math.sqrt(d_k):.2f}). Colour scale ±{bound:g}."

@@ -21,6 +21,7 @@ from .base import (
     LESSON_SENTENCE,
     Explorer,
     check_sentence,
+    largest_weight,
     variance_data,
 )
 
@@ -111,12 +112,18 @@ class ScaleSoftmaxExplorer(Explorer):
         d_k, scaled, temp, qi, r, var, titles = self._view()
         w = r["weights"]
         alt = self.settings()
-        self.figures["variance"].mark(d_k, var, shape="s" if scaled else "o", title=titles["variance"],
-                                      alt=f"variance against d_k; {alt}")
-        self.figures["weights"].draw(w, self.tokens, self.tokens, vmin=0.0, vmax=1.0, highlight_row=qi,
-                                     title=titles["weights"], alt=f"attention weights; {alt}")
-        self.figures["row"].draw(w[qi], self.tokens, title=titles["row"], alt=f"one query's weights; {alt}")
         top = w.max(axis=1).mean()
+        row = largest_weight(w[qi], self.tokens, self.tokens[qi])
+        self.summary = row + ("; softmax is saturated: rows are nearly one-hot" if top > 0.8 else "")
+        self.figures["variance"].mark(d_k, var, shape="s" if scaled else "o", title=titles["variance"],
+                                      alt=f"variance of the scores against d_k; {alt}: at d_k = {d_k} "
+                                          f"{'after ÷√d_k' if scaled else 'not scaled'}, {var:.3g}")
+        self.figures["weights"].draw(w, self.tokens, self.tokens, vmin=0.0, vmax=1.0, highlight_row=qi,
+                                     title=titles["weights"],
+                                     alt=f"attention weights; {alt}: {row}; the largest weight of a row is "
+                                         f"{top:.2f} on average")
+        self.figures["row"].draw(w[qi], self.tokens, title=titles["row"],
+                                 alt=f"one query's weights; {alt}: {row}")
         low = int(np.argmin(w[qi]))
         self.readout.value = (
             f"“{self.tokens[qi]}” gives {w[qi].max():.1%} to “{self.tokens[int(np.argmax(w[qi]))]}” and "

@@ -20,7 +20,10 @@ from .base import (
     SEQ_LEN_MIN,
     Explorer,
     check_sentence,
+    extreme_cell,
+    largest_weight,
     nice_bound,
+    quoted,
     tokens_for,
 )
 
@@ -97,14 +100,23 @@ class PipelineExplorer(Explorer):
         n, d_k, qi, causal, r, mask, sb, ob, titles = self._view()
         toks, out, alt = r["tokens"], r["output"], self.settings()
         dims = [str(j) for j in range(out.shape[1])]
+        row = largest_weight(r["weights"][qi], toks, toks[qi])
+        spans = (f"output row of {quoted(toks[qi])} from {out[qi].min():.2f} to "
+                 f"{out[qi].max():.2f}").replace("-", "−")
+        masked = "" if mask is None else f"; {int((~mask).sum())} cells masked"
+        self.summary = f"{row}; {spans}"
+        scores = r["scaled_scores"] if mask is None else np.where(mask, r["scaled_scores"], -np.inf)
         self.figures["scores"].draw(r["scaled_scores"], toks, toks, vmin=-sb, vmax=sb, mask=mask,
-                                    highlight_row=qi, title=titles["scores"], alt=f"scaled scores; {alt}")
+                                    highlight_row=qi, title=titles["scores"],
+                                    alt=f"scaled scores; {alt}: {extreme_cell(scores, toks, toks)}{masked}")
         self.figures["weights"].draw(r["weights"], toks, toks, vmin=0.0, vmax=1.0, mask=mask,
-                                     highlight_row=qi, title=titles["weights"], alt=f"weights; {alt}")
+                                     highlight_row=qi, title=titles["weights"],
+                                     alt=f"weights; {alt}: {row}{masked}")
         self.figures["output"].draw(out, toks, dims, vmin=-ob, vmax=ob, highlight_row=qi,
-                                    title=titles["output"], alt=f"output; {alt}")
+                                    title=titles["output"],
+                                    alt=f"output; {alt}: {n} × {out.shape[1]}, {spans}")
         self.figures["row"].draw(r["weights"][qi], toks, mask=None if mask is None else mask[qi],
-                                 title=titles["row"], alt=f"one query's weights; {alt}")
+                                 title=titles["row"], alt=f"one query's weights; {alt}: {row}")
         v = r["v"]
         self.readout.value = (
             f"Row {qi} of the output is Σ_j weights[{qi}, j]·v_j, a weighted average of the value vectors, "

@@ -23,7 +23,7 @@ import numpy as np
 from .._checks import check_choice, check_int_in_range, check_real, check_seed
 from ..core.multihead import multi_head_attention
 from ..lab import data
-from .base import ExplorerBase, embedding
+from .base import ExplorerBase, embedding, favourite_per_head
 
 __all__ = ["HeadGridExplorer", "N_HEADS_OPTIONS", "D_MODEL_OPTIONS"]
 
@@ -96,6 +96,9 @@ class HeadGridExplorer(ExplorerBase):
         self.tokens = data.tokens_of_length(L)
         self.weights = self.compute(h, d, L)
         d_head = d // h
+        token = min(self.controls["token"].value, L - 1)
+        self.summary = (f"{h} head{'s' if h > 1 else ''} of d_head = {d_head}; "
+                        f"{favourite_per_head(self.weights, self.tokens, token)}")
         self.view.draw(self.weights, self.tokens, panel_titles=[f"head {k}" for k in range(h)],
                        token=self.controls["token"].value, title=self._title(),
                        alt=f"{self.settings()}: the attention weights of {h} heads, {L} × {L} each")

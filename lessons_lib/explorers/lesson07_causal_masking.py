@@ -23,8 +23,9 @@ from ..core import masks
 from ..core.attention import attention_scores, attention_weights, project_qkv, scale_scores, softmax
 from ..figures.base import plain_text
 from ..figures.live import Heatmap
+from ..figures.live.access import control_entry
 from ..lab import data
-from .base import ExplorerBase, embedding, projections
+from .base import ExplorerBase, embedding, extreme_cell, largest_weight, projections, quoted
 
 __all__ = ["CausalMaskExplorer", "CustomMaskExplorer", "mask_tokens"]
 
@@ -97,12 +98,21 @@ class CausalMaskExplorer(ExplorerBase):
         self.weights = softmax(self.masked)
         lim = float(np.abs(self.scores).max()) or 1.0
         t, say = self.tokens, self.settings()
+        hidden = int((~self.mask).sum())
+        row = largest_weight(self.weights[i], t, t[i])
+        later = L - 1 - i
+        self.summary = (f"query {quoted(t[i])} ({i}) may see keys 0…{i}; "
+                        + (f"{later} later key{'s' if later != 1 else ''} masked, weight 0; "
+                           if later else "")
+                        + row)
         self.figures["scores"].draw(self.scores, t, t, vmin=-lim, vmax=lim, highlight_row=i,
-                                    alt=f"{say}: scaled scores, {L} × {L}")
+                                    alt=f"{say}: scaled scores, {L} × {L}; {extreme_cell(self.scores, t, t)}")
         self.figures["masked"].draw(self.masked, t, t, vmin=-lim, vmax=lim, highlight_row=i,
-                                    alt=f"{say}: scores with −∞ above the diagonal")
+                                    alt=f"{say}: scores with −∞ above the diagonal, {hidden} of {L * L} "
+                                        f"cells; {extreme_cell(self.masked, t, t)}")
         self.figures["weights"].draw(self.weights, t, t, vmin=0.0, vmax=1.0, mask=self.mask, highlight_row=i,
-                                     alt=f"{say}: causal attention weights")
+                                     alt=f"{say}: causal attention weights, {hidden} cells masked, each row "
+                                         f"sums to 1; {row}")
         self.table.value = self.row_table(i)
 
     def readout_line(self) -> str:
@@ -179,15 +189,22 @@ class CustomMaskExplorer(ExplorerBase):
                                                     f"key “{self.tokens[j]}” ({j})",
                                             layout=widgets.Layout(width="40px", height="32px"))
                        for j in range(self.n)] for i in range(self.n)]
-        for row in self.cells:
-            for cell in row:
+        self._where = {}
+        for i, row in enumerate(self.cells):
+            for j, cell in enumerate(row):
                 cell.add_class("lessons-toggle-cell")
+                cell.add_class(f"lessons-cell-{i}-{j}")
+                self._where[cell.model_id] = (i, j)
+                self._access_entries.append(control_entry(
+                    f"lessons-cell-{i}-{j}",
+                    f"query {quoted(self.tokens[i])} ({i}) may attend to key {quoted(self.tokens[j])} ({j})"))
                 cell.observe(self._toggled, names="value")
+        self._news = ""   # what the learner just did: a cell toggled, a preset loaded
         buttons = []
         for name in self.presets:
             button = widgets.Button(description=name, layout=widgets.Layout(width="auto"))
             button.add_class("lessons-mask-preset")
-            button.on_click(lambda _, name=name: self.load(name))
+            button.on_click(lambda _, name=name: self._preset_clicked(name))
             buttons.append(button)
         header = [widgets.HTML("<b>query ↓ key →</b>")] + [
             widgets.HTML(f'<div style="text-align:center;font-size:12px">{html.escape(t)}</div>')
@@ -199,6 +216,7 @@ class CustomMaskExplorer(ExplorerBase):
             grid_items.extend(row)
         grid = widgets.GridBox(grid_items, layout=widgets.Layout(
             grid_template_columns=f"110px repeat({self.n}, 44px)", grid_gap="2px", align_items="center"))
+        grid.add_class("lessons-mask-grid")
         self.heatmap = Heatmap(title="Weights with your mask", colorbar_label="weight (rows sum to 1 or 0)",
                                cmap="viridis", percent=True, width=420, height=400)
         self.heatmap.add_class("lessons-heatmap")
@@ -206,7 +224,8 @@ class CustomMaskExplorer(ExplorerBase):
         self.verdict_box.add_class("lessons-readout")
         self.widget = self._box(widgets.HBox(buttons, layout=widgets.Layout(flex_flow="row wrap")),
                                 widgets.HBox([grid, self.heatmap],
-                                             layout=widgets.Layout(align_items="center")),
+                                             layout=widgets.Layout(align_items="center",
+                                                                   flex_flow="row wrap")),
                                 self.verdict_box, self.error_box)
         self.update()
 
@@ -235,22 +254,35 @@ class CustomMaskExplorer(ExplorerBase):
             self._quiet = False
         self.update()
 
+    def _preset_clicked(self, name: str) -> None:
+        self._news = f"preset {name} loaded"
+        self.load(name)
+
     def _toggled(self, change) -> None:
         change["owner"].description = "✓" if change["new"] else "✗"
-        change["owner"].button_style = "success" if change["new"] else ""
         if not self._quiet:
+            i, j = self._where[change["owner"].model_id]
+            self._news = (f"query {quoted(self.tokens[i])} ({i}) → key {quoted(self.tokens[j])} ({j}) now "
+                          f"{'allowed' if change['new'] else 'blocked'}")
             self.update()
+
+    def announcement(self) -> str:
+        news, self._news = self._news, ""
+        return f"{news}: {self.summary}" if news else self.summary
 
     def _redraw(self) -> None:
         for row in self.cells:
             for cell in row:
                 cell.description = "✓" if cell.value else "✗"
-                cell.button_style = "success" if cell.value else ""
         m = self.mask
         self.weights = attention_weights(self.scores, scale=1.0, mask=m)
-        self.heatmap.draw(self.weights, self.tokens, self.tokens, vmin=0.0, vmax=1.0, mask=m,
-                          alt=f"weights with the mask drawn ({int(m.sum())} of {m.size} cells allowed)")
         self.verdict = self.describe(m)
+        self.summary = f"{int(m.sum())} of {m.size} cells allowed. {self.verdict}"
+        self.heatmap.draw(self.weights, self.tokens, self.tokens, vmin=0.0, vmax=1.0, mask=m,
+                          alt=f"weights with the mask drawn ({int(m.sum())} of {m.size} cells allowed): "
+                              + (extreme_cell(np.where(m, self.weights, -np.inf), self.tokens, self.tokens)
+                                 + "; " if m.any() else "")
+                              + self.verdict)
         self.verdict_box.value = f"<div>{html.escape(self.verdict)}</div>"
 
     @staticmethod

@@ -67,7 +67,8 @@ class ScalingExplorer(ExplorerBase):
             raise ValueError(f"n must be a multiple of {N_STEP} from {N_MIN} to {N_MAX}; got {n!r}.")
         self.slider = self._control("seq_len", ipw.IntSlider(value=int(n), min=N_MIN, max=N_MAX, step=N_STEP,
                                                              description="N (seq_len)",
-                                                             continuous_update=True))
+                                                             continuous_update=True),
+                                    label="N (seq_len): number of tokens")
         self.button = ipw.Button(description="Measure up to N", icon="play",
                                  tooltip="time and memory of each method at every N up to this one")
         self.button.add_class("lessons-button-measure")
@@ -82,7 +83,7 @@ class ScalingExplorer(ExplorerBase):
             fig.add_class("lessons-live")
         self.button.on_click(lambda _: self.measure())
         self.widget = self._box(ipw.HBox([self.slider, self.button]), self.error_box, self.progress,
-                                ipw.HBox([self.time_plot, self.memory_plot]),
+                                self._row(["time", "memory"]),
                                 ipw.HBox([self.readout, self.methods_box],
                                          layout=ipw.Layout(justify_content="space-around")))
         self._draw_series()
@@ -160,10 +161,28 @@ class ScalingExplorer(ExplorerBase):
                  + "".join(rows) + "</table>")
         self.readout.value = count
         self.methods_box.value = table
+        sizes = sorted({m.n for m in self.table.measurements})
+        measured = (f"measured at {len(sizes)} sizes, N = {sizes[0]:,} to {sizes[-1]:,}" if len(sizes) > 1
+                    else f"measured at N = {sizes[0]:,} only")
         for fig, what in ((self.time_plot, "time"), (self.memory_plot, "memory")):
             y, _ = self._value(self.methods[0], what, n)
             fig.mark(n, y if y is not None and y > 0 else None,
-                     alt=f"{fig.title} against N; {self.settings()}")
+                     alt=f"{fig.title} against N; {self.settings()}: {measured}; at N = {n:,}, "
+                         f"{self._at(what, n)}")
+        time_text = self._at("time", n)
+        self.summary = (f"{cost.score_count(n):,} scores per head, "
+                        f"{format_bytes(cost.score_memory(n, dtype=self.dtype))}; {time_text}")
+
+    def _at(self, what: str, n: int) -> str:
+        """Each method's time (ms) or memory at ``n`` in words, measured or predicted."""
+        parts = []
+        for method in self.methods:
+            value, measured = self._value(method, what, n)
+            if value is None:
+                continue
+            shown = f"{value:,.1f} ms" if what == "time" else format_bytes(value * cost.MB)
+            parts.append(f"{method} {shown}{'' if measured else ' (predicted)'}")
+        return ", ".join(parts) or "nothing measured"
 
     # -- the button
     def measure(self) -> None:
@@ -187,7 +206,9 @@ class ScalingExplorer(ExplorerBase):
                 self.error_box.value = "".join(error_html(SizeLimitError(text), "Not measured")
                                                for text in new.refused)
         self._draw_series()
+        self._changed_names = []
         self.update()
+        self.access.say(f"Measured up to N = {n_max:,}: {self.summary}")
 
     def still(self):
         return cost_plots.plot_scaling(self.table, mark_n=self.slider.value)
@@ -230,7 +251,7 @@ class TileExplorer(ExplorerBase):
         self._draw_series()
         self.hint = (f"queries {self.rows.start}…{self.rows.stop - 1}, keys in tiles of {block_size}"
                      f"{' (causal)' if causal else ''}; drag the slider")
-        self.widget = self._box(self.slider, self.error_box, ipw.HBox(self.plots), self.readout)
+        self.widget = self._box(self.slider, self.error_box, self._row(list(names)), self.readout)
         self.update()
 
     def settings(self) -> str:
@@ -247,7 +268,7 @@ class TileExplorer(ExplorerBase):
         for plot, values in zip(self.plots, self._values()):
             series = []
             for r in range(n_rows):
-                color = cost_plots.viridis_colour(0.1 + 0.75 * r / max(n_rows - 1, 1))
+                color = cost_plots.row_colour(r, n_rows)
                 label = f"query {self.rows.start + r}"
                 series.append({"label": "", "x": x, "y": values[:, r], "mode": "line", "color": color,
                                "dash": r % 2 == 1})
@@ -260,17 +281,25 @@ class TileExplorer(ExplorerBase):
         t = self.slider.value
         step, before = self.steps[t - 1], (self.steps[t - 2] if t > 1 else None)
         for plot, values in zip(self.plots, self._values()):
-            plot.mark(t, float(values[t - 1, 0]), alt=f"{plot.title}; {self.settings()}")
-        rows = []
+            at = ", ".join(f"query {q} at {v:.3g}" for q, v in zip(self.rows, values[t - 1]))
+            plot.mark(t, float(values[t - 1, 0]), alt=f"{plot.title}; {self.settings()}: after tile {t}, "
+                                                      f"{at}".replace("-", "−"))
+        rows, said = [], []
         for r, query in enumerate(self.rows):
             m_old = -np.inf if before is None else before.max[r]
             m_new = step.max[r]
             factor = 0.0 if m_old == -np.inf else float(np.exp(m_old - m_new))
             grew = "rose" if m_new > m_old else "stayed"
+            said.append(f"query {query}: maximum {'rose to' if grew == 'rose' else 'stayed at'} {m_new:.3g}, "
+                        f"output so far "
+                        f"{step.output[r, self.feature]:.4f} "
+                        f"(exact {self.steps[-1].output[r, self.feature]:.4f})")
             rows.append(f"<tr><td>query {query}</td><td>{m_old:.3g} → {m_new:.3g} ({grew})</td>"
                         f"<td>× {factor:.3g}</td><td>{step.sum[r]:.4g}</td>"
                         f"<td>{step.output[r, self.feature]:.4f}</td>"
                         f"<td>{self.steps[-1].output[r, self.feature]:.4f}</td></tr>")
+        self.summary = (f"keys {step.keys.start}…{step.keys.stop - 1} processed; "
+                        + "; ".join(said)).replace("-", "−")
         self.readout.value = (
             f"<b>Tile {t} of {len(self.steps)}</b> (keys {step.keys.start}…{step.keys.stop - 1}). "
             f"Where the maximum rose, the old sum and the old weighted sum of values were multiplied by "

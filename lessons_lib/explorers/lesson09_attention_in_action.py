@@ -13,8 +13,9 @@ import numpy as np
 from .._checks import check_choice, is_whole_number
 from ..figures.base import new_figure
 from ..figures.lesson09_attention_in_action import check_run, head_names, plot_it_rows, plot_reading
+from ..figures.live.access import control_entry
 from ..lab import coref
-from .base import ExplorerBase
+from .base import ExplorerBase, quoted
 
 __all__ = ["SentenceExplorer", "TrainingExplorer"]
 
@@ -28,7 +29,7 @@ def _grid_size(n_layers: int, n_heads: int, n_tokens: int) -> tuple[int, int]:
 def _model_layout(explorer: ExplorerBase, rows) -> ipw.VBox:
     """Header, controls, the message line, then rows of figures that wrap (notebook 09's explorers)."""
     return explorer._box(explorer._controls_row(), explorer.message, explorer.error_box,
-                         *(explorer._row(row, wrap=True) for row in rows))
+                         *(explorer._row(row) for row in rows))
 
 
 EXAMPLES = (
@@ -69,6 +70,8 @@ class SentenceExplorer(ExplorerBase):
         self._examples = ipw.Dropdown(options=[("examples…", "")] + [(e, e) for e in EXAMPLES], value="",
                                       description="", layout=ipw.Layout(width="260px"))
         self._examples.add_class("lessons-control-examples")
+        self._access_entries.append(control_entry("lessons-control-examples",
+                                                  "examples: put one of these sentences in the box"))
         self._examples.observe(self._pick_example, names="value")
         cfg = self.model.config
         w, h = _grid_size(cfg["n_layers"], cfg["n_heads"], coref.MAX_LEN)
@@ -91,21 +94,28 @@ class SentenceExplorer(ExplorerBase):
             r = self._models.read_attention(self.model, sentence)
         except (ValueError, TypeError) as exc:
             self.reading, self.error = None, str(exc)
+            self.summary = f"Cannot read this sentence: {exc}"
             self.message.value = (f'<span style="color:#b00020"><b>Cannot read this sentence:</b> '
                                   f"{html.escape(str(exc))}</span>")
             return
         self.reading, self.error = r, None
         n_layers, n_heads = r.layers.shape[:2]
+        looks = f"“it” looks most at {quoted(r.answer)}, {r.confidence:.2f}"
         self.figures["referent"].draw(r.referent, r.tokens,
-                                      title=f"Referent head: “it” → {r.answer} ({r.confidence:.0%})")
+                                      title=f"Referent head: “it” → {r.answer} ({r.confidence:.0%})",
+                                      alt=f"the referent head's row of “it” on “{sentence}”: {looks}")
         self.figures["heads"].draw(r.layers.reshape(n_layers * n_heads, *r.layers.shape[2:]), r.tokens,
-                                   r.tokens, vmin=0.0, vmax=1.0, panel_titles=head_names(n_layers, n_heads))
+                                   r.tokens, vmin=0.0, vmax=1.0, panel_titles=head_names(n_layers, n_heads),
+                                   alt=f"every head on “{sentence}”: {n_layers} layers × {n_heads} heads, "
+                                       f"{len(r.tokens)} × {len(r.tokens)} weights each; in the referent "
+                                       f"head {looks}")
         expected = coref.expected_referent(r.tokens)
         verdict = ("" if expected is None else
                    " A reader would say " + ("it refers to nothing." if expected == coref.NOTHING
                                              else f"“{expected}”."))
         self.message.value = (f"“it” → <b>{html.escape(r.answer)}</b> with weight {r.confidence:.2f}."
                               f"{html.escape(verdict)}")
+        self.summary = f"“it” → {r.answer} with weight {r.confidence:.2f}.{verdict}"
 
     def still(self):
         if self.reading is None:
@@ -164,12 +174,21 @@ class TrainingExplorer(ExplorerBase):
         layers = snap["layers"][k]
         n_layers, n_heads = layers.shape[:2]
         answer = tokens[int(np.argmax(row))]
-        self.figures["referent"].draw(row, tokens, title=f"Step {step}: “it” → {answer} ({row.max():.0%})")
+        loss = float(self.run.losses[min(step, len(self.run.losses) - 1)])
+        looks = f"“it” looks most at {quoted(answer)}, {row.max():.2f}"
+        self.summary = f"in the referent head {looks}; loss {loss:.3f}"
+        self.figures["referent"].draw(row, tokens, title=f"Step {step}: “it” → {answer} ({row.max():.0%})",
+                                      alt=f"the referent head's row of “it”; {self.settings()}: {looks}")
         self.figures["heads"].draw(layers.reshape(n_layers * n_heads, *layers.shape[2:]), tokens, tokens,
                                    vmin=0.0, vmax=1.0, panel_titles=head_names(n_layers, n_heads),
-                                   title=f"Every head at step {step} (sentence {name})")
-        loss = float(self.run.losses[min(step, len(self.run.losses) - 1)])
-        self.figures["loss"].mark(step, loss, title=f"Training loss (step {step}: {loss:.3f})")
+                                   title=f"Every head at step {step} (sentence {name})",
+                                   alt=f"every head; {self.settings()}: {n_layers} layers × {n_heads} heads, "
+                                       f"{len(tokens)} × {len(tokens)} weights each; in the referent head "
+                                       f"{looks}")
+        self.figures["loss"].mark(step, loss, title=f"Training loss (step {step}: {loss:.3f})",
+                                  alt=f"training loss against the step; {self.settings()}: loss {loss:.3f}, "
+                                      f"from {float(self.run.losses[0]):.3f} at step 0 to "
+                                      f"{float(self.run.losses[-1]):.3f} at the end")
         self.message.value = (f"Sentence {name}, step {step} of {int(self.run.snapshot_steps[-1])}: "
                               f"the referent head gives “{html.escape(answer)}” {row.max():.2f}.")
 

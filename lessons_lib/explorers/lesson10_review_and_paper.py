@@ -10,7 +10,7 @@ import numpy as np
 
 from .._checks import check_int_in_range
 from ..lab.real_model import ModelAttention
-from .base import ExplorerBase
+from .base import ExplorerBase, favourite_per_head
 
 __all__ = ["RealModelExplorer"]
 
@@ -55,6 +55,8 @@ class RealModelExplorer(ExplorerBase):
     def _redraw(self) -> None:
         layer, w = self._layer()
         h, L = w.shape[0], w.shape[1]
+        self.summary = (f"{h} heads of layer {layer}; "
+                        f"{favourite_per_head(w, self.attention.tokens, self.controls['token'].value)}")
         self.view.draw(w, self.attention.tokens, panel_titles=[f"head {k}" for k in range(h)],
                        token=self.controls["token"].value,
                        title=f"{self._source()}: layer {layer}, {h} heads, {L} tokens",

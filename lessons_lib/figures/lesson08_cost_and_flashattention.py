@@ -38,11 +38,18 @@ def viridis_colour(x: float) -> str:
     return matplotlib.colors.to_hex(matplotlib.colormaps[style.CMAP_WEIGHTS](x))
 
 
-#: method → (colour, marker, line style): the same look in the still and the live figures.
+def row_colour(r: int, n_rows: int) -> str:
+    """The colour of query row ``r`` of ``n_rows`` in the tile plots (still and live): viridis from 0.05 to
+    0.55, every colour at least 3:1 on white (WCAG 1.4.11; markers and dashes tell the rows apart too)."""
+    return viridis_colour(0.05 + 0.5 * r / max(n_rows - 1, 1))
+
+
+#: method → (colour, marker, line style): the same look in the still and the live figures; every colour
+#: at least 3:1 on white (lines are marks: WCAG 1.4.11), markers and line styles tell them apart too.
 METHOD_LOOK = {
     "naive numpy": (viridis_colour(0.05), "o", "-"),
-    "tiled numpy": (viridis_colour(0.45), "s", "--"),
-    "torch SDPA": (viridis_colour(0.72), "^", ":"),
+    "tiled numpy": (viridis_colour(0.3), "s", "--"),
+    "torch SDPA": (viridis_colour(0.58), "^", ":"),
     "torch SDPA math": ("#7f7f7f", "D", "-."),
 }
 ROW_MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -229,7 +236,7 @@ def plot_tile_steps(steps, *, upto: int | None = None, row_labels=None, feature:
             (f"output feature {feature} so far (acc / ℓ)", np.array([s.output[:, feature] for s in steps])))
     for ax, (name, values) in zip(axes, data):
         for r in range(n_rows):
-            color = viridis_colour(0.1 + 0.75 * r / max(n_rows - 1, 1))
+            color = row_colour(r, n_rows)
             ax.plot(x, values[:, r], marker=ROW_MARKERS[r % len(ROW_MARKERS)], color=color,
                     markeredgecolor="black", markersize=7, linewidth=1.5, label=labels[r])
             if ax is axes[2]:

@@ -12,6 +12,13 @@ the live widget in JupyterLab agree pixel for pixel in their colours.
   on screen.
 * Masked cells (True = may attend, False = masked): light grey, hatched in dark
   grey, with a note; never drawn as the number 0.
+* Contrast (WCAG 2.1 AA), by the one implementation of WCAG's formula here
+  (:func:`relative_luminance`, :func:`contrast_ratio`): a number written in a cell
+  is black or white, whichever contrasts more with that cell's colour (:func:`ink_table`,
+  at least 4.5:1 on every colour of every map); lines on white at least 3:1
+  (:func:`check_mark_colour`); the cursor and hover frame is black and white together, so
+  one of the two contrasts at least 3:1 with any colour beside it; the focus ring (in
+  ``live/live_figures.css``) is 3 px of black on the white page.
 
 Importing this module does not import matplotlib (only :func:`colormap_table` does).
 """
@@ -35,6 +42,11 @@ MASK_FACE = "#d4d4d4"   # masked cells: light grey ...
 MASK_HATCH = "///"      # ... with hatching ...
 MASK_EDGE = "#4d4d4d"   # ... in dark grey
 MASK_NOTE = "▨ grey hatched = masked (may not attend); not a zero"
+# WCAG 2.1 AA: text at least 4.5:1 against what is behind it, marks (lines, frames, focus rings) 3:1
+MIN_TEXT_CONTRAST, MIN_MARK_CONTRAST = 4.5, 3.0
+INK_DARK, INK_LIGHT = "#000000", "#ffffff"   # the two colours of text on a coloured cell
+BACKGROUND = "#ffffff"                       # what figures are drawn on
+FRAME_WIDTH = 2         # px: the cursor / hover frame, a black ring this wide with a white one beside it
 # The live figures' text, in CSS pixels (their titles one step larger than a still's 14 pt).
 LIVE_TICK_PX, LIVE_LABEL_PX, LIVE_TITLE_PX = FONT_TICK, FONT_LABEL, 15
 
@@ -116,6 +128,81 @@ def colormap_table(name: str) -> bytes:
     return cmap(np.arange(256), bytes=True)[:, :3].astype(np.uint8).tobytes()
 
 
+def _rgb(colour) -> np.ndarray:
+    """``"#rrggbb"`` or 0-255 ``(r, g, b)`` as three floats in 0..1."""
+    if isinstance(colour, str):
+        text = colour.lstrip("#")
+        if len(text) != 6 or any(ch not in "0123456789abcdefABCDEF" for ch in text):
+            raise ValueError(f"a colour must be written '#rrggbb'; got {colour!r}.")
+        return np.array([int(text[i:i + 2], 16) for i in (0, 2, 4)], dtype=float) / 255.0
+    rgb = np.asarray(colour, dtype=float)
+    if rgb.shape[-1:] != (3,):
+        raise ValueError(f"a colour must be '#rrggbb' or three numbers 0-255; got {colour!r}.")
+    return rgb / 255.0
+
+
+def relative_luminance(colour) -> float | np.ndarray:
+    """WCAG 2.1's relative luminance of an sRGB colour (``"#rrggbb"``, or 0-255 triples, also as an (n, 3)
+    array): 0 for black, 1 for white.
+
+    >>> relative_luminance("#000000"), relative_luminance("#ffffff")
+    (0.0, 1.0)
+    """
+    c = _rgb(colour)
+    linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    lum = linear @ np.array([0.2126, 0.7152, 0.0722])
+    return float(lum) if np.ndim(lum) == 0 else lum
+
+
+def contrast_ratio(a, b) -> float | np.ndarray:
+    """WCAG 2.1's contrast ratio of two colours, from 1 (the same) to 21 (black on white).
+
+    >>> round(contrast_ratio("#000000", "#ffffff"), 2), round(contrast_ratio("#777777", "#ffffff"), 2)
+    (21.0, 4.48)
+    """
+    la, lb = relative_luminance(a), relative_luminance(b)
+    ratio = (np.maximum(la, lb) + 0.05) / (np.minimum(la, lb) + 0.05)
+    return float(ratio) if np.ndim(ratio) == 0 else ratio
+
+
+def ink_for(colour) -> str:
+    """The text colour for a cell of ``colour``: black or white, whichever contrasts more (≥ 4.58:1 always).
+
+    >>> ink_for("#fde725"), ink_for("#440154")
+    ('#000000', '#ffffff')
+    """
+    dark, light = contrast_ratio(colour, INK_DARK), contrast_ratio(colour, INK_LIGHT)
+    return INK_DARK if dark >= light else INK_LIGHT
+
+
+@cache
+def ink_table(name: str) -> bytes:
+    """For each of the 256 colours of map ``name`` (:func:`colormap_table`), the ink of a number written on
+    it: 0 = black, 1 = white (256 bytes, for the live figures; :func:`ink_for`'s rule).
+
+    >>> ink_table("viridis")[0], ink_table("viridis")[255]
+    (1, 0)
+    """
+    rgb = np.frombuffer(colormap_table(name), dtype=np.uint8).reshape(256, 3)
+    white_wins = contrast_ratio(rgb, np.full(3, 255)) > contrast_ratio(rgb, np.zeros(3))
+    return white_wins.astype(np.uint8).tobytes()
+
+
+def check_mark_colour(colour, name: str = "color", on: str = BACKGROUND) -> str:
+    """``colour`` if a line or mark of it stands out from ``on`` by at least 3:1 (WCAG 1.4.11), else a
+    ValueError that says how far it falls short.
+
+    >>> check_mark_colour("#595959")
+    '#595959'
+    """
+    ratio = contrast_ratio(colour, on)
+    if ratio < MIN_MARK_CONTRAST:
+        raise ValueError(f"{name} {colour} stands out from the background {on} by {ratio:.2f}:1; lines and "
+                         f"marks need at least {MIN_MARK_CONTRAST:g}:1 (WCAG 1.4.11): pick a darker colour, "
+                         f"e.g. viridis below 0.6.")
+    return colour
+
+
 def live_style() -> dict:
     """The constants the live figures' JavaScript draws with, injected as ``STYLE`` when it loads.
 
@@ -123,4 +210,6 @@ def live_style() -> dict:
     True
     """
     return {"tick_px": LIVE_TICK_PX, "label_px": LIVE_LABEL_PX, "title_px": LIVE_TITLE_PX,
-            "mask_face": MASK_FACE, "mask_edge": MASK_EDGE, "mask_note": MASK_NOTE}
+            "mask_face": MASK_FACE, "mask_edge": MASK_EDGE, "mask_note": MASK_NOTE,
+            "ink_dark": INK_DARK, "ink_light": INK_LIGHT, "background": BACKGROUND,
+            "frame_width": FRAME_WIDTH}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .._checks import is_whole_number
 from ..course.feedback import FAILED, NOT_ATTEMPTED, PASSED, box_html
+from ..figures.live.access import Access, control_entry
 from .model import LETTERS, Question
 
 __all__ = ["Quiz", "QUIZZES", "show"]
@@ -41,7 +42,11 @@ def _lesson_questions(lesson_id) -> tuple[str, tuple[Question, ...]]:
 
 class QuestionView:
     """One question as widgets: the prompt and lettered options (HTML), A/B/C/D radio buttons,
-    a Check button and a feedback area. ``select`` and ``check`` drive it without a browser."""
+    a Check button and a feedback area. ``select`` and ``check`` drive it without a browser.
+
+    For screen readers (:meth:`access_entries`, set by the quiz's :class:`Access`): the radio buttons
+    are a group named by the question, each option named by its letter and full text, and the feedback
+    area is a status region, so the feedback is said when Check is pressed."""
 
     def __init__(self, question: Question, number: int, respond=None):
         import ipywidgets as widgets
@@ -62,16 +67,26 @@ class QuestionView:
             layout=widgets.Layout(width="auto"),
         )
         self.choices.add_class("lessons-quiz-choices")
+        self.choices.add_class(f"lessons-quiz-choices-{number}")
         self.button = widgets.Button(description="Check", tooltip=f"Check your answer to question {number}",
                                      icon="check", button_style="primary",
                                      layout=widgets.Layout(margin="0 0 0 1em"))
         self.button.add_class("lessons-quiz-check")
         self.feedback = widgets.HTML("")
         self.feedback.add_class("lessons-quiz-feedback")
+        self.feedback.add_class(f"lessons-quiz-feedback-{number}")
         self.button.on_click(lambda _button: self.check())
         self.choices.observe(self._clear_feedback, names="value")
         row = widgets.HBox([self.choices, self.button], layout=widgets.Layout(align_items="center"))
         self.widget = widgets.VBox([self.prompt, row, self.feedback])
+
+    def access_entries(self) -> list[dict]:
+        """The names a screen reader gives this question's controls: the radio group (the question), each
+        option (its letter and full text), the feedback area (a status region)."""
+        n, q = self.number, self.question
+        options = [f"{LETTERS[i]}. {o.text}" for i, o in enumerate(q.options)]
+        return [control_entry(f"lessons-quiz-choices-{n}", f"Q{n}. {q.prompt}", options=options),
+                control_entry(f"lessons-quiz-feedback-{n}", status=True)]
 
     def _clear_feedback(self, _change) -> None:
         """A new pick makes the old feedback stale: clear it until Check is pressed again."""
@@ -96,7 +111,8 @@ def _feedback_html(text: str) -> str:
     if rest:
         body += f"<div style='margin-top:0.3em'><em>{html.escape(rest[0])}</em></div><ul>"
         body += "".join(f"<li>{html.escape(line)}</li>" for line in rest[1:]) + "</ul>"
-    return box_html(status, body, css_class="lessons-quiz-box")
+    # the feedback area around the box is the status region (the quiz's Access makes it one)
+    return box_html(status, body, css_class="lessons-quiz-box", live=False)
 
 
 class Quiz:
@@ -124,7 +140,9 @@ class Quiz:
         self.tabs = widgets.Tab(children=[view.widget for view in self.views],
                                 titles=[f"Q{n}" for n in range(1, len(self.views) + 1)])
         self.tabs.add_class("lessons-quiz-tabs")
-        self.widget = widgets.VBox([title, self.tabs])
+        self.access = Access(scope=".lessons-quiz",
+                             controls=[e for view in self.views for e in view.access_entries()])
+        self.widget = widgets.VBox([title, self.tabs, self.access])
         self.widget.add_class("lessons-quiz")
 
     def answer(self, question: int, choice) -> str:

@@ -19,6 +19,12 @@ Notebook 7, VS Code, Colab.
 * :class:`MatrixProduct`: three matrices side by side, A · B = C, drawn to scale.
 * :class:`HeadView`: every attention head as a thumbnail, one previewed large, one token
   followed in all (:mod:`.heads`).
+* :class:`Access` (:mod:`.access`, not a figure): a group's one polite live region, and the names,
+  value texts and states ipywidgets does not give its controls.
+
+For the keyboard and screen readers, every figure takes focus (Tab); the arrow keys move a
+cell cursor whose read-out is what hovering shows, Enter does what a click does, and the
+figure's name (``alt``, the canvas's aria-label) says what it shows.
 
 Each kind is a subclass of :class:`LiveFigure` that names its drawing code (``_kind``, the
 ``KINDS.<kind>`` of ``live_figures.js``); ``LiveFigure.kinds()`` finds them all, so every kind this
@@ -45,6 +51,7 @@ Example::
 
 from __future__ import annotations
 
+from .access import Access
 from .bars import Bars
 from .base import LiveFigure
 from .grid import HeatmapGrid
@@ -54,4 +61,4 @@ from .line import LinePlot
 from .product import MatrixProduct, ProductPanel
 
 __all__ = ["Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "ProductPanel", "HeadView",
-           "LiveFigure"]
+           "LiveFigure", "Access"]

@@ -43,8 +43,10 @@ class LiveFigure(anywidget.AnyWidget):
     """Base of the live figures: the JavaScript, the size in CSS pixels, a title and an alt text.
 
     ``width``/``height`` are fixed, so a redraw never makes the page jump. ``alt``
-    is the figure's description for screen readers (the canvas's aria-label); the
-    explorers write their settings there ("d_k = 64"), which the browser test reads.
+    is the figure's name for screen readers (the canvas's aria-label): what it shows,
+    the explorers write their settings and what the data does there ("d_k = 64: the
+    row of “sat” puts 0.31 on “mat”, its largest weight"), which the browser test reads.
+    The figure takes focus; its cell cursor (arrow keys) reads out what hovering shows.
 
     A kind of live figure is a subclass that sets ``_kind`` (the name of its drawing code,
     ``KINDS.<kind>`` in ``live_figures.js``) and draws with :meth:`send`; :meth:`kinds` finds
@@ -123,6 +125,7 @@ class MatrixFigure(LiveFigure):
     vmax = t.Float(1.0).tag(sync=True)
     cmap = t.Unicode(style.CMAP_WEIGHTS).tag(sync=True)
     lut = t.Bytes(b"").tag(sync=True)
+    ink = t.Bytes(b"").tag(sync=True)     # per colour of lut: a number on it in black (0) or white (1)
     xlabel = t.Unicode(style.XLABEL).tag(sync=True)
     ylabel = t.Unicode(style.YLABEL).tag(sync=True)
     colorbar_label = t.Unicode("").tag(sync=True)
@@ -142,7 +145,7 @@ class MatrixFigure(LiveFigure):
         if not is_whole_number(annotate_max) or annotate_max < 0:
             raise ValueError(f"annotate_max must be a whole number ≥ 0; got {annotate_max!r}.")
         percent = check_flag(percent, "percent")
-        super().__init__(cmap=cmap, lut=style.colormap_table(cmap),
+        super().__init__(cmap=cmap, lut=style.colormap_table(cmap), ink=style.ink_table(cmap),
                          colorbar_label=check_label(colorbar_label, "colorbar_label"),
                          xlabel=check_label(xlabel, "xlabel"), ylabel=check_label(ylabel, "ylabel"),
                          decimals=int(decimals), annotate_max=int(annotate_max), percent=percent,
@@ -154,7 +157,9 @@ class MatrixFigure(LiveFigure):
 
     @t.observe("cmap")
     def _cmap_changed(self, change):
-        self.lut = style.colormap_table(style.check_colormap(change["new"]))
+        with self.hold_sync():
+            self.lut = style.colormap_table(style.check_colormap(change["new"]))
+            self.ink = style.ink_table(change["new"])
 
     def _labels_and_ticks(self, rows: list[str], cols: list[str]) -> dict:
         return {"row_labels": rows, "col_labels": cols,

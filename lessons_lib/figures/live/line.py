@@ -7,6 +7,7 @@ import numpy as np
 import traitlets as t
 
 from ..._checks import as_float_array, check_label, check_number
+from .. import style
 from .base import LiveFigure
 
 
@@ -14,7 +15,8 @@ class LinePlot(LiveFigure):
     """Lines and markers, optionally on log₂ axes, with one movable marker (a dashed line and a ring).
 
     ``series``: a list of dicts ``{"label", "x", "y", "mode": "line" | "markers",
-    "marker": "o" | "s", "color": "#rrggbb", "dash": bool}``; set once.
+    "marker": "o" | "s", "color": "#rrggbb", "dash": bool}``; set once. A line's colour
+    must stand out from the white background by 3:1 (WCAG 1.4.11); markers are outlined in black.
     :meth:`mark` moves the marker (cheap: a few numbers cross).
 
     Example::
@@ -58,8 +60,11 @@ class LinePlot(LiveFigure):
             mode = s.get("mode", "markers")
             if mode not in ("line", "markers"):
                 raise ValueError(f"series[{k}]['mode'] must be 'line' or 'markers'; got {mode!r}.")
+            color = s.get("color", "#555555")
+            if mode == "line":
+                style.check_mark_colour(color, f"series[{k}]['color'] (a line)")
             out.append({"label": str(s.get("label", "")), "x": x.tolist(), "y": y.tolist(), "mode": mode,
-                        "marker": s.get("marker", "o"), "color": s.get("color", "#555555"),
+                        "marker": s.get("marker", "o"), "color": color,
                         "dash": bool(s.get("dash", False))})
         self.series = out
 

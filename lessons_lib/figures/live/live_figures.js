@@ -11,12 +11,18 @@
 // 256-entry RGB tables. Every change only marks the figure dirty; one draw per
 // animation frame paints the latest state, so fast slider moves never queue.
 // Hover and row clicks are answered here, without a kernel round trip.
+//
+// For the keyboard and screen readers: each figure takes focus (Tab); the arrow keys move a cell
+// cursor whose read-out is the hover's text (one function, `readout`, writes both), Enter does what a
+// click does, and the figure's name (aria-label) is its `alt`, which describes the data it shows.
+// What the keys and clicks change here is said in the explorer's live region (lessons_lib/figures/live/
+// access.js): the figure sends a "lessons-announce" event up the page to it.
 
 const FONT = '"DejaVu Sans", "Helvetica Neue", Helvetica, Arial, sans-serif';
 // The look comes from Python (lessons_lib/figures/style.py): the module that loads this file puts
 // `const STYLE = {...}` in front of it (figures/live/base.py), so no colour or size is typed twice.
 const { tick_px: TICK_PX, label_px: LABEL_PX, title_px: TITLE_PX, mask_face: MASK_FACE, mask_edge: MASK_EDGE,
-  mask_note: MASK_NOTE } = STYLE;
+  mask_note: MASK_NOTE, ink_dark: INK_DARK, ink_light: INK_LIGHT, frame_width: FRAME_PX } = STYLE;
 const MAX_LABEL_PX = 110;  // row labels longer than this are cut with "…"
 
 // ------------------------------------------------------------------ data
@@ -70,9 +76,9 @@ function lutOf(raw) {
   return b.length >= 768 ? b : null;
 }
 
-function luminance(lut, i) {
-  return (0.2126 * lut[3 * i] + 0.7152 * lut[3 * i + 1] + 0.0722 * lut[3 * i + 2]) / 255;
-}
+// The colour of a number written on colour i of the map: black or white, whichever has the higher WCAG
+// contrast with it (the table comes from Python: figures/style.py, ink_table).
+function inkOf(ink, i) { return ink && ink[i] ? INK_LIGHT : INK_DARK; }
 
 // ------------------------------------------------------------------ text and numbers
 
@@ -93,6 +99,7 @@ function fmtNumber(v, decimals) {
 
 function fmtExact(v) {
   if (!Number.isFinite(v)) return String(v);
+  if (Number.isInteger(v) && Math.abs(v) < 1e5) return String(v).replace("-", "−");  // d_k = 128, not 128.0
   const a = Math.abs(v);
   const s = a !== 0 && (a < 1e-3 || a >= 1e5) ? v.toExponential(3) : v.toPrecision(4);
   return String(Number(s) === 0 ? "0" : s).replace("-", "−");
@@ -246,7 +253,7 @@ function drawHeatmapPanel(ctx, p, box) {
           if (p.mask && p.mask[idx]) continue;
           const { value } = cellValue(m, idx, vmin, vmax);
           const ci = m.kind === "u8" ? m.data[idx] : colourIndex(value, vmin, vmax);
-          ctx.fillStyle = luminance(lut, ci) < 0.45 ? "#fff" : "#000";
+          ctx.fillStyle = inkOf(p.ink, ci);
           ctx.fillText(fmtNumber(value, p.decimals), ax.x + (c + 0.5) * cw, ax.y + (r + 0.5) * ch);
         }
       }
@@ -345,18 +352,13 @@ function heatmapReadout(p, hit) {
 
 const SHELL_CSS_CLASS = "lessons-figure";
 
-function makeShell(el, model) {
+let shellCount = 0;
+
+function makeShell(el, model, kind) {
   el.classList.add(SHELL_CSS_CLASS);
   const root = document.createElement("div");
   root.className = "lessons-figure-root";
-  const bar = document.createElement("div");
-  bar.className = "lessons-figure-bar";
-  const save = document.createElement("button");
-  save.className = "lessons-figure-save";
-  save.type = "button";
-  save.textContent = "⤓ PNG";
-  save.title = "Save this picture as a PNG file";
-  bar.appendChild(save);
+
   const stage = document.createElement("div");
   stage.className = "lessons-figure-stage";
   const canvas = document.createElement("canvas");
@@ -364,12 +366,31 @@ function makeShell(el, model) {
   canvas.setAttribute("role", "img");
   const overlay = document.createElement("canvas");
   overlay.className = "lessons-figure-overlay";
+  overlay.setAttribute("aria-hidden", "true");
   stage.append(canvas, overlay);
+  // the keys, said after the figure's name (aria-describedby); not drawn
+  const keys = document.createElement("span");
+  keys.className = "lessons-sr-only";
+  keys.id = `lessons-figure-keys-${++shellCount}-${Math.random().toString(36).slice(2, 8)}`;
+  const help = typeof kind.keys === "function" ? kind.keys(model) : kind.keys;
+  keys.textContent = help || "";
+  if (help) {
+    canvas.tabIndex = 0;
+    canvas.setAttribute("aria-describedby", keys.id);
+  }
+  // under the picture: the read-out line and the save button (never over the title)
+  const foot = document.createElement("div");
+  foot.className = "lessons-figure-foot";
   const readout = document.createElement("div");
   readout.className = "lessons-figure-readout";
   readout.textContent = "\u00a0";
-  stage.appendChild(bar);  // the save button sits in the picture's top-right corner: no extra height
-  root.append(stage, readout);
+  const save = document.createElement("button");
+  save.className = "lessons-figure-save";
+  save.type = "button";
+  save.textContent = "⤓ PNG";
+  save.title = "Save this picture as a PNG file";
+  foot.append(readout, save);
+  root.append(stage, foot, keys);
   el.appendChild(root);
   save.addEventListener("click", () => {
     const name = (model.get("title") || "figure").split("\n")[0].replace(/[^\w.-]+/g, "_").slice(0, 60);
@@ -383,14 +404,90 @@ function makeShell(el, model) {
       setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
     }, "image/png");
   });
-  return { root, canvas, overlay, readout, stage };
+  return { root, canvas, overlay, readout, stage, save };
+}
+
+// The frame around the cell under the pointer or the cursor: a black ring and a white one beside it, so one
+// of the two contrasts at least 3:1 with any colour (figures/style.py: FRAME_WIDTH). Inside a large cell;
+// around a small one (a thumbnail's), where it would hide the cell.
+function drawFrame(ctx, rect) {
+  const F = FRAME_PX;
+  ctx.lineWidth = F;
+  if (rect.w > 4 * F && rect.h > 4 * F) {
+    ctx.strokeStyle = INK_DARK;
+    ctx.strokeRect(rect.x + F / 2, rect.y + F / 2, rect.w - F, rect.h - F);
+    ctx.strokeStyle = INK_LIGHT;
+    ctx.strokeRect(rect.x + 1.5 * F, rect.y + 1.5 * F, rect.w - 3 * F, rect.h - 3 * F);
+  } else {
+    ctx.strokeStyle = INK_LIGHT;
+    ctx.strokeRect(rect.x - F / 2, rect.y - F / 2, rect.w + F, rect.h + F);
+    ctx.strokeStyle = INK_DARK;
+    ctx.strokeRect(rect.x - 1.5 * F, rect.y - 1.5 * F, rect.w + 3 * F, rect.h + 3 * F);
+  }
+}
+
+// The cell cursor over matrix panels (a heatmap is one panel; a grid, a head view, a product several):
+// `panels` [{rows, cols}], `cur` {panel, row, col} or null (start at `start`). Arrows move one cell and
+// cross into the next panel at the left and right edges; Home / End: the row's first / last cell;
+// PageUp / PageDown: the previous / next panel. Returns the new cursor, or null for another key.
+function movePanels(panels, cur, key, start) {
+  if (!panels.length) return null;
+  const keysUsed = ["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"];
+  if (!keysUsed.includes(key)) return null;
+  if (!cur) return start || { panel: 0, row: 0, col: 0 };
+  let k = Math.min(Math.max(cur.panel || 0, 0), panels.length - 1);
+  let r = Math.max(cur.row, 0), c = Math.max(cur.col, 0);
+  const clamp = () => {
+    r = Math.min(r, panels[k].rows - 1); c = Math.min(c, panels[k].cols - 1);
+  };
+  if (key === "ArrowUp") r = Math.max(0, r - 1);
+  else if (key === "ArrowDown") r = Math.min(panels[k].rows - 1, r + 1);
+  else if (key === "Home") c = 0;
+  else if (key === "End") c = panels[k].cols - 1;
+  else if (key === "ArrowLeft") {
+    if (c > 0) c -= 1;
+    else if (k > 0) { k -= 1; c = panels[k].cols - 1; clamp(); }
+  } else if (key === "ArrowRight") {
+    if (c < panels[k].cols - 1) c += 1;
+    else if (k < panels.length - 1) { k += 1; c = 0; clamp(); }
+  } else if (key === "PageUp" && k > 0) { k -= 1; clamp(); }
+  else if (key === "PageDown" && k < panels.length - 1) { k += 1; clamp(); }
+  return { panel: k, row: r, col: c };
+}
+
+// Whether a cursor's cell (a `hit`) is still among the cells of a new state.
+function cursorFits(kind, s, hit) {
+  if (!kind.cells || !hit) return false;
+  if (hit.series !== undefined) {
+    const se = s.series[hit.series];
+    return !!se && se.mode !== undefined && hit.index < se.x.length;
+  }
+  const cells = kind.cells(s), k = hit.panel || 0;
+  if (!(k < cells.length)) return false;
+  const [rows, cols] = cells[k];
+  return (hit.row || 0) < rows && (hit.col !== undefined ? hit.col : hit.index || 0) < cols;
+}
+
+// A list cursor (bars, a series' points): Left / Right, Home / End.
+function moveList(n, index, key) {
+  if (!["ArrowLeft", "ArrowRight", "Home", "End", "ArrowUp", "ArrowDown"].includes(key) || !n) return null;
+  if (index === null || index === undefined) return 0;
+  if (key === "ArrowLeft") return Math.max(0, index - 1);
+  if (key === "ArrowRight") return Math.min(n - 1, index + 1);
+  if (key === "Home") return 0;
+  if (key === "End") return n - 1;
+  return index;
 }
 
 // Each kind: `traits` (the Python traits it reads; tests/test_live_figures.py holds them equal to
 // the widget's synced traits), an async `prepare(model)` that decodes them into a plain state,
 // `draw(ctx, state, w, h)` returning hit-test info, `hit(state, info, x, y)` for the cell under the
 // pointer, `readout(state, hit)` and `cellRect(state, info, hit)` for the hover read-out; optional
-// `hoverModel(model, hit)` and `keepHover(state, hover)`.
+// `hoverModel(model, hit)` and `keepHover(state, hover)`. For the keyboard: `keys` (what the keys do, in
+// words, said after the figure's name), `cursor(state, info, hit, key)` (the cell the cursor moves to: a
+// `hit` as `hit` returns, so the read-out is the hover's; null for a key it does not use) and optional
+// `heard(before, state)` (a sentence for the live region when the state changed in the browser), and
+// `cells(state)`: what the cursor walks, [[rows, cols] per panel] (PageUp / PageDown change panel).
 const KINDS = {};
 
 function common(model) {
@@ -403,7 +500,7 @@ function common(model) {
 // ---------------- heatmap (one matrix)
 KINDS.heatmap = {
   traits: ["values", "encoding", "shape", "mask", "row_labels", "col_labels", "row_ticks", "col_ticks",
-    "vmin", "vmax", "lut", "title", "xlabel", "ylabel", "colorbar_label", "decimals", "annotate_max",
+    "vmin", "vmax", "lut", "ink", "title", "xlabel", "ylabel", "colorbar_label", "decimals", "annotate_max",
     "highlight_row", "percent", "row_name", "col_name", "alt", "width", "height"],
   async prepare(model) {
     const [rows, cols] = model.get("shape");
@@ -413,7 +510,7 @@ KINDS.heatmap = {
       ...common(model), rows, cols, m, mask, anyMasked: !!mask && mask.some((b) => b),
       rowText: model.get("row_labels"), colText: model.get("col_labels"),
       rowTicks: model.get("row_ticks"), colTicks: model.get("col_ticks"),
-      vmin: model.get("vmin"), vmax: model.get("vmax"), lut: lutOf(model.get("lut")),
+      vmin: model.get("vmin"), vmax: model.get("vmax"), lut: lutOf(model.get("lut")), ink: bytesOf(model.get("ink")),
       xlabel: model.get("xlabel"), ylabel: model.get("ylabel"), cbarLabel: model.get("colorbar_label"),
       decimals: model.get("decimals"), annotate: model.get("annotate_max") > 0,
       annotateMax: model.get("annotate_max"), highlightRow: model.get("highlight_row"),
@@ -427,6 +524,17 @@ KINDS.heatmap = {
   },
   hit(s, info, x, y) { return info ? heatmapHit(s, info.lay, x, y) : null; },
   readout(s, hit) { return heatmapReadout(s, hit); },
+  keys(model) {
+    return `Arrow keys move a cell cursor and read out its ${model.get("row_name") || "row"}, `
+      + `${model.get("col_name") || "column"} and value${model.get("selectable") ? "; Enter selects its row" : ""}.`;
+  },
+  cells(s) { return [[s.rows, s.cols]]; },
+  cursor(s, info, hit, key) {
+    const start = { panel: 0, row: s.highlightRow >= 0 && s.highlightRow < s.rows ? s.highlightRow : 0, col: 0 };
+    const m = movePanels([{ rows: s.rows, cols: s.cols }], hit && hit.col >= 0 ? { panel: 0, ...hit } : null,
+      key, start);
+    return m && { row: m.row, col: m.col };
+  },
   cellRect(s, info, hit) {
     const { ax } = info.lay;
     if (hit.col < 0) return { x: ax.x, y: ax.y + hit.row * ax.h / s.rows, w: ax.w, h: ax.h / s.rows };
@@ -442,7 +550,7 @@ KINDS.heatmap = {
 // ---------------- heatmap grid (several matrices, e.g. one per attention head)
 KINDS.grid = {
   traits: ["values", "encoding", "shape", "mask", "row_labels", "col_labels", "row_ticks", "col_ticks",
-    "vmin", "vmax", "lut", "title", "panel_titles", "columns", "colorbar_label", "decimals", "annotate_max",
+    "vmin", "vmax", "lut", "ink", "title", "panel_titles", "columns", "colorbar_label", "decimals", "annotate_max",
     "selected", "hovered", "percent", "row_name", "col_name", "alt", "width", "height", "xlabel", "ylabel"],
   async prepare(model) {
     const [n, rows, cols] = model.get("shape");
@@ -452,7 +560,7 @@ KINDS.grid = {
       ...common(model), n, rows, cols, m, mask, anyMasked: !!mask && mask.some((b) => b),
       rowText: model.get("row_labels"), colText: model.get("col_labels"),
       rowTicks: model.get("row_ticks"), colTicks: model.get("col_ticks"),
-      vmin: model.get("vmin"), vmax: model.get("vmax"), lut: lutOf(model.get("lut")),
+      vmin: model.get("vmin"), vmax: model.get("vmax"), lut: lutOf(model.get("lut")), ink: bytesOf(model.get("ink")),
       panelTitles: model.get("panel_titles"), columns: Math.max(1, model.get("columns")),
       cbarLabel: model.get("colorbar_label"), decimals: model.get("decimals"),
       annotateMax: model.get("annotate_max"), selected: model.get("selected"),
@@ -506,6 +614,13 @@ KINDS.grid = {
     const p = { ...s, m: { kind: s.m.kind, data: s.m.data.subarray(hit.panel * s.rows * s.cols) } };
     return `${s.panelTitles[hit.panel] || hit.panel}: ${heatmapReadout(p, hit)}`;
   },
+  keys: "Arrow keys move a cell cursor through the panels and read out each value; Page Up and Page Down "
+    + "change panel; Enter selects the panel.",
+  cells(s) { return Array.from({ length: s.n }, () => [s.rows, s.cols]); },
+  cursor(s, info, hit, key) {
+    const panels = Array.from({ length: s.n }, () => ({ rows: s.rows, cols: s.cols }));
+    return movePanels(panels, hit, key, { panel: Math.max(0, Math.min(s.selected, s.n - 1)), row: 0, col: 0 });
+  },
   cellRect(s, info, hit) {
     const { ax } = info.panels[hit.panel].lay;
     return { x: ax.x + hit.col * ax.w / s.cols, y: ax.y + hit.row * ax.h / s.rows, w: ax.w / s.cols, h: ax.h / s.rows };
@@ -513,6 +628,12 @@ KINDS.grid = {
   hoverModel(model, hit) {
     const k = hit ? hit.panel : -1;
     if (model.get("hovered") !== k) { model.set("hovered", k); model.save_changes(); }
+  },
+  // said when the learner selects a panel (a click or Enter; in the browser)
+  heard(b, s) {
+    if (b.n !== s.n || b.selected === s.selected) return "";
+    const name = (k) => s.panelTitles[k] || `panel ${k}`;
+    return s.selected >= 0 ? `${name(s.selected)} selected (framed)` : `${name(b.selected)} no longer selected`;
   },
   click(model, s, hit) {
     if (!hit) return;
@@ -654,6 +775,12 @@ KINDS.bars = {
     const v = s.v[hit.index];
     return `${who}: ${fmtExact(v)}${s.percent ? ` (${(100 * v).toFixed(1)}%)` : ""}`;
   },
+  keys: "Left and right arrow keys move along the bars and read out each value.",
+  cells(s) { return [[1, s.n]]; },
+  cursor(s, info, hit, key) {
+    const i = moveList(s.n, hit ? hit.index : null, key);
+    return i === null ? null : { index: i };
+  },
   cellRect(s, info, hit) {
     const { ax, pitch } = info;
     return { x: ax.x + hit.index * pitch, y: ax.y, w: pitch, h: ax.h };
@@ -746,8 +873,9 @@ KINDS.lines = {
   hit(s, info, x, y) {
     if (!info) return null;
     let best = null, bd = 15 * 15;
+    const points = linePoints(s);   // the points the cursor walks too: the same read-out by mouse or keys
     s.series.forEach((se, k) => {
-      if (se.mode === "line") return;
+      if (!points.includes(k)) return;
       se.x.forEach((v, i) => {
         const d = (info.X(v) - x) ** 2 + (info.Y(se.y[i]) - y) ** 2;
         if (d < bd) { bd = d; best = { series: k, index: i }; }
@@ -759,11 +887,45 @@ KINDS.lines = {
     const se = s.series[hit.series];
     return `${se.label || "series"}: ${s.xlabel ? s.xlabel.split(" ")[0] : "x"} = ${fmtExact(se.x[hit.index])}, ${fmtExact(se.y[hit.index])}`;
   },
+  keys: "Left and right arrow keys move along the plotted points and read out each; up and down (or Page Up "
+    + "and Page Down) change series.",
+  cells(s) { return linePoints(s).map((k) => [1, s.series[k].x.length]); },
+  cursor(s, info, hit, key) {
+    const marked = linePoints(s);
+    if (!marked.length) return null;
+    if (!hit) {
+      if (!["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"].includes(key)) {
+        return null;
+      }
+      // start at the point nearest the marker (the setting shown), on the first series with points
+      const se = s.series[marked[0]], mx = s.marker && s.marker.x;
+      let best = 0;
+      if (mx !== undefined && mx !== null) {
+        se.x.forEach((v, i) => { if (Math.abs(v - mx) < Math.abs(se.x[best] - mx)) best = i; });
+      }
+      return { series: marked[0], index: best };
+    }
+    let k = Math.max(0, marked.indexOf(hit.series));
+    if (["ArrowUp", "ArrowDown", "PageUp", "PageDown"].includes(key)) {
+      k = Math.min(marked.length - 1, Math.max(0, k + (key === "ArrowDown" || key === "PageDown" ? 1 : -1)));
+      const se = s.series[marked[k]];
+      return { series: marked[k], index: Math.min(hit.index, se.x.length - 1) };
+    }
+    const i = moveList(s.series[marked[k]].x.length, hit.index, key);
+    return i === null ? null : { series: marked[k], index: i };
+  },
   cellRect(s, info, hit) {
     const se = s.series[hit.series];
     return { x: info.X(se.x[hit.index]) - 8, y: info.Y(se.y[hit.index]) - 8, w: 16, h: 16 };
   },
 };
+
+// The series the cursor walks: the measured points (marker series); a plot of lines only, the lines' points.
+function linePoints(s) {
+  const withPoints = s.series.map((se, k) => k).filter((k) => s.series[k].x.length);
+  const markers = withPoints.filter((k) => s.series[k].mode !== "line");
+  return markers.length ? markers : withPoints;
+}
 
 function pow2Ticks(lo, hi) {
   const out = [];
@@ -842,6 +1004,11 @@ KINDS.product = {
     const name = String(p.title || "").split("\n")[0];
     return `${name}: row “${p.rowText[hit.row]}” (${hit.row}), column ${hit.col}: ${fmtExact(v)}`;
   },
+  keys: "Arrow keys move a cell cursor through the three matrices and read out each value.",
+  cells(s) { return s.panels.map((p) => [p.rows, p.cols]); },
+  cursor(s, info, hit, key) {
+    return movePanels(s.panels.map((p) => ({ rows: p.rows, cols: p.cols })), hit, key);
+  },
   cellRect(s, info, hit) {
     const ax = info.lays[hit.panel], p = s.panels[hit.panel];
     return { x: ax.x + hit.col * ax.w / p.cols, y: ax.y + hit.row * ax.h / p.rows, w: ax.w / p.cols, h: ax.h / p.rows };
@@ -904,22 +1071,32 @@ function drawProductPanel(ctx, s, p, ax) {
 
 function render({ model, el }) {
   const kind = KINDS[model.get("_kind")];
-  const shell = makeShell(el, model);
-  const { canvas, overlay, readout, root } = shell;
-  let state = null, info = null, hover = null, seq = 0, frame = 0, scheduled = false;
+  const shell = makeShell(el, model, kind);
+  const { canvas, overlay, readout, root, save } = shell;
+  let state = null, info = null, hover = null, byKeys = false, seq = 0, frame = 0, scheduled = false;
+
+  // A sentence for the explorer's live region (access.js); a figure on its own says it in its read-out.
+  function announce(text) {
+    if (!text) return;
+    const heard = !el.dispatchEvent(new CustomEvent("lessons-announce",
+      { detail: { text }, bubbles: true, cancelable: true }));
+    if (!heard) readout.setAttribute("role", "status");
+  }
 
   function paint() {
     scheduled = false;
     if (!state) return;
-    // As wide as asked, never wider than the room the page gives it (a narrow window, an open side
-    // panel, a row of figures in an explorer): the element asks for `width` px and may shrink.
+    // As wide as asked, never wider than the room the page gives it (a narrow window, zoom, an open side
+    // panel). In a row of figures it may shrink to 80 % of that; below, the row wraps (explorers' rows
+    // wrap), so at 200 % zoom each figure gets the full width, not half of it.
     if (el.dataset.width !== String(state.width)) {
       el.dataset.width = String(state.width);
       el.style.width = `${state.width}px`;
+      el.style.maxWidth = `min(${state.width}px, 100%)`;
       // in a row (HBox) the basis is the width asked for; in a column (VBox) a basis would be a height
       const parent = el.parentElement;
       const inColumn = parent && getComputedStyle(parent).flexDirection.startsWith("column");
-      el.style.flex = inColumn ? "0 0 auto" : `0 1 ${state.width}px`;
+      el.style.flex = inColumn ? "0 0 auto" : `1 1 ${Math.round(0.8 * state.width)}px`;
     }
     const room = Math.floor(el.getBoundingClientRect().width);
     const w = room > 120 ? Math.min(state.width, room) : state.width, h = state.height;
@@ -938,10 +1115,14 @@ function render({ model, el }) {
     setupCanvas(overlay, w, h);
     drawHover();
     frame += 1;
-    canvas.setAttribute("aria-label", state.alt || state.title || "");
+    const name = state.alt || state.title || "";
+    canvas.setAttribute("aria-label", name);
+    save.setAttribute("aria-label", `Save as PNG: ${(state.title || name).split("\n")[0]}`);
     root.dataset.frame = String(frame);
-    root.dataset.alt = state.alt || "";
+    root.dataset.alt = name;
     root.dataset.drawnAt = String(performance.now());
+    // what the cursor can reach (for tests and tools): [[rows, cols] per panel]
+    root.dataset.cells = kind.cells && info ? JSON.stringify(kind.cells(state)) : "";
     // where the cells are (for tests and tools): the axes rectangle of a single heatmap
     if (info && info.lay) {
       const { ax } = info.lay;
@@ -959,8 +1140,14 @@ function render({ model, el }) {
     const mine = ++seq;
     kind.prepare(model).then((s) => {
       if (mine !== seq) return;  // a newer state is on its way: skip this one
+      const before = state;
       state = s;
-      if (hover && kind.hit) hover = kind.keepHover ? kind.keepHover(s, hover) : null;
+      // a keyboard cursor stays on its cell while the cell exists (its read-out shows the new value)
+      if (hover && kind.hit) {
+        hover = byKeys && cursorFits(kind, s, hover) ? hover : kind.keepHover ? kind.keepHover(s, hover) : null;
+      }
+      if (!hover) byKeys = false;
+      if (before && kind.heard) announce(kind.heard(before, s));
       schedule();
     }).catch((err) => console.error("lessons_lib live figure:", err));
   }
@@ -970,10 +1157,12 @@ function render({ model, el }) {
     const r = window.devicePixelRatio || 1;
     ctx.setTransform(r, 0, 0, r, 0, 0);
     ctx.clearRect(0, 0, overlay.width, overlay.height);
+    // the cursor's cell and its rectangle in the canvas (for tests and tools)
+    root.dataset.cursor = hover && byKeys && info && state ? JSON.stringify(hover) : "";
     if (!hover || !info || !state) { readout.textContent = "\u00a0"; return; }
     const rect = kind.cellRect(state, info, hover);
-    ctx.lineWidth = 2; ctx.strokeStyle = "#ff2d7a";
-    ctx.strokeRect(rect.x + 1, rect.y + 1, Math.max(rect.w - 2, 1), Math.max(rect.h - 2, 1));
+    drawFrame(ctx, rect);
+    if (byKeys) root.dataset.cursorRect = JSON.stringify(rect);
     readout.textContent = kind.readout(state, hover);
   }
 
@@ -986,19 +1175,50 @@ function render({ model, el }) {
     const [x, y] = pointer(ev);
     const hit = kind.hit(state, info, x, y);
     if (JSON.stringify(hit) !== JSON.stringify(hover)) {
-      hover = hit;
+      hover = hit; byKeys = false;
       drawHover();
       if (kind.hoverModel) kind.hoverModel(model, hit);
     }
   });
   overlay.addEventListener("mouseleave", () => {
+    if (byKeys) return;
     hover = null; drawHover();
     if (kind.hoverModel) kind.hoverModel(model, null);
   });
   overlay.addEventListener("click", (ev) => {
     if (!state || !info || !kind.click) return;
     const [x, y] = pointer(ev);
+    if (document.activeElement !== canvas && canvas.tabIndex >= 0) canvas.focus({ preventScroll: true });
     kind.click(model, state, kind.hit(state, info, x, y));
+  });
+
+  // The keyboard: arrows (and Home, End, PageUp, PageDown) move the cell cursor, its read-out is shown
+  // and said; Enter or Space does what a click on that cell does; Escape hides the cursor.
+  canvas.addEventListener("keydown", (ev) => {
+    if (!state || !info || !kind.cursor || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    if (ev.key === "Enter" || ev.key === " ") {
+      if (hover && byKeys && kind.click) {
+        ev.preventDefault(); ev.stopPropagation();
+        kind.click(model, state, hover);
+      }
+      return;
+    }
+    if (ev.key === "Escape") {
+      if (byKeys) { hover = null; byKeys = false; drawHover(); if (kind.hoverModel) kind.hoverModel(model, null); }
+      return;
+    }
+    const next = kind.cursor(state, info, byKeys ? hover : null, ev.key);
+    if (!next) return;
+    ev.preventDefault(); ev.stopPropagation();
+    hover = next; byKeys = true;
+    drawHover();
+    if (kind.hoverModel) kind.hoverModel(model, next);
+    announce(readout.textContent);
+  });
+  canvas.addEventListener("blur", () => {
+    if (!byKeys) return;
+    hover = null; byKeys = false; drawHover();
+    if (kind.hoverModel) kind.hoverModel(model, null);
   });
 
   // All traits of one kernel message change together: decode once, after the last of them.
@@ -1052,6 +1272,26 @@ function headShown(s) {
   return { k: 0, why: "" };
 }
 
+// What head k shows for the token followed, in words: where it looks most (its row), or who looks at it
+// most (its column), with the weight: "“sat” (2) looks most at “mat” (5), 0.62".
+function followed(s, k) {
+  const t = s.token, column = s.direction === 1, per = s.rows * s.cols;
+  if (!(t >= 0 && t < s.rows)) return "";
+  let best = -1, bestValue = -Infinity, approx = false;
+  for (let j = 0; j < (column ? s.rows : s.cols); j++) {
+    const cell = column ? j * s.cols + t : t * s.cols + j;
+    if (s.mask && s.mask[cell]) continue;
+    const { value, approx: a } = cellValue(s.m, k * per + cell, s.vmin, s.vmax);
+    if (value > bestValue) { bestValue = value; best = j; approx = a; }
+  }
+  if (best < 0) return `“${s.rowText[t]}” (${t}) attends to nothing`;
+  const weight = `${approx ? "about " : ""}${fmtNumber(bestValue, 2)}`;
+  return column ? `“${s.rowText[best]}” (${best}) looks at “${s.colText[t]}” (${t}) most, ${weight}`
+    : `“${s.rowText[t]}” (${t}) looks most at “${s.colText[best]}” (${best}), ${weight}`;
+}
+
+function headName(s, k) { return s.panelTitles[k] || `head ${k}`; }
+
 KINDS.heads = {
   traits: ["values", "encoding", "shape", "mask", "row_labels", "col_labels", "row_ticks", "col_ticks",
     "vmin", "vmax", "lut", "title", "panel_titles", "colorbar_label", "decimals", "percent", "locked",
@@ -1059,9 +1299,37 @@ KINDS.heads = {
   async prepare(model) {  // the grid's matrices, labels and colours, plus the head view's own state
     const s = await KINDS.grid.prepare(model);
     const token = model.get("token"), direction = model.get("direction");
-    const followed = `token = ${token}, ${direction === 1 ? "its column" : "its row"} framed`;
-    return { ...s, locked: model.get("locked"), hovered: model.get("hovered"), token, direction,
-      alt: s.alt ? `${s.alt}; ${followed}` : followed };
+    const out = { ...s, locked: model.get("locked"), hovered: model.get("hovered"), token, direction };
+    // the name follows what is shown: the head shown large and what it does for the token followed
+    const shown = headShown(out);
+    const what = !out.n ? "" : `${headName(out, shown.k)} shown large${shown.why === "locked" ? " (locked)" : ""}: `
+      + `${followed(out, shown.k)}; token = ${token}, ${direction === 1 ? "its column" : "its row"} framed`;
+    out.alt = s.alt ? `${s.alt}; ${what}` : what;
+    return out;
+  },
+  keys: "Arrow keys move a cell cursor through the heads' thumbnails, show that head large and read out "
+    + "each weight; Page Up and Page Down change head; Enter locks or unlocks the head.",
+  cells(s) { return Array.from({ length: s.n }, () => [s.rows, s.cols]); },
+  cursor(s, info, hit, key) {
+    const panels = Array.from({ length: s.n }, () => ({ rows: s.rows, cols: s.cols }));
+    const column = s.direction === 1;
+    const start = { panel: headShown(s).k, row: column ? 0 : s.token, col: column ? s.token : 0 };
+    const m = movePanels(panels, hit && hit.thumb ? hit : null, key, start);
+    return m && { ...m, thumb: true };
+  },
+  // said when the learner locks a head, or follows another token or direction (all in the browser)
+  heard(b, s) {
+    if (!s.n || b.n !== s.n || b.rows !== s.rows) return "";  // new weights: the explorer says what changed
+    if (b.locked !== s.locked) {
+      if (s.locked >= 0 && s.locked < s.n) return `${headName(s, s.locked)} locked: ${followed(s, s.locked)}.`;
+      return `${headName(s, b.locked)} unlocked: ${headName(s, headShown(s).k)} shown.`;
+    }
+    if (b.token !== s.token || b.direction !== s.direction) {
+      const k = headShown(s).k;
+      return `token = ${s.token}, ${s.direction === 1 ? "its column" : "its row"}: in ${headName(s, k)}, `
+        + `${followed(s, k)}.`;
+    }
+    return "";
   },
   draw(ctx, s, w, h) {
     if (!s.lut || !s.n) return null;
@@ -1101,7 +1369,7 @@ KINDS.heads = {
     // right: the previewed head, large, with token labels and the colour scale
     const box = { x: leftW + 12, y: top, w: w - leftW - 16, h: h - top - 4 };
     const why = shown.why === "locked" ? " (locked: click its thumbnail to unlock)"
-      : shown.why === "hover" ? " (preview)" : " (hover a thumbnail to preview, click to lock)";
+      : shown.why === "hover" ? " (preview)" : " (hover or arrow keys: preview; click or Enter: lock)";
     const p = { ...s, m: sub(shown.k), title: `${s.panelTitles[shown.k] || "head " + shown.k}${why}`,
       highlightRow: column ? -1 : s.token, annotate: false, maskNote: s.anyMasked };
     const lay = drawHeatmapPanel(ctx, p, box);
@@ -1136,7 +1404,8 @@ KINDS.heads = {
     }
     const p = { ...s, m: { kind: s.m.kind, data: s.m.data.subarray(hit.panel * s.rows * s.cols) } };
     const cell = heatmapReadout(p, hit);
-    return `${name}: ${cell}${hit.thumb ? "  (click to lock this head)" : ""}`;
+    const lock = hit.panel === s.locked ? "unlock" : "lock";
+    return `${name}: ${cell}${hit.thumb ? ` (click or Enter: ${lock} this head)` : ""}`;
   },
   cellRect(s, info, hit) {
     if (hit.empty) return { x: -10, y: -10, w: 0, h: 0 };

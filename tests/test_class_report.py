@@ -136,6 +136,7 @@ def test_the_report_counts_each_outcome_per_exercise_and_the_concept_quizs_gain(
     assert quiz["shapes"]["pre right"] == "0.67" and quiz["cost"]["post right"] == "0.33"
 
 
+@pytest.mark.subprocess
 def test_a_course_folder_not_yet_autograded_is_refused_in_words(tmp_path):
     result = subprocess.run([sys.executable, str(ROOT / "tools" / "class_report.py"), str(tmp_path)],
                             capture_output=True, text=True)

@@ -201,7 +201,7 @@ def _pins(path: Path) -> dict[str, str]:
 
 def test_binder_requirements_are_the_course_pins():
     """Binder installs the course's pins; torch, when listed there, is the CPU-only build of the same pin;
-    beyond them only what a hub needs: the browser test's Notebook 7 and nbgitpuller."""
+    beyond them only what a hub needs: the browser test's Notebook 7, nbgitpuller and nbgrader."""
     main = _pins(REPO / "requirements.txt")
     text = (REPO / "binder" / "requirements.txt").read_text(encoding="utf-8")
     shared = main if re.search(r"^-r\s+\.\./requirements\.txt", text, flags=re.MULTILINE) else {}
@@ -211,7 +211,7 @@ def test_binder_requirements_are_the_course_pins():
 
     extra = {k: v for k, v in binder.items() if k not in main}
     assert without_torch({k: v for k, v in binder.items() if k in main}) == without_torch(main)
-    assert set(extra) == {"notebook", "nbgitpuller"}, extra
+    assert set(extra) == {"notebook", "nbgitpuller", "nbgrader"}, extra
     dev = _pins(REPO / "requirements-dev.txt")
     assert extra["notebook"] == dev["notebook"], "Binder gets the browser test's Notebook 7"
     if "torch" in binder:

@@ -946,6 +946,7 @@ def test_every_solution_passes_and_every_listed_mistake_fails_on_unseen_cases_of
             assert grading.check_hidden(name, candidate).passed is False, (secret, candidate)
 
 
+@pytest.mark.subprocess
 def test_the_installed_package_and_the_learner_copy_hold_nothing_to_compute_the_unseen_cases_from(tmp_path,
                                                                                                    monkeypatch):
     """The cases come from the secret, which only the teacher's environment holds: every place a learner
@@ -1191,7 +1192,8 @@ def _children(pid: int) -> set[int]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
-@pytest.mark.parametrize("fn", [_endless, _endless_swallowing, _sleeps, _spawns_and_loops])
+@pytest.mark.parametrize("fn", [_endless, _endless_swallowing, _sleeps,
+                                pytest.param(_spawns_and_loops, marks=pytest.mark.subprocess)])
 def test_an_endless_function_leaves_no_thread_or_process_running_after_its_check(fn):
     import os
     import threading

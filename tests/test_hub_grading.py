@@ -33,13 +33,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import require
+from conftest import load_tool, require
 from hub_classroom import Learner, chp_available, running_hub
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import binder_env  # noqa: E402
-import hub_grading  # noqa: E402
+binder_env = load_tool("binder_env")
+hub_grading = load_tool("hub_grading")
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow]
 

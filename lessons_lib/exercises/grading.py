@@ -47,6 +47,7 @@ import secrets
 
 import numpy as np
 
+from .._checks import check_seed
 from ..course.feedback import PASSED, Feedback
 from . import integrity
 from .catalogue import TAMPERED
@@ -168,9 +169,9 @@ def _seed(name: str) -> tuple[int, bool]:
     """The seed of ``name``'s unseen cases and whether it comes from the course's secret."""
     secret = os.environ.get(SECRET_VARIABLE, "")
     if not secret:
-        return secrets.randbits(64), False
+        return secrets.randbits(63), False
     digest = hmac.new(secret.encode("utf-8"), f"lessons_lib hidden cases: {name}".encode(), hashlib.sha256)
-    return int.from_bytes(digest.digest()[:8], "big"), True
+    return int.from_bytes(digest.digest()[:8], "big") >> 1, True  # 63 bits: a seed the course accepts
 
 
 def hidden_cases(name: str, seed: int | None = None) -> list[Case]:
@@ -179,7 +180,7 @@ def hidden_cases(name: str, seed: int | None = None) -> list[Case]:
     exercise = _exercise(name)
     if seed is None:
         seed, _ = _seed(name)
-    return exercise.hidden(np.random.default_rng(seed))
+    return exercise.hidden(np.random.default_rng(check_seed(seed, allow_generator=False)))
 
 
 def check_hidden(name: str, fn) -> Feedback:

@@ -179,6 +179,7 @@ def test_dtype_messages_name_what_was_passed():
     assert "got int " in str(info.value) and "int64" not in str(info.value)
 
 
+@pytest.mark.slow  # every mistake of every exercise, each in the checks' own child process: 18 s
 def test_an_exercise_message_never_quotes_a_shape_the_case_does_not_have():
     """A shape in a failing check's message belongs to the case, the expected answer or the learner's."""
     import re

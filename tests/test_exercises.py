@@ -930,6 +930,7 @@ def test_without_a_secret_the_unseen_cases_are_fresh_each_time_and_the_feedback_
 SECRETS = [f"secret {i}" for i in range(12)]
 
 
+@pytest.mark.slow  # 4-15 s per exercise: several secrets, every mistake on each
 @pytest.mark.usefixtures("warnings_are_errors")
 @pytest.mark.parametrize("name", sorted(exercises.EXERCISES))
 def test_every_solution_passes_and_every_listed_mistake_fails_on_unseen_cases_of_any_secret(name,
@@ -1111,6 +1112,7 @@ def _texts_of_every_mistake():
     return texts, evaluated
 
 
+@pytest.mark.slow  # every mistake's feedback of every exercise: 14 s
 def test_no_hint_or_message_of_any_exercise_contains_a_line_of_a_worked_solution(monkeypatch):
     from lessons_lib.exercises import catalogue
 

@@ -21,7 +21,10 @@ export_html = load_tool("export_html")
 handout = export_html.handout
 stills = export_html.stills
 static_notebook = export_html.static_notebook
-SUBSLIDE_TAG = load_tool("conventions").SUBSLIDE_TAG
+conventions = load_tool("conventions")
+SUBSLIDE_TAG, GRADED_TAG = conventions.SUBSLIDE_TAG, conventions.GRADED_TAG
+CHECK_CALL, SOLUTION_BEGIN = conventions.CHECK_CALL, conventions.SOLUTION_BEGIN
+prediction_spans = load_tool("learner_release").prediction_spans
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 FALLBACK = "figure without a description"
@@ -116,6 +119,26 @@ def test_learner_pages_hold_no_solution_and_no_passed_feedback(pages, teacher_pa
         text = (pages / f"{notebook.stem}.html").read_text(encoding="utf-8")
         for secret in ("BEGIN SOLUTION", "PASSED", "HIDDEN TESTS"):
             assert secret not in text, (notebook.name, secret)
+
+
+def test_a_page_keeps_what_a_prompt_asks_to_predict_in_a_closed_fold(pages):
+    """A page's reader cannot run the cells between a **Predict** prompt and its answer: their outputs are
+    on the page (not cleared, as in the learner's notebook), each in a closed fold opened after predicting."""
+    folds_in_course = 0
+    for notebook in NOTEBOOKS:
+        cells = [c for c in nbformat.read(notebook, as_version=4).cells
+                 if GRADED_TAG not in c.metadata.get("tags", [])]  # as the learner copy drops them
+        between = {i for prompt, answer in prediction_spans(cells, notebook.name)
+                   for i in range(prompt + 1, answer)}
+        predicted = [i for i in between if cells[i].cell_type == "code" and cells[i].outputs
+                     and not CHECK_CALL.search(cells[i].source) and SOLUTION_BEGIN not in cells[i].source]
+        page = (pages / f"{notebook.stem}.html").read_text(encoding="utf-8")
+        folds = re.findall(r'<details class="course-predicted">(.*?)</details>', page, flags=re.S)
+        assert len(folds) == len(predicted), (notebook.name, len(folds), sorted(predicted))
+        for fold in folds:
+            assert "jp-OutputArea-output" in fold and "<details open" not in fold, (notebook.name, fold[:200])
+        folds_in_course += len(folds)
+    assert folds_in_course >= 10, f"only {folds_in_course} predicted outputs in the whole course"
 
 
 def test_page_titles_are_lesson_titles(pages):

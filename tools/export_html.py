@@ -2,7 +2,8 @@
 
 By default the pages are the **learner** copy: every notebook goes through
 ``tools/learner_release.py`` first (worked solutions replaced, the exercise feedback that says
-PASSED and the answers to *Predict* prompts cleared, nbgrader's graded cells dropped).
+PASSED cleared, nbgrader's graded cells dropped). A page cannot run a cell, so the outputs a *Predict*
+prompt asks about are kept, in closed folds that the reader opens after predicting.
 ``--teacher`` exports the source notebooks, solutions and all, for the teacher's eyes only.
 
 Each lesson becomes ``NN_name.html`` (JupyterLab's look, through nbconvert and the template in
@@ -62,8 +63,9 @@ _TQDM = re.compile(r"^(?P<desc>[^\n]*?):?\s+\d+%\|[^|]*\|\s*\d+/(?P<total>\d+)\b
 
 # ------------------------------------------------------------------------------------ notebooks
 def static_notebook(nb: nbformat.NotebookNode, teacher: bool = False) -> nbformat.NotebookNode:
-    """The notebook as a page without a kernel shows it (the learner copy unless ``teacher``)."""
-    nb = nbformat.from_dict(nb) if teacher else learner_notebook(nb)[0]
+    """The notebook as a page without a kernel shows it (the learner copy unless ``teacher``; its outputs
+    to predict kept in closed folds, since a page's reader cannot run the cells)."""
+    nb = nbformat.from_dict(nb) if teacher else learner_notebook(nb, page=True)[0]
     nb.metadata["title"] = lesson_title(nb)
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:

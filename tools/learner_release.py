@@ -121,6 +121,10 @@ def strip_solutions(source: str, where: str = "cell") -> tuple[str, int]:
 
 
 REVEAL = "What the cell above shows: open this once you have run it"
+#: on a static page nothing runs: the outputs to predict are kept, folded, and so are their captions
+REVEAL_ON_PAGE = "What the figure above shows: open this once you have made your prediction"
+#: the tag of a code cell whose outputs a static page folds (tools/html_template/course/index.html.j2)
+PREDICTED_TAG = "predicted-output"
 
 
 class PredictionError(ValueError):
@@ -162,8 +166,9 @@ def _is_caption(paragraph: str) -> bool:
     return bool(re.match(r"\*(?![*\s])", text)) and text.endswith(("*", "*)"))
 
 
-def fold_caption(source: str) -> str:
-    """Fold the caption that opens ``source`` (its leading italic paragraphs) into a closed ``<details>``.
+def fold_caption(source: str, reveal: str = REVEAL) -> str:
+    """Fold the caption that opens ``source`` (its leading italic paragraphs) into a closed ``<details>``
+    whose summary is ``reveal``.
 
     In the learner copy the output it describes is not there until the learner runs the cell above.
     """
@@ -174,11 +179,17 @@ def fold_caption(source: str) -> str:
     if not count:
         return source
     caption, rest = "\n\n".join(paragraphs[:count]), "\n\n".join(paragraphs[count:])
-    return f"<details><summary>{REVEAL}</summary>\n\n{caption}\n\n</details>\n\n{rest}".rstrip("\n")
+    return f"<details><summary>{reveal}</summary>\n\n{caption}\n\n</details>\n\n{rest}".rstrip("\n")
 
 
-def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> tuple[nbformat.NotebookNode, int]:
-    """The learner version of ``nb`` (a copy) and how many solution regions it removed."""
+def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook",
+                     page: bool = False) -> tuple[nbformat.NotebookNode, int]:
+    """The learner version of ``nb`` (a copy) and how many solution regions it removed.
+
+    With ``page`` (a static page, where no cell can be run) the outputs between a **Predict** prompt and
+    its answer are kept rather than cleared, in cells tagged :data:`PREDICTED_TAG`, which the page's
+    template shows in a closed fold: the reader predicts, then opens it.
+    """
     nb = nbformat.from_dict(nb)  # deep copy
     nb.cells = [c for c in nb.cells if GRADED_TAG not in c.metadata.get("tags", [])]
     hidden = {i for prompt, answer in prediction_spans(nb.cells, name) for i in range(prompt + 1, answer)}
@@ -187,15 +198,18 @@ def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> tuple
         if cell.cell_type != "code":
             continue
         source, count = strip_solutions(cell.source, f"{name}, cell {index}")
-        clear = count > 0 or bool(CHECK_CALL.search(cell.source)) or index in hidden
+        clear = count > 0 or bool(CHECK_CALL.search(cell.source)) or (index in hidden and not page)
         cell.source = source
         removed += count
+        if page and index in hidden and not clear and cell.outputs:
+            tags = cell.metadata.setdefault("tags", [])
+            tags.append(PREDICTED_TAG)
         if clear:
             cell.outputs = []
             cell.execution_count = None
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown" and index - 1 in hidden and nb.cells[index - 1].cell_type == "code":
-            cell.source = fold_caption(cell.source)
+            cell.source = fold_caption(cell.source, REVEAL_ON_PAGE if page else REVEAL)
     return nb, removed
 
 

@@ -114,12 +114,18 @@ FILES = {
                     Case("a 3×5 matrix", {"x": np.linspace(-2.0, 5.0, 15).reshape(3, 5)})]
 
 
+        def _hidden(rng: np.random.Generator) -> list[Case]:
+            rows, cols = (int(n) for n in rng.integers(2, 7, size=2))
+            return [Case(f"a {rows}×{cols} matrix", {"x": rng.standard_normal((rows, cols))})]
+
+
         DOUBLE = Exercise(
             name="my_double", params=("x",), task="doubles every entry of x",
-            reference=lambda x: 2 * np.asarray(x, dtype=float), cases=_cases,
+            reference=lambda x: 2 * np.asarray(x, dtype=float), cases=_cases, hidden=_hidden,
             start_hint="Multiply the whole array by 2.",
             mistakes=(Mistake("squared", "x is squared instead of doubled",
-                              "x * x multiplies each entry by itself.", "Multiply by 2: return 2 * x.",
+                              "x * x multiplies each entry by itself.",
+                              "Each entry should be twice what it was.",
                               like(lambda x: x * x)),),
         )
 
@@ -149,8 +155,9 @@ FILES = {
 CELLS = [
     ("markdown", "# 99 · A throwaway lesson\n\n⏱ **about 5 minutes**\n\nMade by tests/test_add_a_lesson.py."),
     ("code", "import numpy as np\n\nimport lessons_lib as ll"),
-    ("markdown", "## The explorer\n\nMove the slider."),
+    ("markdown", "## The explorer\n\n**Predict:** what does the doubled matrix look like? Then move it."),
     ("code", "ll.DoublingExplorer()"),
+    ("markdown", "<details><summary>Check your answer</summary>\n\nEvery cell twice as large.\n\n</details>"),
     ("markdown", "## Exercise: double it\n\n*Easy, about 2 minutes.* Write `my_double(x)`: it returns 2·x."),
     ("code", "def my_double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"),
     ("code", "ll.check_double(my_double)"),
@@ -218,18 +225,19 @@ def test_a_lesson_added_by_the_recipe_passes_the_tools_and_the_edit_loop(tmp_pat
     # 8. the teacher's guide
     guide = copy / "docs" / "teaching.md"
     entry = ("\n## 99 · [Throwaway](../notebooks/99_throwaway.ipynb)\n\nA throwaway lesson.\n\n"
-             "<!-- times:99:begin -->\n<!-- times:99:end -->\n")
-    guide.write_text(guide.read_text(encoding="utf-8") + entry, encoding="utf-8")
+             "<!-- times:99:begin -->\n<!-- times:99:end -->\n\n"
+             "<!-- mistakes:99:begin -->\n<!-- mistakes:99:end -->\n")
+    outcome = "| O9 | double an array | 99 | `my_double` | |\n<!-- outcomes:end -->"
+    text = guide.read_text(encoding="utf-8").replace("<!-- outcomes:end -->", outcome, 1)
+    guide.write_text(text + entry, encoding="utf-8")
     # the recipe's commands, in the copy, against the copy's library
     _run(copy, "tools/export_table.py", "--write")
     _run(copy, "tools/stamp_notebooks.py")
     _run(copy, "tools/teaching_times.py", "--write", f"notebooks/{SLUG}.ipynb")
     _run(copy, "tools/term_plan.py", "--write")
-    # 9. make notebooks, for the new lesson (the others' outputs do not change)
-    _run(copy, "tools/split_tall_cells.py")
-    _run(copy, "tools/stamp_notebooks.py")
-    _run(copy, "tools/teaching_times.py", "--stamp")
-    _run(copy, "tools/run_notebooks.py", f"notebooks/{SLUG}.ipynb")
+    # 9. make notebooks (run_notebooks.py --stamp), for the new lesson (the others' outputs do not change):
+    # the stamps, the run, the stamps again (where a slide is cut depends on what the cells now show)
+    _run(copy, "tools/run_notebooks.py", "--stamp", f"notebooks/{SLUG}.ipynb")
 
     assert 'slug="99_throwaway"' in registry.read_text(encoding="utf-8")
     lesson_00 = (copy / "notebooks" / "00_start_here.ipynb").read_text(encoding="utf-8")

@@ -1079,7 +1079,8 @@ def _quiz_keys(page, quiz, label: str) -> tuple[list[str], list[str]]:
         check.focus()
     page.keyboard.press("Enter")
     try:
-        page.wait_for_function("(el) => /[✓✗]/.test(el.textContent)", arg=feedback.element_handle(),
+        # ✓ or ✗; lesson 00's concept quiz (before the course) says only that the answer is recorded
+        page.wait_for_function("(el) => el.textContent.trim().length > 0", arg=feedback.element_handle(),
                                timeout=4 * REDRAW_S * 1000)
     except Exception:
         return [], problems + [f"{label}: Enter on Check showed no feedback"]
@@ -1278,7 +1279,7 @@ def test_notebook_runs_in_browser(source: Path, front: str, lab_for_browser, bro
         t0 = time.perf_counter()
         url = (f"{server.url}/lab/tree/{rel}?reset&token={server.token}" if front == "lab"
                else f"{server.url}/notebooks/{rel}?token={server.token}")
-        page.goto(url)
+        page.goto(url, timeout=KERNEL_START_S * 1000)   # a loaded machine serves the front end slowly
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=KERNEL_START_S * 1000)
         _wait_for_kernel_idle(server, rel, KERNEL_START_S)
         run["open_s"] = round(time.perf_counter() - t0, 2)

@@ -1079,9 +1079,9 @@ def _quiz_keys(page, quiz, label: str) -> tuple[list[str], list[str]]:
         check.focus()
     page.keyboard.press("Enter")
     try:
-        # ✓ or ✗; lesson 00's concept quiz (before the course) says only that the answer is recorded
-        page.wait_for_function("(el) => el.textContent.trim().length > 0", arg=feedback.element_handle(),
-                               timeout=4 * REDRAW_S * 1000)
+        # ✓ or ✗; lesson 00's concept quiz (before the course) says only which answer it noted
+        page.wait_for_function("(el) => /[✓✗]|^\\s*Answer [A-D] noted\\./.test(el.textContent)",
+                               arg=feedback.element_handle(), timeout=4 * REDRAW_S * 1000)
     except Exception:
         return [], problems + [f"{label}: Enter on Check showed no feedback"]
     return [feedback.inner_text().strip().splitlines()[0]], problems

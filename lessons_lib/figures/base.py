@@ -148,7 +148,7 @@ def still_output(fig: Figure, alt: str, *, dpi: float | None = None) -> dict:
     words), and ``text/plain``, ``<Figure: alt>``. :func:`read_still` reads it back."""
     alt = alt_words(" ".join(alt.split()))
     png = base64.b64encode(figure_png(fig, dpi)).decode("ascii")
-    # a block, not an inline image: no line's descender space under it (a slide fits what the PNG measures)
+    # a block, not an inline image: no line's descender space under it
     return {"text/html": f'<img src="data:image/png;base64,{png}" alt="{html.escape(alt)}"'
                          ' style="display:block">',
             "text/plain": f"<Figure: {alt}>"}

@@ -41,7 +41,9 @@ function slider(node, c) {
   const shown = readout && readout.textContent.trim() ? readout.textContent.trim()
     : handle.getAttribute("aria-valuenow");
   if (c.value && shown !== null) setAttr(handle, "aria-valuetext", `${c.value} = ${shown}`);
-  if (readout && readout.isContentEditable) {  // the editable number beside the slider
+  // the editable number beside the slider (read from its attribute: isContentEditable would force the
+  // page's style to be recomputed on every move, inside the key press, before the kernel's answer is read)
+  if (readout && readout.getAttribute("contenteditable") === "true") {
     setAttr(readout, "role", "textbox");
     setAttr(readout, "aria-label", `${c.label || c.value}: type a value`);
   }

@@ -1074,6 +1074,9 @@ function render({ model, el }) {
   const shell = makeShell(el, model, kind);
   const { canvas, overlay, readout, root, save } = shell;
   let state = null, info = null, hover = null, byKeys = false, seq = 0, frame = 0, scheduled = false;
+  // The width the page gives the figure, kept by the ResizeObserver below (-1: not known yet): a redraw
+  // after a slider moved reads no layout, so it never forces the page's layout inside the frame.
+  let room = -1, resize = null;
 
   // A sentence for the explorer's live region (access.js); a figure on its own says it in its read-out.
   function announce(text) {
@@ -1097,8 +1100,9 @@ function render({ model, el }) {
       const parent = el.parentElement;
       const inColumn = parent && getComputedStyle(parent).flexDirection.startsWith("column");
       el.style.flex = inColumn ? "0 0 auto" : `1 1 ${Math.round(0.8 * state.width)}px`;
+      room = -1;  // its size just changed: measure it now
     }
-    const room = Math.floor(el.getBoundingClientRect().width);
+    if (room < 0 || !resize) room = Math.floor(el.getBoundingClientRect().width);
     const w = room > 120 ? Math.min(state.width, room) : state.width, h = state.height;
     root.style.width = `${w}px`;
     const ctx = setupCanvas(canvas, w, h);
@@ -1229,12 +1233,10 @@ function render({ model, el }) {
   const handlers = kind.traits.map((t) => [`change:${t}`, changed]);
   for (const [ev, fn] of handlers) model.on(ev, fn);
   refresh();
-  let resize = null;
   if (typeof ResizeObserver !== "undefined") {
-    let lastRoom = -1;
     resize = new ResizeObserver(() => {
-      const room = Math.floor(el.getBoundingClientRect().width);
-      if (room !== lastRoom) { lastRoom = room; schedule(); }
+      const now = Math.floor(el.getBoundingClientRect().width);
+      if (now !== room) { room = now; schedule(); }
     });
     resize.observe(el);
   }

@@ -40,8 +40,8 @@ Accessibility (WCAG 2.1 AA), on the same page loads:
    nothing scrolls sideways and no control covers a figure;
 13. no slower for it: key press → picture (step 4) as a ratio to a bare ipywidgets round trip (a slider
    echoed by a label from Python) measured in the same run and browser, recorded per lesson and printed;
-   within RATIO_TARGET is the aim; the test after the lessons fails the run's ratio (medians over every
-   lesson) only beyond RATIO_FAR, so a loaded machine cannot make it flake.
+   within RATIO_TARGET is the aim; the test after the lessons fails the run's ratio (typical times over
+   every lesson: see _typical) only beyond RATIO_FAR, so a loaded machine cannot make it flake.
 
 Screenshots go to ``$LESSONS_SCREENSHOTS`` (make test: test-artifacts/screenshots), the recorded figures to
 test-artifacts/latency.json. The server serves a temporary copy of the repository with autosave off, and
@@ -100,7 +100,7 @@ COURSE_CONTENT = ".jp-Notebook .jp-OutputArea-output, .jp-Notebook .jp-MarkdownO
 REFLOW_VIEWPORT = {"width": 640, "height": 400}   # 200 % zoom of a 1280 × 800 window, in CSS px
 FOCUS_MIN_PX = 2
 RATIO_TARGET, RATIO_FAR = 1.5, 4.0   # explorer key press → picture, against a bare ipywidgets round trip
-ECHO_PRESSES = 8
+ECHO_PRESSES = 16
 
 KERNEL_START_S = 120
 RUN_ALL_S = float(os.environ.get("LESSONS_BROWSER_RUN_TIMEOUT", "900"))
@@ -247,8 +247,8 @@ def record(request):
         lines = []
         ratio = summary.get("key_to_picture_vs_bare_round_trip")
         if ratio:
-            lines.append(f"key press → picture {ratio['explorers_median_ms']} ms median, a bare ipywidgets "
-                         f"round trip {ratio['bare_round_trip_median_ms']} ms: {ratio['ratio']}× "
+            lines.append(f"key press → picture {ratio['explorers_typical_ms']} ms, a bare ipywidgets round "
+                         f"trip {ratio['bare_round_trip_typical_ms']} ms (typical times): {ratio['ratio']}× "
                          f"(target {RATIO_TARGET}×)")
         if "axe_course_content" in summary:
             lines.append(f"axe over the course's content: {summary['axe_course_content'] or 'no violation'}")
@@ -278,10 +278,12 @@ def _write_record(data: dict) -> None:
         if ratios:
             shown = [m["shown_ms"] for run in runs for slider in run.get("sliders", [])
                      for m in slider.get("moves", []) if m.get("shown_ms") is not None]
-            echo = ratios[0]["echo_median_ms"]
-            ratio = statistics.median(shown) / echo
+            echo = ratios[0]
+            ratio = _typical(shown) / echo["echo_typical_ms"]
             data.setdefault("summary", {}).setdefault(front, {})["key_to_picture_vs_bare_round_trip"] = {
-                "explorers_median_ms": round(statistics.median(shown), 1), "bare_round_trip_median_ms": echo,
+                "explorers_typical_ms": round(_typical(shown), 1), "explorers_median_ms": _median(shown),
+                "n_presses": len(shown), "bare_round_trip_typical_ms": echo["echo_typical_ms"],
+                "bare_round_trip_median_ms": echo["echo_median_ms"], "bare_presses": echo["echo_presses"],
                 "ratio": round(ratio, 2), "target": RATIO_TARGET, "within_target": ratio <= RATIO_TARGET,
                 "per_lesson": {name.split(" (")[0]: r["latency_ratio"]["ratio"]
                                for name, r in data["runs"].items()
@@ -1205,7 +1207,8 @@ def _measure_echo(server, context, front: str) -> dict:
             page.wait_for_function("() => window.__lessonsEcho !== null", timeout=REDRAW_S * 1000)
             times.append(page.evaluate("() => window.__lessonsEcho"))
             page.wait_for_timeout(150)  # the rest of the move's messages (kernel idle status) arrive
-        return {"ms": [round(t, 1) for t in times], "median_ms": round(statistics.median(times), 1)}
+        return {"ms": [round(t, 1) for t in times], "median_ms": _median(times),
+                "typical_ms": round(_typical(times), 1)}
     finally:
         for session in server.api("sessions"):   # its own kernel only
             if session.get("path") == ECHO_NOTEBOOK:
@@ -1230,16 +1233,39 @@ def echo_round_trip(lab_for_browser, browser_context):
     return measure
 
 
+def _median(times: list[float]) -> float:
+    return round(statistics.median(times), 1)
+
+
+def _typical(times: list[float]) -> float:
+    """The typical time of a set of key presses: the mean of the middle 80 % (a tenth of the presses, at
+    least one when there are five or more, dropped at each end).
+
+    Not the median: a picture appears in the next animation frame, so every time measured in the page is
+    the real delay rounded up to a frame boundary (about 16.7 ms apart). A bare round trip of 16–18 ms then
+    reads either about 17 or about 33 ms, and the median of a few such presses jumps by a whole frame
+    from run to run (ratios of medians from 1.19 to 1.80 in JupyterLab). The trimmed mean estimates
+    the delay a learner meets on average (the real delay plus half a frame, for every kind of page alike)
+    and stays put between runs; the cut ends drop a stall (a garbage collection, a first press).
+    """
+    ordered = sorted(times)
+    cut = len(ordered) // 10 if len(ordered) >= 10 else (1 if len(ordered) >= 5 else 0)
+    kept = ordered[cut:len(ordered) - cut]
+    return statistics.fmean(kept)
+
+
 def _latency_ratio(run: dict, echo: dict) -> dict | None:
-    """This lesson's explorers, key press → picture, against the bare round trip: a ratio of medians
-    (recorded; the whole run's ratio is held by the test after the lessons)."""
+    """This lesson's explorers, key press → picture, against the bare round trip: a ratio of typical times
+    (:func:`_typical`; recorded, with the medians; the whole run's ratio is held by the test after the
+    lessons)."""
     shown = [m["shown_ms"] for slider in run.get("sliders", []) for m in slider.get("moves", [])
              if m.get("shown_ms") is not None]
-    if not shown or not echo.get("median_ms"):
+    if not shown or not echo.get("typical_ms"):
         return None
-    ratio = statistics.median(shown) / echo["median_ms"]
-    return {"explorer_median_ms": round(statistics.median(shown), 1), "echo_median_ms": echo["median_ms"],
-            "ratio": round(ratio, 2), "within_target": ratio <= RATIO_TARGET}
+    ratio = _typical(shown) / echo["typical_ms"]
+    return {"explorer_typical_ms": round(_typical(shown), 1), "explorer_median_ms": _median(shown),
+            "echo_typical_ms": echo["typical_ms"], "echo_median_ms": echo["median_ms"],
+            "echo_presses": len(echo["ms"]), "ratio": round(ratio, 2), "within_target": ratio <= RATIO_TARGET}
 
 
 # --------------------------------------------------------------------- tests
@@ -1360,7 +1386,8 @@ def test_notebook_runs_in_browser(source: Path, front: str, lab_for_browser, bro
 
 def test_explorers_answer_a_key_press_about_as_fast_as_a_bare_ipywidgets_round_trip(record):
     """Key press → picture of every explorer's sliders in this run, against a bare ipywidgets slider echoed
-    by a label from Python in the same run and browser: a ratio of medians per front end, recorded in
+    by a label from Python in the same run and browser: a ratio of typical times (:func:`_typical`) per
+    front end, recorded in
     latency.json and printed (RATIO_TARGET is the aim). It fails only far beyond (RATIO_FAR): names, focus
     and live regions must add no visible latency, and a loaded machine must not make the test flake."""
     ratios = {front: summary["key_to_picture_vs_bare_round_trip"]

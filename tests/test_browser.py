@@ -1242,11 +1242,11 @@ def _typical(times: list[float]) -> float:
     least one when there are five or more, dropped at each end).
 
     Not the median: a picture appears in the next animation frame, so every time measured in the page is
-    the real delay rounded up to a frame boundary (about 16.7 ms apart). A bare round trip of 16–18 ms then
-    reads either about 17 or about 33 ms, and the median of a few such presses jumps by a whole frame
-    from run to run (ratios of medians from 1.19 to 1.80 in JupyterLab). The trimmed mean estimates
-    the delay a learner meets on average (the real delay plus half a frame, for every kind of page alike)
-    and stays put between runs; the cut ends drop a stall (a garbage collection, a first press).
+    the real delay rounded up to the next frame (frames are about 16.7 ms apart). The times of a few
+    presses fall into clusters a frame apart, and their median jumps by a whole frame when half of them
+    cross a boundary (ratios of medians from 1.19 to 1.80 in JupyterLab, run to run). The mean estimates
+    the delay a learner meets on average (the real delay plus what is left of the frame, alike for the
+    bare slider and the explorers); the cut ends drop stalls (a garbage collection, a first press).
     """
     ordered = sorted(times)
     cut = len(ordered) // 10 if len(ordered) >= 10 else (1 if len(ordered) >= 5 else 0)

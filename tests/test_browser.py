@@ -452,6 +452,28 @@ def _fits_one_screen(page, front: str) -> tuple[list[dict], list[str]]:
     return sizes, problems
 
 
+# Resolves when the page is at rest: three animation frames in a row, each within 25 ms of the last (no
+# scroll, raster or layout of newly shown cells still under way); at most 2 s.
+AT_REST = """
+() => new Promise((resolve) => {
+  let last = performance.now(), calm = 0;
+  const started = last;
+  const step = (now) => {
+    calm = now - last < 25 ? calm + 1 : 0;
+    last = now;
+    if (calm >= 3 || now - started > 2000) { resolve(calm >= 3); } else { requestAnimationFrame(step); }
+  };
+  requestAnimationFrame(step);
+})
+"""
+
+
+def _at_rest(page) -> None:
+    """Wait until the page draws its frames on time (AT_REST): a timed key press starts from a page at
+    rest, as a learner's does, not from one still drawing what a scroll or the last check brought in."""
+    page.evaluate(AT_REST)
+
+
 def _press(page, handle, key: str) -> None:
     """Press ``key`` on a focused slider handle.
 
@@ -474,7 +496,13 @@ def press_and_wait(page, slider, handle, key: str, wire: Wire) -> dict:
     bytes_before = wire.received
     readout = slider.locator(".widget-readout").first
     before = readout.inner_text()
+    _at_rest(page)
     _press(page, handle, key)
+    # While the time runs, the test waits as it waits on the bare round trip: on a number the probe keeps,
+    # reading no element (an element's text forces the page's layout, and its locator a query over the
+    # whole page, on the main thread the redraw needs); the slider's new value is read after the picture.
+    page.wait_for_function("(n) => window.__lessonsProbe.draws.length > n", arg=n_draws,
+                           timeout=REDRAW_S * 1000)
     name = "d_k" if "lessons-slider-d_k" in (slider.get_attribute("class") or "") else "seq_len"
     page.wait_for_function("([el, b]) => el.textContent.trim() !== b.trim()",
                            arg=[readout.element_handle(), before], timeout=REDRAW_S * 1000)
@@ -1189,6 +1217,7 @@ def _measure_echo(server, context, front: str) -> dict:
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
     nbformat.write(nb, server.root / ECHO_NOTEBOOK)
     page = context.new_page()
+    Wire(page)   # the lessons' pages count their websocket bytes: the same instrumentation here, same cost
     try:
         url = (f"{server.url}/lab/tree/{ECHO_NOTEBOOK}?reset&token={server.token}" if front == "lab"
                else f"{server.url}/notebooks/{ECHO_NOTEBOOK}?token={server.token}")
@@ -1203,6 +1232,7 @@ def _measure_echo(server, context, front: str) -> dict:
         times = []
         for _ in range(ECHO_PRESSES):
             echo.evaluate(ARM_ECHO)
+            _at_rest(page)
             _press(page, handle, "ArrowRight")
             page.wait_for_function("() => window.__lessonsEcho !== null", timeout=REDRAW_S * 1000)
             times.append(page.evaluate("() => window.__lessonsEcho"))

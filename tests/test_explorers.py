@@ -248,6 +248,31 @@ def test_pipeline_query_follows_seq_len_and_clicks():
     np.testing.assert_allclose(ex.figures["row"].bar_values, shown(ex, "weights")[2])
 
 
+def _sent_by(widgets: dict) -> list[str]:
+    """The names of ``widgets`` in the order their messages leave for the browser (recorded from now on)."""
+    sent = []
+    for name, widget in widgets.items():
+        def send(data=None, metadata=None, buffers=None, _name=name, _send=widget.comm.send):
+            sent.append(_name)
+            return _send(data=data, metadata=metadata, buffers=buffers)
+        widget.comm.send = send
+    return sent
+
+
+def test_the_figures_leave_before_the_controls_that_follow_a_moved_slider():
+    """A learner shortens the sequence while the query is its last token: the query slider's new range and
+    value reach the browser in one message after the figures', so the picture the learner waits for is
+    drawn first (the browser handles the messages in order)."""
+    ex = ll.CausalMaskExplorer()
+    ex.set(seq_len=8, query=7)
+    sent = _sent_by({**ex.controls, **ex.figures})
+    ex.controls["seq_len"].value = 6  # as a learner's key press sets it
+    assert ex.controls["query"].max == 5 and ex.controls["query"].value == 5
+    figures = [i for i, name in enumerate(sent) if name in ex.figures]
+    assert sorted(sent[i] for i in figures) == sorted(ex.figures), sent
+    assert sent.count("query") == 1 and sent.index("query") > max(figures), sent
+
+
 def test_slider_moves_redraw_once_and_time_it():
     ex = ll.PipelineExplorer()
     count = {"n": 0}

@@ -59,6 +59,7 @@ import html
 import math
 import time
 import traceback
+from contextlib import ExitStack
 from functools import lru_cache
 
 import ipywidgets as ipw
@@ -365,10 +366,16 @@ class ExplorerBase:
 
     # -- running
     def _changed(self, name: str, value) -> None:
-        self._sync({name: value})  # first, so a redraw never sees a stale range
-        if not self._quiet:
-            self._changed_names = [name]
-            self.update()
+        # The controls that follow this one (the query slider's range after seq_len) reach the browser
+        # after the figures: the picture a learner waits for is drawn first.
+        with ExitStack() as held:
+            for other, control in self.controls.items():
+                if other != name:
+                    held.enter_context(control.hold_sync())
+            self._sync({name: value})  # first, so a redraw never sees a stale range
+            if not self._quiet:
+                self._changed_names = [name]
+                self.update()
 
     def update(self) -> None:
         """Redraw now from the controls' values. Errors go to ``.error_box`` (and ``.last_error``)."""

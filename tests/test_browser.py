@@ -278,10 +278,10 @@ def _write_record(data: dict) -> None:
         if ratios:
             shown = [m["shown_ms"] for run in runs for slider in run.get("sliders", [])
                      for m in slider.get("moves", []) if m.get("shown_ms") is not None]
-            echo = ratios[0]
-            ratio = _typical(shown) / echo["echo_typical_ms"]
+            echo, typical = ratios[0], _typical(shown)
+            ratio = typical / echo["echo_typical_ms"]
             data.setdefault("summary", {}).setdefault(front, {})["key_to_picture_vs_bare_round_trip"] = {
-                "explorers_typical_ms": round(_typical(shown), 1), "explorers_median_ms": _median(shown),
+                "explorers_typical_ms": round(typical, 1), "explorers_median_ms": _median(shown),
                 "n_presses": len(shown), "bare_round_trip_typical_ms": echo["echo_typical_ms"],
                 "bare_round_trip_median_ms": echo["echo_median_ms"], "bare_presses": echo["echo_presses"],
                 "ratio": round(ratio, 2), "target": RATIO_TARGET, "within_target": ratio <= RATIO_TARGET,
@@ -1292,8 +1292,9 @@ def _latency_ratio(run: dict, echo: dict) -> dict | None:
              if m.get("shown_ms") is not None]
     if not shown or not echo.get("typical_ms"):
         return None
-    ratio = _typical(shown) / echo["typical_ms"]
-    return {"explorer_typical_ms": round(_typical(shown), 1), "explorer_median_ms": _median(shown),
+    typical = _typical(shown)
+    ratio = typical / echo["typical_ms"]
+    return {"explorer_typical_ms": round(typical, 1), "explorer_median_ms": _median(shown),
             "echo_typical_ms": echo["typical_ms"], "echo_median_ms": echo["median_ms"],
             "echo_presses": len(echo["ms"]), "ratio": round(ratio, 2), "within_target": ratio <= RATIO_TARGET}
 
@@ -1417,9 +1418,9 @@ def test_notebook_runs_in_browser(source: Path, front: str, lab_for_browser, bro
 def test_explorers_answer_a_key_press_about_as_fast_as_a_bare_ipywidgets_round_trip(record):
     """Key press → picture of every explorer's sliders in this run, against a bare ipywidgets slider echoed
     by a label from Python in the same run and browser: a ratio of typical times (:func:`_typical`) per
-    front end, recorded in
-    latency.json and printed (RATIO_TARGET is the aim). It fails only far beyond (RATIO_FAR): names, focus
-    and live regions must add no visible latency, and a loaded machine must not make the test flake."""
+    front end, recorded in latency.json and printed (RATIO_TARGET is the aim). It fails only far beyond
+    (RATIO_FAR): names, focus and live regions must add no visible latency, and a loaded machine must not
+    make the test flake."""
     ratios = {front: summary["key_to_picture_vs_bare_round_trip"]
               for front, summary in record.get("summary", {}).items()
               if "key_to_picture_vs_bare_round_trip" in summary}

@@ -54,6 +54,7 @@ folder (served from a copy, under notebooks/).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -100,7 +101,7 @@ COURSE_CONTENT = ".jp-Notebook .jp-OutputArea-output, .jp-Notebook .jp-MarkdownO
 REFLOW_VIEWPORT = {"width": 640, "height": 400}   # 200 % zoom of a 1280 × 800 window, in CSS px
 FOCUS_MIN_PX = 2
 RATIO_TARGET, RATIO_FAR = 1.5, 4.0   # explorer key press → picture, against a bare ipywidgets round trip
-ECHO_PRESSES = 16
+ECHO_PRESSES = 32
 
 KERNEL_START_S = 120
 RUN_ALL_S = float(os.environ.get("LESSONS_BROWSER_RUN_TIMEOUT", "900"))
@@ -478,9 +479,9 @@ def _fits_one_screen(page, front: str) -> tuple[list[dict], list[str]]:
 
 # Resolves when the page is at rest: three animation frames in a row, each within 25 ms of the last (no
 # scroll, raster or layout of newly shown cells still under way), and at least `gap` ms after the last key
-# press the probe saw; at most 2 s.
+# press the probe saw; at most 2 s. Then `phase` ms more (into the frame: see _next_phase).
 AT_REST = """
-(gap) => new Promise((resolve) => {
+([gap, phase]) => new Promise((resolve) => {
   const probe = window.__lessonsProbe, pressed = probe && probe.keyAt !== null ? probe.keyAt : -Infinity;
   let last = performance.now(), calm = 0;
   const started = last;
@@ -488,7 +489,8 @@ AT_REST = """
     calm = now - last < 25 ? calm + 1 : 0;
     last = now;
     const rested = calm >= 3 && now - pressed >= gap;
-    if (rested || now - started > 2000) { resolve(rested); } else { requestAnimationFrame(step); }
+    if (rested) { setTimeout(() => resolve(true), phase); }
+    else if (now - started > 2000) { resolve(false); } else { requestAnimationFrame(step); }
   };
   requestAnimationFrame(step);
 })
@@ -500,12 +502,25 @@ AT_REST = """
 # slider's page, docs/accessibility.md). Both sides of the latency ratio are pressed at this pace.
 PRESS_GAP_MS = 300
 
+# A picture is shown at the next animation frame, 16.7 ms apart; the bare slider's label, in by 10–16 ms,
+# shows on the frame at about 15 ms or on the one after, at about 25 ms. A press made right after a frame
+# (as a wait on frames makes it) would land at the same point of the frame every time, and which frame
+# the answer catches would depend on the run. So the timed presses step through PHASES points of the
+# frame, the same points on both sides of the ratio.
+FRAME_MS, PHASES = 1000 / 60, 8
+_phases = itertools.count()
 
-def _at_rest(page, gap_ms: float = 0) -> None:
-    """Wait until the page draws its frames on time (AT_REST), ``gap_ms`` after the last key press: a timed
-    key press starts from a page at rest, as a learner's does, not from one still drawing what a scroll or
-    the last check brought in."""
-    page.evaluate(AT_REST, gap_ms)
+
+def _next_phase() -> float:
+    """The delay after a frame for the next timed key press: 0, 1/8, ..., 7/8 of a frame, in turn."""
+    return (next(_phases) % PHASES) * FRAME_MS / PHASES
+
+
+def _at_rest(page, gap_ms: float = 0, phase_ms: float = 0) -> None:
+    """Wait until the page draws its frames on time (AT_REST), ``gap_ms`` after the last key press, then
+    ``phase_ms``: a timed key press starts from a page at rest, as a learner's does, not from one still
+    drawing what a scroll or the last check brought in."""
+    page.evaluate(AT_REST, [gap_ms, phase_ms])
 
 
 def _press(page, handle, key: str) -> None:
@@ -530,7 +545,7 @@ def press_and_wait(page, slider, handle, key: str, wire: Wire) -> dict:
     bytes_before, answered = wire.received, wire.answered
     readout = slider.locator(".widget-readout").first
     before = readout.inner_text()
-    _at_rest(page, PRESS_GAP_MS)
+    _at_rest(page, PRESS_GAP_MS, _next_phase())
     _press(page, handle, key)
     # While the time runs, the test waits as it waits on the bare round trip: on a number the probe keeps,
     # reading no element (an element's text forces the page's layout, and its locator a query over the
@@ -1293,7 +1308,7 @@ def _measure_echo(server, context, front: str) -> dict:
         times = []
         for _ in range(ECHO_PRESSES):
             echo.evaluate(ARM_ECHO)
-            _at_rest(page, PRESS_GAP_MS)
+            _at_rest(page, PRESS_GAP_MS, _next_phase())
             answered = wire.answered
             _press(page, handle, "ArrowRight")
             page.wait_for_function("() => window.__lessonsEcho !== null", timeout=REDRAW_S * 1000)

@@ -546,8 +546,10 @@ class Kernel:
                 "parent_header": {}, "metadata": {}, "content": content, "channel": channel, "buffers": []}
 
     def _receive(self, deadline: float | None = None) -> dict:
+        # At most 5 s per read: the server's websocket pings (every 30 s or so) are read inside recv and
+        # would restart a longer socket timeout each time, so a silent kernel would never reach the deadline.
         if deadline is not None:
-            self.ws.settimeout(max(deadline - time.monotonic(), 0.1))
+            self.ws.settimeout(min(max(deadline - time.monotonic(), 0.1), 5))
         try:
             msg = _decode(self.ws.recv())
         finally:
@@ -591,7 +593,10 @@ class Kernel:
         deadline = time.monotonic() + timeout
         while not (reply and idle):
             assert time.monotonic() < deadline, f"no reply to {code[:80]!r} in {timeout} s"
-            msg = self._receive(deadline)
+            try:
+                msg = self._receive(deadline)
+            except websocket.WebSocketTimeoutException:
+                continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             kind = msg["header"]["msg_type"]
@@ -638,7 +643,10 @@ class Kernel:
         self.ws.send(json.dumps(update))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            msg = self._receive(deadline)
+            try:
+                msg = self._receive(deadline)
+            except websocket.WebSocketTimeoutException:
+                continue
             content = msg["content"]
             if (msg["header"]["msg_type"] == "comm_msg" and content.get("comm_id") != slider
                     and msg["parent_header"].get("msg_id") == update["header"]["msg_id"]

@@ -328,7 +328,7 @@ def test_a_kernel_killed_mid_training_restarts_and_the_saved_notebook_is_intact(
                         and m["parent_header"].get("msg_id") == request, "the training cell running")
         room.hub.kernel_process(kernel.id).kill()
         room.hub.tally["kernels killed"] += 1
-        kernel.status("restarting")
+        kernel.restarted()
         assert learner.kept(notebook, note), "the saved notebook lost the learner's note"
         _run_until(kernel, cells, TRAINING)
         kernel.execute(training, timeout=600)

@@ -584,9 +584,9 @@ class Kernel:
     def restarted(self, timeout: float = 120) -> None:
         """The server says it restarts the kernel that died; then, as JupyterLab does, a new websocket
         and the new kernel's kernel_info_reply before anything else is sent. On that socket the server
-        first checks that the kernel's outputs reach it. (The socket open before the death is not to
-        be trusted: in one run of twelve the new kernel's replies came over it, its outputs and
-        statuses never.)"""
+        first checks that the kernel's outputs reach it (with the course's kernel manager also after
+        a kernel died busy: lessons_lib/course/classroom_server.py), so the next cell's outputs and
+        idle status arrive even when it is sent at once."""
         self.status("restarting", timeout)
         self.reconnect()
         request = self._message("shell", "kernel_info_request", {})

@@ -525,8 +525,9 @@ def _at_rest(page, gap_ms: float = 0, phase_ms: float = 0) -> None:
 
 
 # A learner's key stays down for about a tenth of a second, so it comes up after the picture. The timed
-# presses hold it as long (both sides): a key released at once lands its keyup inside the redraw, which in
-# Notebook 7 delays the explorer's picture by 5–6 ms (lesson 04: 28.1 ms against 22.2 ms held).
+# presses hold it as long (both sides): a key released at once lands its keyup inside the redraw, which
+# delayed the explorers' pictures (lessons 04, 06, 07: JupyterLab 31.1 ms against 22.9 ms held, Notebook 7
+# 32.9 against 29.4 ms).
 KEY_HOLD_MS = 100
 
 
@@ -549,15 +550,23 @@ def _press(page, handle, key: str, hold_ms: float = 0) -> None:
                 new KeyboardEvent('keyup', { key, code: key, bubbles: true })), ms)""", [key, hold_ms])
 
 
+def _timed_press(page, handle, key: str) -> None:
+    """A timed key press, alike on the explorers and the bare slider: the handle takes focus first (as a
+    learner's Tab or click comes before the key, so the frame that draws the new focus, its ring and the
+    notebook's active cell, is not the key's), the page comes to rest at the next phase of the frame, and the
+    key is held as a learner holds it."""
+    handle.focus()
+    _at_rest(page, PRESS_GAP_MS, _next_phase())
+    _press(page, handle, key, KEY_HOLD_MS)
+
+
 def press_and_wait(page, slider, handle, key: str, wire: Wire) -> dict:
     """One key press on a slider; wait until the explorer drew the new value; return ms and kB."""
     n_draws = page.evaluate("() => window.__lessonsProbe.draws.length")
     bytes_before, answered = wire.received, wire.answered
     readout = slider.locator(".widget-readout").first
     before = readout.inner_text()
-    handle.focus()   # focus first, as a learner's Tab or click comes before the key: the frame that draws
-    _at_rest(page, PRESS_GAP_MS, _next_phase())   # the new focus (ring, active cell) is not the key's
-    _press(page, handle, key, KEY_HOLD_MS)
+    _timed_press(page, handle, key)
     # While the time runs, the test waits as it waits on the bare round trip: on a number the probe keeps,
     # reading no element (an element's text forces the page's layout, and its locator a query over the
     # whole page, on the main thread the redraw needs); the slider's new value is read after the picture.
@@ -1331,10 +1340,8 @@ def _measure_echo(server, context, front: str) -> dict:
         times = []
         for _ in range(ECHO_PRESSES):
             echo.evaluate(ARM_ECHO)
-            handle.focus()   # as for the explorers (press_and_wait): the focus's frame comes before the key
-            _at_rest(page, PRESS_GAP_MS, _next_phase())
             answered = wire.answered
-            _press(page, handle, "ArrowRight", KEY_HOLD_MS)
+            _timed_press(page, handle, "ArrowRight")
             page.wait_for_function("() => window.__lessonsEcho !== null", timeout=REDRAW_S * 1000)
             times.append(page.evaluate("() => window.__lessonsEcho"))
             wire.wait_answered(answered, REDRAW_S)  # the rest of the move's messages arrive

@@ -43,7 +43,7 @@ STAMP_DEV := $(VENV)/.installed-dev
 .DEFAULT_GOAL := help
 .PHONY: help lab teach test check $(TEST_STAGES) notebooks learner release class-report html html-teacher bench clean distclean
 
-# Every target of .PHONY, said once here (tests/test_loops.py holds the list to .PHONY).
+# Every target of .PHONY, said once here (tests/tools/test_make_targets.py holds the list to .PHONY).
 help:
 	@echo "make lab        open the course in JupyterLab, in your own workspace/ (sets up $(VENV) the first time)"
 	@echo "make teach      open the source notebooks (solutions filled in): teachers and authors"
@@ -125,7 +125,7 @@ test-other-cpu: $(STAMP_DEV)
 	  $(BIN)/pytest -p no:cacheprovider --nbval --nbval-kernel-name course-offline notebooks/
 	$(PY) tools/other_cpu.py $(BIN)/pytest -p no:cacheprovider --doctest-modules lessons_lib tools/course.py
 
-# axe-core, the accessibility engine the browser tests run in Chromium (tests/a11y.py): pinned, from npm,
+# axe-core, the accessibility engine the browser tests run in Chromium (tests/helpers/a11y.py): pinned, from npm,
 # installed into build/node with configurable-http-proxy (below), never fetched at run time.
 AXE_VERSION := 4.14.1
 AXE := build/node/node_modules/axe-core/axe.min.js
@@ -135,8 +135,8 @@ AXE := build/node/node_modules/axe-core/axe.min.js
 test-browser: $(STAMP_DEV) $(AXE)
 	@if ! $(PY) tools/course.py check-browser && [ -z "$$CI" ]; then exit 0; fi; \
 	mkdir -p $(SCREENSHOTS) && \
-	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/test_browser.py && \
-	$(BIN)/pytest -m browser tests/test_offline_pages.py
+	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/browser/test_browser.py && \
+	$(BIN)/pytest -m browser tests/browser/test_offline_pages.py
 
 # Binder's environment as repo2docker builds it (its base Jupyter versions, then binder/: the same
 # pins, torch's CPU build, nbgitpuller), built once into $(BINDER_ENV) by tools/binder_env.py and
@@ -145,14 +145,14 @@ test-browser: $(STAMP_DEV) $(AXE)
 BINDER_ENV := build/binder-env
 test-binder: $(STAMP_DEV)
 	$(PY) tools/binder_env.py --dest $(BINDER_ENV)
-	$(BIN)/pytest -m binder -s tests/test_binder.py
+	$(BIN)/pytest -m binder -s tests/binder/test_binder.py
 
 # nbgrader's real pipeline in a temporary course directory: generate_assignment for every lesson
 # with exercises, autograde and generate_feedback for three students: all right (every lesson), one
 # planted mistake per exercise (lessons 01-07; GRADING_ALL_LESSONS=1 adds 08 and 09), some
 # exercises untouched (04, 06); then the class report on a class of four graded the same way. A few minutes.
 test-grading: $(STAMP_DEV)
-	$(BIN)/pytest -m grading tests/test_grading.py tests/test_class_report.py
+	$(BIN)/pytest -m grading tests/grading/test_nbgrader_pipeline.py tests/grading/test_class_report.py
 
 # A class on a real JupyterHub: configurable-http-proxy from npm (into build/node) as a service of its
 # own, the Binder environment (binder/'s kernels over Unix sockets) as each learner's server, the hub
@@ -160,7 +160,7 @@ test-grading: $(STAMP_DEV)
 # the faults of a class (a kernel killed, hub and proxy restarted, a server stopped by the teacher, a
 # kernel at its memory limit); the tally (kernels started, dead, restarted; edits kept) is printed
 # and written to test-artifacts/hub-tally.json (several minutes);
-# then grading through nbgrader's exchange, set up by tools/hub_grading.py (tests/test_hub_grading.py).
+# then grading through nbgrader's exchange, set up by tools/hub_grading.py (tests/hub/test_hub_grading.py).
 # configurable-http-proxy 5 needs Node >= 20; Debian bookworm's own nodejs is 18, where 4.6.3 runs.
 CHP_VERSION := $(shell node -e 'process.stdout.write(+process.versions.node.split(".")[0] >= 20 ? "5.3.0" : "4.6.3")' 2>/dev/null || echo 4.6.3)
 CHP := build/node/node_modules/.bin/configurable-http-proxy
@@ -173,7 +173,7 @@ $(CHP) $(AXE) &:
 
 test-hub: $(STAMP_DEV) $(CHP)
 	$(PY) tools/binder_env.py --dest $(BINDER_ENV)
-	$(BIN)/pytest -m hub -s tests/test_hub.py tests/test_hub_grading.py
+	$(BIN)/pytest -m hub -s tests/hub/test_hub.py tests/hub/test_hub_grading.py
 
 # ----------------------------------------------------------------- notebooks
 
@@ -189,7 +189,7 @@ learner: $(STAMP_RUN)
 # stands (pyproject.toml, CITATION.cff, docs/classroom.md's image tags; the launch links by the stamp),
 # notebooks re-stamped and re-run only where their code changed, the commit "Release VERSION" on this
 # branch, the learner copy on branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry;
-# prints the push command (tests/test_release.py runs it on a bare remote).
+# prints the push command (tests/tools/test_release.py runs it on a bare remote).
 release: $(STAMP_RUN)
 	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (the new version)"; exit 1; }
 	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner

@@ -1,7 +1,7 @@
 """Capacity of one hub: learners dragging sliders at once, memory per learner per lesson, CPU per move.
 
 Runs a real JupyterHub with configurable-http-proxy and the Binder environment as each learner's
-server (tests/hub_classroom.py, the same set-up as ``make test-hub``; run that once first, it
+server (tests/helpers/hub_classroom.py, the same set-up as ``make test-hub``; run that once first, it
 installs the proxy and builds the environment). Not part of ``make test``.
 
 1. Learners at once: N learners log in, click the nbgitpuller link and open lesson 02's explorer;

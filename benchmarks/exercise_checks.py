@@ -6,7 +6,8 @@
 Each check runs the learner's function once per case. Where the system has ``os.fork`` it runs in a forked
 child process that is killed at the time limit (``lessons_lib/exercises/runner.py``, ``ISOLATION =
 "process"``); without, in a worker thread that cannot always be stopped. Both ways run here on the same
-worked solutions (read from the notebooks, as tests/solutions.py does), interleaved round by round, and
+worked solutions (read from the notebooks, as tests/helpers/solutions.py does), interleaved round by
+round, and
 the script prints the median time of one whole check (visible cases, and the unseen ones of
 ``check_hidden``) each way and their ratio. A case of these tiny inputs takes microseconds; what a check
 costs is the fork, the child's report and its reaping, so the ratio is the price of a function that can
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
 
-    import solutions  # tests/solutions.py: the worked solutions of the notebooks
+    import solutions  # tests/helpers/solutions.py: the worked solutions of the notebooks
 
     from lessons_lib.exercises import EXERCISES, grading, runner
 

@@ -65,7 +65,8 @@ def _version() -> str:
 __version__ = _version()
 
 # module -> its __all__, layer by layer (a name two modules export is taken from the first). Written by
-# tools/export_table.py (python tools/export_table.py --write); tests/test_exports.py fails when it is stale.
+# tools/export_table.py (python tools/export_table.py --write); tests/tools/test_export_table.py fails when
+# it is stale.
 # exports:begin
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "core.attention": ("softmax", "project_qkv", "attention_scores", "scale_scores", "attention_weights",

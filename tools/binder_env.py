@@ -13,8 +13,8 @@ and ``pip check`` must be clean.
 The build takes minutes, so it is skipped when nothing it reads changed (hashes of binder/ and
 requirements.txt, and of lessons_lib/ and pyproject.toml, in ``build/binder-env/*.sha256``; a
 change of lessons_lib or pyproject.toml alone only reinstalls the library, whose dependencies
-postBuild never installs: a release's version bump costs seconds): tests/test_binder.py and
-tests/test_hub.py share one build per ``make test``.
+postBuild never installs: a release's version bump costs seconds): tests/binder/test_binder.py and
+tests/hub/test_hub.py share one build per ``make test``.
 The one line not installed is PyTorch's CPU wheel index, which this machine cannot reach: its
 local torch wheel is that same CPU build (``2.13.0+cpu``).
 

@@ -27,7 +27,7 @@ overwrite a lesson the learner has, so their work survives course updates. To ta
 delete or rename your copy in ``workspace/`` and run ``make lab`` again.
 
 Everything here uses the standard library only and parses with old Pythons, Python 2.7 included (no
-f-strings, annotations or other newer syntax: ``tests/test_setup.py`` parses this file with Python 2.7's
+f-strings, annotations or other newer syntax: ``tests/tools/test_setup.py`` parses this file with Python 2.7's
 own grammar), and step 1 runs before anything an old Python lacks is imported, so that it can speak.
 """
 
@@ -95,7 +95,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 TORCH_CHOICES = ("auto", "cpu", "cuda")
 
 
-# How JupyterLab is started (tests/test_lab_serves.py starts it with exactly these, plus port and token).
+# How JupyterLab is started (tests/tools/test_make_lab_serves.py starts it with exactly these, plus port
+# and token).
 def lab_args(folder):
     """JupyterLab's arguments to open ``folder``/00_start_here.ipynb, served from the repository root."""
     return ["--ServerApp.root_dir=.", "--LabApp.default_url=/lab/tree/{0}/{1}".format(folder, START),

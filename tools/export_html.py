@@ -23,8 +23,9 @@ lists both. The pages need no network:
   formula's context menu, Accessibility) finds its rules in ``mathjax/``, beside the pages;
 * the page title is the lesson's title.
 
-``tests/test_html.py`` checks the pages' content; ``tests/test_offline_pages.py`` opens them in
-Chromium with the network cut off, finds every formula typeset and every image loaded, and runs axe-core.
+``tests/tools/test_static_pages.py`` checks the pages' content; ``tests/browser/test_offline_pages.py``
+opens them in Chromium with the network cut off, finds every formula typeset and every image loaded, and
+runs axe-core.
 
 Usage: python tools/export_html.py [--teacher] [--out build/html] [notebooks/*.ipynb]
 """

@@ -4,7 +4,7 @@
 must know, without importing anything heavy, which module holds each public name: that is
 the table between the markers ``# exports:begin`` and ``# exports:end``. This tool imports
 every module of the library (torch too), reads its ``__all__`` and prints the table;
-``--write`` puts it in place. ``tests/test_exports.py`` fails when the table is stale.
+``--write`` puts it in place. ``tests/tools/test_export_table.py`` fails when the table is stale.
 
 Modules are listed layer by layer (``LAYERS``), so a name that two modules export (the
 ``exercises`` package re-exports ``course.feedback.Feedback``) is taken from the lower layer.

@@ -29,7 +29,7 @@ own for these views, so for them the environment's setting holds.
 
 A learner who turned the views on for themselves would find no course to grade: the course folder and
 its gradebook belong to the teacher (file permissions, on a hub that gives each user their own account).
-``tests/test_hub_grading.py`` runs a class through it on a real JupyterHub.
+``tests/hub/test_hub_grading.py`` runs a class through it on a real JupyterHub.
 
 Usage: python tools/hub_grading.py image
        sudo python tools/hub_grading.py hub [--exchange DIR] [--course-id ID] [--config-dir DIR]

@@ -360,7 +360,7 @@ def version(root: Path = ROOT) -> str:
 
 #: Where the course names its own version, beside the launch links that tools/stamp_notebooks.py writes
 #: from pyproject.toml (README, notebooks): file -> (pattern, replacement) with {old}, {new} and {today}.
-#: tests/test_release.py checks that no other file names a release tag.
+#: tests/tools/test_release.py checks that no other file names a release tag.
 VERSIONED = {
     "pyproject.toml": ((r'^version = "{old}"$', 'version = "{new}"'),),
     "CITATION.cff": ((r'^version: "{old}"$', 'version: "{new}"'),

@@ -22,7 +22,7 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
   link), and lesson 00's map (between ``<!-- map:begin -->`` and ``<!-- map:end -->``: each lesson's
   title, what a learner does in it and its stated minutes).
 
-``tests/test_launch.py`` fails when a notebook or the README is not stamped as this tool would.
+``tests/tools/test_launch_links.py`` fails when a notebook or the README is not stamped as this tool would.
 
 ``--nbgrader-source course/source`` writes instead what a graded class's ``nbgrader generate_assignment``
 starts from: each lesson with exercises in nbgrader's source layout, the answers to its Predict prompts

@@ -17,14 +17,14 @@ kernel needed) writes it into each place that states a time: the ``⏱ **about N
 notebook (rounded to 5 minutes), the range and total of the README and of lesson 00 ("between 30 and 60
 minutes each, about 8 h 00 min in all": the total is the sum of the stated times, so that lesson 00's map adds
 up to it), and the teacher's guide overview; ``tools/stamp_notebooks.py``
-writes each lesson's stated minutes into lesson 00's course map. ``tests/test_lesson_times.py`` checks
+writes each lesson's stated minutes into lesson 00's course map. ``tests/tools/test_lesson_times.py`` checks
 that they agree.
 
 ``--stamp`` also writes the other lists the guide takes from the course rather than from its author:
 the PyTorch lessons (each lesson's ``torch`` in the registry, after "PyTorch lessons: " in the guide,
 the README and lesson 00), and each lesson's **mistake list**, between ``<!-- mistakes:NN:begin -->``
 and ``<!-- mistakes:NN:end -->``: every mistake its exercises' checks name, by the title a learner
-reads and the key the graded feedback and the class report show (``tests/test_teaching_guide.py``).
+reads and the key the graded feedback and the class report show (``tests/docs/test_teaching_guide.py``).
 
 Usage: python tools/teaching_times.py [--write] [--stamp] [notebooks/*.ipynb]
 """

@@ -3,7 +3,7 @@
 Each equation of §3.2 stands beside the line of ``lessons_lib`` that computes it
 and the notebook that taught it (notebook 10). The lines are looked up in the
 source when the guide is shown, so the file and line number printed are those
-of the code that runs; ``tests/test_paper_guide.py`` fails if a line is renamed away.
+of the code that runs; ``tests/course/test_paper_guide.py`` fails if a line is renamed away.
 
 Also: what the paper's sizes (d_model = 512, h = 8, d_k = d_v = 64) mean in the
 course's sliders (:func:`paper_sizes`).

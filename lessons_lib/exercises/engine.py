@@ -73,7 +73,7 @@ every ``lesson*`` module's ``__all__`` becomes part of :mod:`lessons_lib.exercis
         \"\"\"Check the learner's ``my_causal_mask(n_queries, n_keys)``. Notebook 07. Never raises.\"\"\"
         return CAUSAL_MASK.check(fn)
 
-Then add a test to ``tests/test_exercises.py``: the generic tests there run every
+Then add a test to ``tests/exercises/test_exercises.py``: the generic tests there run every
 ``like`` candidate of every exercise through its check and require that its own
 mistake is named, so the cases must tell the mistakes apart; run the solution and every
 candidate on the unseen cases of many secrets (the solution passes, no candidate does); and

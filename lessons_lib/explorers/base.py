@@ -24,7 +24,7 @@ explorer                        notebook  what moves
 
 :class:`ExplorerBase` is the base of every explorer of the course; :class:`Explorer` adds what the
 explorers of notebooks 02-05 share (d_model, seed, the d_k slider, step 1 on cached data).
-``tests/test_layout.py`` holds this table to the explorers the lesson modules define.
+``tests/docs/test_architecture.py`` holds this table to the explorers the lesson modules define.
 
 Each explorer opens on exactly the data and settings of its lesson ("The cat sat
 on the mat.", d_model = 8, d_k = 4, seed 0), so its first picture repeats numbers

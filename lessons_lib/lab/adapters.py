@@ -30,7 +30,7 @@ nanoGPT ``CausalSelfAttention``     ``c_attn`` = Linear(d, 3·d), ``c_proj`` = L
 ==================================  ===================================================================
 
 Every option of these modules that changes what they compute is either reproduced or refused with
-a message naming it (``tests/test_adapters.py`` walks them all):
+a message naming it (``tests/lab/test_adapters.py`` walks them all):
 
 * ``nn.MultiheadAttention``: ``bias=False`` reproduced (zero biases); ``add_bias_kv`` (a learned extra
   key and value) and ``add_zero_attn`` (a zero key and value) refused: the course's attention has no

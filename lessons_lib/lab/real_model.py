@@ -62,7 +62,7 @@ class ModelAttention:
 
 
 # The values huggingface_hub reads as "true" (huggingface_hub.constants.ENV_VARS_TRUE_VALUES, used when
-# it is installed; this copy when it is not: tests/test_real_model.py holds the two together).
+# it is installed; this copy when it is not: tests/lab/test_real_model.py holds the two together).
 _TRUE_VALUES = frozenset({"1", "ON", "YES", "TRUE"})
 
 

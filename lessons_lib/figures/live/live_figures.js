@@ -479,7 +479,7 @@ function moveList(n, index, key) {
   return index;
 }
 
-// Each kind: `traits` (the Python traits it reads; tests/test_live_figures.py holds them equal to
+// Each kind: `traits` (the Python traits it reads; tests/figures/test_live_figures.py holds them equal to
 // the widget's synced traits), an async `prepare(model)` that decodes them into a plain state,
 // `draw(ctx, state, w, h)` returning hit-test info, `hit(state, info, x, y)` for the cell under the
 // pointer, `readout(state, hit)` and `cellRect(state, info, hit)` for the hover read-out; optional

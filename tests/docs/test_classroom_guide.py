@@ -1,0 +1,125 @@
+"""The classroom guide (docs/classroom.md): configuration a teacher can paste, and sizing that adds up.
+
+Every YAML block parses, with no key written twice in any mapping (YAML keeps the last of two equal
+keys silently: a second ``singleuser:`` pasted below the first would replace it), and so do all of
+them pasted into one ``config.yaml``. The sizing rules are recomputed here from the measured figures
+the guide gives (the memory table, the server, lesson 00's second Python, a node's allocatable CPU),
+and every result the guide states must be the one they give.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.helpers import REPO, load_tool
+
+GUIDE = (REPO / "docs" / "classroom.md").read_text(encoding="utf-8")
+YAML_BLOCKS = re.findall(r"```yaml\n(.*?)```", GUIDE, re.S)
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that names one key twice."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} is written twice",
+                                                        key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def test_the_loader_refuses_a_key_written_twice():
+    with pytest.raises(yaml.constructor.ConstructorError, match="singleuser"):
+        yaml.load("singleuser:\n  a: 1\nsingleuser:\n  b: 2\n", Loader=UniqueKeyLoader)
+    with pytest.raises(yaml.constructor.ConstructorError, match="limit"):
+        yaml.load("memory:\n  limit: 1G\n  limit: 2G\n", Loader=UniqueKeyLoader)
+
+
+def test_every_yaml_block_parses_with_each_key_once_and_all_of_them_paste_into_one_file():
+    assert YAML_BLOCKS, "the guide gives Zero to JupyterHub's config.yaml"
+    for block in YAML_BLOCKS:
+        assert isinstance(yaml.load(block, Loader=UniqueKeyLoader), dict)
+    yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)
+
+
+def test_the_config_sets_the_guarantees_and_limits_the_sizing_derives():
+    config = yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)["singleuser"]
+    assert config["memory"] == {"guarantee": "600M", "limit": "1G"}
+    assert config["cpu"] == {"guarantee": 0.2, "limit": 1}
+    mounts = config["storage"]["extraVolumeMounts"]
+    exchange = config["extraFiles"]["nbgrader-config"]["stringData"]
+    assert f'c.Exchange.root = "{mounts[0]["mountPath"]}"' in exchange, "the exchange learners use is mounted"
+    hub_grading = load_tool("hub_grading")
+    assert hub_grading.SERVER_ENV.items() <= config["extraEnv"].items(), \
+        "the teacher's own config outranks the image's"
+
+
+def _mb(text: str) -> int:
+    return int(re.search(r"(\d+) MB", text).group(1))
+
+
+def test_the_memory_rules_add_up_from_the_measured_figures_every_process_counted():
+    rows = dict(re.findall(r"^\| (\d\d)[^|]* \| (\d+) MB \|", GUIDE, re.M))
+    peaks = {lesson: int(mb) for lesson, mb in rows.items()}
+    assert sorted(peaks) == [f"{n:02d}" for n in range(11)]
+    measured = _mb(GUIDE.split("The single-user server", 1)[1])
+    grading = _mb(GUIDE.split("nbgrader's learner extensions", 1)[1])
+    server = measured + grading
+    assert f"a server counts {measured} + {grading} = **{server} MB**" in GUIDE
+    check = _mb(GUIDE.split("lesson 00's environment check asks a second", 1)[1])
+    heaviest = max(peaks, key=peaks.get)
+    assert f"({server} + {peaks[heaviest]} = **{server + peaks[heaviest]} MB**)" in GUIDE
+    assert f"({server} + {peaks['00']} + {check} =\n  **{server + peaks['00'] + check} MB**)" in GUIDE
+    two = sorted((mb for lesson, mb in peaks.items() if mb > 250), reverse=True)[:2]
+    assert f"{server} + {two[0]} + {two[1]} = **{sum(two) + server} MB**" in GUIDE
+    guarantee = yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)["singleuser"]["memory"]["guarantee"]
+    assert max(server + peaks[heaviest], server + peaks["00"] + check) * 2**20 <= _bytes(guarantee)
+    assert (server + sum(two)) * 2**20 <= 1e9, "the limit (1G) holds two PyTorch lessons"
+
+
+def _bytes(quantity: str) -> float:
+    """A Kubernetes quantity in bytes: 600M = 600·10⁶, 1Gi = 2³⁰."""
+    number, unit = re.fullmatch(r"(\d+)([KMG]i?)", quantity).groups()
+    return int(number) * {"K": 1e3, "M": 1e6, "G": 1e9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}[unit]
+
+
+def test_tljh_memory_is_sized_from_the_limit_and_zero_to_jupyterhub_from_allocatable_cpu():
+    assert "40 × 1 GB + 0.128 GB = 40.1 GB" in GUIDE and "take **48 GB**" in GUIDE
+    assert "a class of 40 learners takes **48 GB and 8 cores**" in GUIDE
+    allocatable = 8 - (0.06 + 0.01 + 2 * 0.005 + 4 * 0.0025)
+    assert f"allocates **{allocatable:.2f}**" in GUIDE
+    free = allocatable - 0.30
+    per_node = math.floor(free / 0.2)
+    assert f"**{free:.2f} CPU** is left" in GUIDE and f"**{per_node} learners per node**, not 40" in GUIDE
+    nodes = math.ceil(120 / per_node)
+    assert per_node < 40 and f"**120 learners: ⌈120 / {per_node}⌉ = {nodes} nodes**" in GUIDE
+    memory = 32 - (4 * 0.25 + 4 * 0.20 + 8 * 0.10 + 16 * 0.06) - 0.1
+    assert f"so {memory:.1f} GiB is allocatable" in GUIDE
+    assert f"about {math.floor(memory / (600e6 / 2**30))} learners: the cores decide" in GUIDE
+
+
+def test_no_class_of_120_sits_under_a_heading_for_a_smaller_class():
+    for section in re.split(r"^## ", GUIDE, flags=re.M)[1:]:
+        heading = section.splitlines()[0]
+        if "120 learners" in section:
+            assert not re.search(r"up to (?:about )?\d+", heading), heading
+
+
+def test_every_anchor_the_guides_link_to_is_a_heading():
+    def anchors(text: str) -> set[str]:
+        return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+                for h in re.findall(r"^#+ (.+)$", text, re.M)}
+
+    docs = {name: (REPO / "docs" / name).read_text(encoding="utf-8")
+            for name in ("classroom.md", "teaching.md")}
+    for name, text in docs.items():
+        for target, anchor in re.findall(r"\]\(([\w./-]*)#([\w-]+)\)", text):
+            assert anchor in anchors(docs[Path(target).name or name]), (name, target, anchor)

@@ -1,0 +1,97 @@
+"""axe-core, the accessibility engine, run in a playwright page: what the browser tests share.
+
+axe-core comes from npm, pinned in the Makefile (``AXE_VERSION``) and installed into ``build/node`` with
+configurable-http-proxy by ``make test-browser`` and ``make test-hub``; nothing is fetched at run time.
+``LESSONS_AXE`` points at another copy of ``axe.min.js``.
+
+    violations = run_axe(page, ".jp-OutputArea")       # only the outputs (the course's own content)
+    assert not blocking(violations), format_violations(blocking(violations))
+
+Rules are those of WCAG 2.0 and 2.1, levels A and AA (the course's target, WCAG 2.1 AA). A violation is
+a dict: ``id`` (the rule, e.g. ``image-alt``), ``impact`` (minor, moderate, serious, critical), ``help``
+(the rule in one line), ``url`` (axe's page on it) and ``nodes``: each failing element's ``target`` (CSS
+selectors, one per frame or shadow root), ``html`` (its opening, cut at 200 characters), ``impact`` and
+``summary`` (what to fix).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.helpers import REPO, require
+
+AXE_JS = Path(os.environ.get("LESSONS_AXE", REPO / "build/node/node_modules/axe-core/axe.min.js"))
+WCAG_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
+BLOCKING = ("critical", "serious")   # what the tests allow none of
+IMPACTS = BLOCKING + ("moderate", "minor")
+
+RUN = """async ([context, tags]) => {
+  const result = await axe.run(context === null ? document : context,
+                               {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
+  return result.violations.map((v) => ({
+    id: v.id, impact: v.impact, help: v.help, url: v.helpUrl,
+    nodes: v.nodes.map((n) => ({target: n.target, html: n.html.slice(0, 200), impact: n.impact,
+                               summary: n.failureSummary || ''})),
+  }));
+}"""
+
+
+def require_axe() -> None:
+    """Skip (fail in CI) when axe-core is not installed, with what installs it."""
+    require(AXE_JS.exists(), f"axe-core is not installed at {AXE_JS}: make test-browser installs it from npm")
+
+
+def axe_version() -> str:
+    """The installed axe-core's version (its package.json), e.g. ``"4.14.1"``."""
+    return json.loads((AXE_JS.parent / "package.json").read_text(encoding="utf-8"))["version"]
+
+
+def run_axe(page, context=None) -> list[dict]:
+    """The WCAG 2.0/2.1 A and AA violations axe-core finds in ``page`` (all of it, or ``context``).
+
+    ``context`` is what ``axe.run`` takes: a CSS selector (``".jp-OutputArea"``) or a dict such as
+    ``{"include": [[".jp-Notebook"]], "exclude": [[".jp-InputArea"]]}``. axe is injected into the page
+    from the installed file (once per document).
+    """
+    require_axe()
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.add_script_tag(path=str(AXE_JS))
+    return page.evaluate(RUN, [context, list(WCAG_TAGS)])
+
+
+def blocking(violations: list[dict]) -> list[dict]:
+    """The violations the course allows none of: critical and serious."""
+    return [v for v in violations if v["impact"] in BLOCKING]
+
+
+def tally(violations: list[dict]) -> dict[str, int]:
+    """Failing elements per impact, e.g. ``{"critical": 13, "serious": 13}`` (the issue's tallies)."""
+    counts: dict[str, int] = {}
+    for v in violations:
+        for node in v["nodes"]:
+            impact = node.get("impact") or v["impact"]
+            counts[impact] = counts.get(impact, 0) + 1
+    return counts
+
+
+def _selector(target) -> str:
+    """A node's target as one line: selectors inside frames or shadow roots joined by ' >>> '."""
+    return " >>> ".join(_selector(t) if isinstance(t, list) else str(t) for t in target)
+
+
+def format_violations(violations: list[dict], per_rule: int = 8) -> str:
+    """The violations listed by rule, then by element (at most ``per_rule`` elements each)."""
+    if not violations:
+        return "no violations"
+    lines = []
+    for v in sorted(violations, key=lambda v: IMPACTS.index(v["impact"]) if v["impact"] in IMPACTS else 9):
+        lines.append(f"{v['id']} [{v['impact']}] {v['help']}: {len(v['nodes'])} element(s) ({v['url']})")
+        for node in v["nodes"][:per_rule]:
+            summary = " ".join(node["summary"].split())
+            lines.append(f"    {_selector(node['target'])}: {node['html'][:120]}"
+                         + (f"\n        {summary[:300]}" if summary else ""))
+        if len(v["nodes"]) > per_rule:
+            lines.append(f"    ... and {len(v['nodes']) - per_rule} more")
+    return "\n".join(lines)

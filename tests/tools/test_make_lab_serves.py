@@ -1,0 +1,70 @@
+"""`make lab` really serves the course: JupyterLab starts with the arguments of `make lab` and answers.
+
+`make lab` opens the learner's own workspace (``workspace/``, the learner release's lessons, built by
+``tools/course.py``); `make teach` the source notebooks. The server runs from the repository root with
+exactly those arguments (plus --no-browser, a free loopback port and a random token); the fixture always
+shuts it down.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import NOTEBOOKS, REPO, load_tool
+from tests.helpers.lab_server import lab_args, running_lab
+
+pytestmark = pytest.mark.lab
+
+START = "workspace/00_start_here.ipynb"
+SOURCE_START = "notebooks/00_start_here.ipynb"
+
+
+@pytest.fixture(scope="module")
+def lab():
+    assert (REPO / SOURCE_START).exists(), f"{SOURCE_START} is missing, so the course cannot start"
+    load_tool("learner_release").update_workspace(REPO / "workspace")  # what `make lab` does first
+    with running_lab(REPO, lab_args("workspace")) as server:
+        yield server
+
+
+def test_make_lab_opens_the_start_notebook_of_the_workspace():
+    args = lab_args("workspace")
+    assert START in args, f"`make lab` should open {START}; it passes {args}"
+    assert "--ServerApp.root_dir=." in args, "`make lab` should serve the whole repository (file browser)"
+    assert SOURCE_START in lab_args("notebooks"), "`make teach` should open the source notebooks"
+
+
+def test_the_workspace_lesson_served_has_no_solutions(lab):
+    source = lab.api(f"contents/{START}")["content"]
+    code = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "code")
+    assert "### BEGIN SOLUTION" not in code
+
+
+def test_lab_page_is_jupyterlab(lab):
+    status, body = lab.request(f"/lab?token={lab.token}")
+    assert status == 200
+    html = body.decode("utf-8", errors="replace")
+    assert "<title>JupyterLab</title>" in html
+    assert "jupyter-config-data" in html, "the page lacks JupyterLab's config block"
+
+
+def test_start_notebook_is_served_with_its_kernel(lab):
+    model = lab.api(f"contents/{START}")
+    assert model["type"] == "notebook"
+    assert model["content"]["nbformat"] == 4
+    kernel = model["content"]["metadata"].get("kernelspec", {}).get("name")
+    assert kernel == "python3", f"{START} should use the python3 kernel, not {kernel!r}"
+
+
+def test_course_folder_is_browsable(lab):
+    listing = lab.api("contents/notebooks")
+    served = {item["name"] for item in listing["content"]}
+    on_disk = {p.name for p in NOTEBOOKS.glob("*.ipynb")}
+    assert on_disk <= served
+
+
+def test_python3_kernel_is_available(lab):
+    specs = lab.api("kernelspecs")
+    assert "python3" in specs["kernelspecs"], json.dumps(specs)[:500]

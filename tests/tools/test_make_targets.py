@@ -1,0 +1,99 @@
+"""The maintainer's two loops: `make check` while editing (about two minutes), `make test` for everything.
+
+`make check` runs ``pytest --edit-loop`` (tests/conftest.py): the tests marked with one of ``NOT_IN_CHECK``
+are left out, and a test left in that starts a process or a server fails at once, naming the mark it
+needs, so a slow test cannot sneak into the edit loop unmarked. These tests hold that guard, the marks
+and the Makefile's list of targets and stages.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import socket
+import subprocess
+
+import pytest
+import tomllib
+
+from tests.helpers import REPO, examples
+from tests.helpers.loops import NOT_IN_CHECK, ProcessInEditLoop, no_processes
+
+MAKEFILE = (REPO / "Makefile").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("start", [
+    lambda: subprocess.run(["true"]),
+    lambda: os.system("true"),
+    lambda: multiprocessing.get_context("spawn").Process(target=print).start(),
+    lambda: socket.create_server(("127.0.0.1", 0)),
+], ids=["subprocess", "os.system", "multiprocessing-spawn", "server"])
+def test_the_edit_loop_refuses_a_test_that_starts_a_process_or_a_server(start):
+    with no_processes("tests/test_x.py::test_y"), pytest.raises(ProcessInEditLoop) as refused:
+        start()
+    assert "tests/test_x.py::test_y" in str(refused.value) and "@pytest.mark.subprocess" in str(refused.value)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here (Windows)")
+def test_the_edit_loop_allows_a_bare_fork_as_the_exercise_checks_make():
+    """A fork copies this process and starts no program: the exercise runner's child, a millisecond."""
+    with no_processes():
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 7
+
+
+def test_the_guard_puts_everything_back():
+    before = (subprocess.Popen._execute_child, os.forkpty, os.system, socket.socket.listen)
+    with no_processes():
+        assert subprocess.Popen._execute_child is not before[0]
+    assert (subprocess.Popen._execute_child, os.forkpty, os.system, socket.socket.listen) == before
+
+
+def test_every_mark_the_edit_loop_leaves_out_is_registered_and_said_in_the_makefile():
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        registered = {m.split(":")[0] for m in tomllib.load(fh)["tool"]["pytest"]["ini_options"]["markers"]}
+    assert set(NOT_IN_CHECK) <= registered
+    comment = MAKEFILE.split("\ncheck:", 1)[0].rsplit("\n\n", 1)[1]
+    assert all(mark in comment for mark in NOT_IN_CHECK), comment
+
+
+def test_make_check_is_ruff_the_edit_loop_and_the_doctests_in_one_pytest():
+    recipe = re.search(r"^check: lint\n((?:\t.*\n)+)", MAKEFILE, re.M).group(1)
+    assert "HYPOTHESIS_PROFILE=dev" in recipe and "--edit-loop tests" in recipe
+    assert "--doctest-modules lessons_lib tools/course.py" in recipe
+
+
+def test_make_help_names_every_target_and_every_stage():
+    stages = re.search(r"^TEST_STAGES := (.*)$", MAKEFILE, re.M).group(1).split()
+    phony = re.search(r"^\.PHONY: (.*)$", MAKEFILE, re.M).group(1).replace("$(TEST_STAGES)", " ".join(stages))
+    helped = set(re.findall(r'^\t@echo "make ([\w-]+)', MAKEFILE, re.M))
+    missing = set(phony.split()) - {"help"} - helped
+    assert not missing and set(stages) <= helped, f"make help does not name {sorted(missing)}"
+
+
+def test_the_stages_are_listed_once():
+    """The stages of make test are TEST_STAGES in the Makefile; the docs point there, never list them."""
+    stages = re.search(r"^TEST_STAGES := (.*)$", MAKEFILE, re.M).group(1).split()
+    listing = re.compile(r"test-notebooks.{0,80}test-other-cpu.{0,80}test-browser", re.S)
+    for name in ("Makefile", "pyproject.toml", "CONTRIBUTING.md", ".ci/run", "README.md"):
+        text = (REPO / name).read_text(encoding="utf-8")
+        if name == "Makefile":
+            text = text.replace(" ".join(stages), "", 1)
+        assert not listing.search(text), f"{name} lists the stages of make test again; point at TEST_STAGES"
+
+
+def test_every_run_prints_its_slowest_tests():
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        addopts = tomllib.load(fh)["tool"]["pytest"]["ini_options"]["addopts"]
+    assert any(option.startswith("--durations=") for option in addopts)
+
+
+def test_a_property_tests_examples_follow_the_profile():
+    from hypothesis import settings
+
+    assert settings().deadline is None, "no deadline: a loaded machine must not fail a slow example"
+    assert examples(150) == round(150 * settings().max_examples / 100) or examples(150) == 5

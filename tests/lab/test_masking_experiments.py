@@ -1,4 +1,4 @@
-"""Notebook 07's library: the causal average, −∞, the gallery, the convention trap, the leak experiment."""
+"""Lesson 07's library: the causal average, −∞, the gallery, the convention trap, the leak experiment."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lessons_lib as ll
-from lessons_lib import exercises
 from lessons_lib.core import masks
-from lessons_lib.figures.base import read_still
 from lessons_lib.lab import data
 from tests.helpers import examples
 
@@ -292,116 +290,3 @@ def test_future_leak_explains_bad_input():
         masks.future_leak(None, x, 1)
     with pytest.raises(ValueError, match="one output row per token"):
         masks.future_leak(lambda x: x.sum(axis=0), x, 1)
-
-
-# ------------------------------------------------------------------ figures
-def test_plot_masking_steps_shows_scores_minus_infinity_and_weights():
-    tokens = data.tokenize(data.SENTENCES["ai"])
-    q, k, _ = ll.random_qkv(4, 4, seed=0)
-    scores = ll.scale_scores(ll.attention_scores(q, k), 4)
-    fig = ll.plot_masking_steps(scores, ll.causal_mask(4), tokens, query=2)
-    images = [im for ax in fig.axes for im in ax.images]
-    assert len(images) == 3
-    np.testing.assert_allclose(images[0].get_array(), scores)
-    np.testing.assert_allclose(np.ma.filled(images[2].get_array(), 0.0),
-                               ll.attention_weights(scores, scale=1.0, causal=True), atol=1e-15)
-    assert [t.get_text() for t in fig.axes[1].texts].count("−∞") == 6   # 4·3/2 cells above the diagonal
-
-
-def test_plot_mask_gallery_one_panel_per_mask_and_sequence():
-    tokens = data.tokens_of_length(5)
-    fig = ll.plot_mask_gallery(masks.mask_gallery(5, lengths=(5, 3), window=2), tokens)
-    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert titles == ["causal", "padding, sequence 1", "padding, sequence 2", "causal + padding, sequence 1",
-                      "causal + padding, sequence 2", "sliding window"]
-    with pytest.raises(TypeError, match="non-empty dict"):
-        ll.plot_mask_gallery({}, tokens)
-
-
-# ------------------------------------------------------------------ the exercise of notebook 07
-def test_the_solution_of_notebook_07_passes_and_other_right_answers_too():
-    from tests.helpers import solutions
-
-    assert exercises.check_causal_weights(solutions.my_causal_weights).passed
-    # the library's answer gives the right numbers, but calling it does not count
-    # (tests/exercises/test_exercises.py)
-    assert exercises.check_causal_weights(
-        lambda s: ll.attention_weights(s, scale=1.0, causal=True)).mistake == "library_answer"
-    assert exercises.check_causal_weights(   # a large negative number instead of −∞ is as good
-        lambda s: ll.softmax(np.where(ll.causal_mask(len(s)), s, -1e9))).passed
-
-
-def _naive_softmax(x):
-    e = np.exp(x)
-    return e / e.sum(axis=1, keepdims=True)
-
-
-@pytest.mark.parametrize("fn, key, words", [
-    (lambda s: ll.softmax(s) * np.tril(np.ones_like(s)), "mask_after_softmax", ["after the softmax"]),
-    # nn.MultiheadAttention's causal mask (True = blocked) used as SDPA's (True = may attend)
-    (lambda s: _naive_softmax(np.where(torch.triu(torch.ones(len(s), len(s)), 1).bool().numpy(), s, -np.inf)),
-     "inverted", ["convention trap", "True = blocked"]),
-    (lambda s: ll.softmax(np.where(np.tril(np.ones(s.shape, bool), -1), s, -np.inf)), "no_diagonal",
-     ["itself"]),
-    (lambda s: ll.softmax(s * np.tril(np.ones(s.shape))), "zero_not_minus_infinity", ["exp(0) = 1"]),
-    (lambda s: ll.softmax(np.where(np.triu(np.ones(s.shape, bool)), s, -np.inf)), "upper_triangle",
-     ["np.tril instead of np.triu"]),
-    (lambda s: ll.softmax(s), "no_mask", ["no mask"]),
-])
-def test_each_notebook_07_mistake_is_named(fn, key, words):
-    feedback = exercises.check_causal_weights(fn)
-    assert feedback.mistake == key, str(feedback)
-    for word in words:
-        assert word in feedback.message + feedback.hint, str(feedback)
-
-
-def test_the_mask_applied_after_softmax_leaks_and_the_right_one_does_not():
-    """What the check names, the leak experiment shows: the mask after softmax lets the future in."""
-    from tests.helpers import solutions
-
-    x = np.random.default_rng(3).standard_normal((6, 4))
-
-    def attend(weights_of):
-        return lambda x: weights_of(x @ x.T / 2.0) @ x
-    wrong = masks.future_leak(attend(lambda s: ll.softmax(s) * ll.causal_mask(len(s))), x, 3)
-    right = masks.future_leak(attend(solutions.my_causal_weights), x, 3)
-    assert wrong[:3].max() > 1e-3 and right[:3].max() == 0.0
-
-
-# ------------------------------------------------------------------ the explorers of notebook 07
-def test_causal_mask_explorer_draws_the_three_stages():
-    from lessons_lib.explorers.lesson07_causal_masking import CausalMaskExplorer, mask_tokens
-
-    ex = CausalMaskExplorer(seq_len=4, query=2)
-    assert ex.last_error is None and ex.tokens == ["The", "AI", "Rishi", "is"]
-    np.testing.assert_array_equal(np.isneginf(ex.masked), ~ll.causal_mask(4))
-    expected = ll.attention_weights(ex.scores, scale=1.0, causal=True)
-    np.testing.assert_allclose(ex.weights, expected, atol=1e-15)
-    assert ex.figures["weights"].highlight_row == 2
-    assert ex.table.value.count("exp(−∞) = 0") == 1           # 'Rishi' may not see 'is'
-    ex.set(seq_len=8, query=0)
-    assert ex.table.value.count("exp(−∞) = 0") == 7 and mask_tokens(8)[4:] == data.tokens_of_length(4)
-    ex.set(seq_len=3)
-    assert ex.controls["query"].max == 2
-    ex.figures["masked"].highlight_row = 1                     # what a click on a row in the browser does
-    assert ex.controls["query"].value == 1 and ex.figures["scores"].highlight_row == 1
-
-
-def test_custom_mask_explorer_redraws_what_the_learner_toggles():
-    from lessons_lib.explorers.lesson07_causal_masking import CustomMaskExplorer
-
-    ed = CustomMaskExplorer(n=5, preset="causal")
-    assert "This is the causal mask" in ed.verdict
-    ed.cells[0][3].value = True                                # let "The" peek at token 3
-    assert ed.mask[0, 3] and ed.weights[0, 3] > 0 and "1 cell(s) differ" in ed.verdict
-    assert ed.cells[0][3].description == "✓"
-    ed.load("inverted causal (True = blocked)")
-    assert "inverted" in ed.verdict and "Row(s) 4 may attend to nothing" in ed.verdict
-    assert (ed.weights[4] == 0).all() and not np.isnan(ed.weights).any()
-    ed.load("none allowed")
-    assert (ed.weights == 0).all()
-    with pytest.raises(ValueError, match=r"boolean \(5, 5\)"):
-        ed.set_mask(np.ones((4, 4), dtype=bool))
-    with pytest.raises(ValueError, match="preset must be one of"):
-        ed.load("diagonal")
-    assert read_still(ed._repr_mimebundle_())   # the still picture, for pages without a kernel

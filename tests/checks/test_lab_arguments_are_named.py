@@ -1,15 +1,16 @@
-"""Arguments of the cost lab, the masks and the model helpers: a wrong kind gets an error naming it.
-
-One size where a list is expected, one method name as a string, an attend function that returns
-``(output, weights)``, a ragged list, a string where a number belongs, zero heads or layers, a
-zero history interval, the whole data set where one split is expected: each raises ``TypeError``
-or ``ValueError`` naming the argument, never numpy's, torch's or Python's internals.
-"""
+"""What the lessons compute with (``lab/``: the cost lab, the masking experiments, the hand-built heads, the
+model helpers) names a wrong argument: one size where a list is expected, one method name as a string, an
+attend function that returns ``(output, weights)``, a ragged list, a string where a number belongs, zero
+heads or layers, a zero history interval, the whole data set where one split is expected, a seed below 0,
+a sharpness that is not a number: each raises ``TypeError`` or ``ValueError`` naming the argument, never
+numpy's, torch's or Python's internals."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lessons_lib as ll
 
@@ -95,3 +96,18 @@ def test_a_diverging_training_run_stops_with_a_clear_message(data):
         ll.train_coref_model(data, steps=60, lr=1e6, progress=False)
     message = str(info.value)
     assert "diverged" in message and "lr=1e+06" in message and "smaller" in message, message
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(max_value=-1))
+def test_measure_names_a_seed_below_zero(seed):
+    with pytest.raises(ValueError, match=r"^seed must be 0 or more"):
+        ll.measure("naive numpy", 8, d=4, seed=seed, repeats=1, memory=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(sharpness=st.one_of(st.text(max_size=4), st.none(), st.booleans(), st.lists(st.integers(), max_size=2),
+                           st.just(np.array([8.0])), st.complex_numbers(allow_nan=False)))
+def test_handmade_heads_says_sharpness_must_be_a_number(sharpness):
+    with pytest.raises(TypeError, match=r"^sharpness must be a number"):
+        ll.handmade_heads(["the", "cat", "sat"], 1, sharpness=sharpness)

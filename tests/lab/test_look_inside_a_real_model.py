@@ -1,6 +1,13 @@
-"""Lesson 10's look inside a model says what it shows: the offline switches read as huggingface_hub reads
-them, a sentence the course's model cannot read named in the note, a GPT-2 without eager attention refused
-with the way to load it."""
+"""Lesson 10's look inside a real model: GPT-2's heads by the course's functions, or its own model offline,
+and a note that says which it shows.
+
+Offline (no transformers, no internet, ``LESSONS_OFFLINE=1``, and always in CI) ``look_inside`` says so in
+one line and returns the course's own model's heads; online it reads GPT-2 small. The GPT-2 path is held
+here on a small random GPT-2 (no download): the course's ``multi_head_attention`` with the adapted weights
+gives the model's own attention. The offline switches are read as huggingface_hub reads them; a sentence
+the course's model cannot read is named in the note; a GPT-2 without eager attention is refused with the
+way to load it.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import importlib
 import importlib.util
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,6 +26,57 @@ from tests.helpers import require
 
 torch = pytest.importorskip("torch")
 
+
+@pytest.fixture(scope="module")
+def run():
+    return ll.train_coref_model(steps=20, snapshot_every=10, progress=False)
+
+
+@pytest.mark.training
+def test_offline_says_so_in_one_line_and_shows_the_course_model(run, monkeypatch):
+    monkeypatch.setenv("LESSONS_OFFLINE", "1")
+    seen = real_model.look_inside(ll.SENTENCE_B, run=run)
+    assert seen.note.startswith("Offline") and "\n" not in seen.note and "GPT-2" in seen.note
+    assert seen.weights.shape == (2, 2, len(seen.tokens), len(seen.tokens)) and seen.agreement is None
+    np.testing.assert_allclose(seen.weights.sum(-1), 1, atol=1e-6)
+
+
+@pytest.mark.training
+def test_a_sentence_the_course_model_cannot_read_falls_back_to_lesson_09s(run):
+    seen = real_model.look_inside("Transformers read every word at once.", online=False, run=run)
+    assert "animal" in seen.tokens
+
+
+def test_the_gpt2_path_is_the_course_functions_on_gpt2s_weights():
+    require(importlib.util.find_spec("transformers") is not None, "transformers is not installed")
+    import transformers
+
+    config = transformers.GPT2Config(n_embd=16, n_head=4, n_layer=2, n_positions=32, vocab_size=50)
+    torch.manual_seed(0)
+    model = transformers.GPT2Model._from_config(config, attn_implementation="eager").double().eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.3)          # non-zero biases, LayerNorms away from 1 and 0
+    weights, agreement = real_model.gpt2_layer_weights(model, torch.tensor([[3, 14, 15, 9, 26, 5]]))
+    assert weights.shape == (2, 4, 6, 6) and agreement < 1e-10
+    assert (np.triu(weights, k=1) == 0).all()          # causal, as GPT-2
+
+
+@pytest.mark.training
+def test_the_explorer_builds_at_both_ends_and_refuses_outside(run):
+    seen = real_model.look_inside(online=False, run=run)
+    for layer in (1, seen.n_layers):
+        explorer = ll.RealModelExplorer(seen, layer=layer)
+        assert explorer.widget is not None and not explorer.error_box.value
+    with pytest.raises(ValueError, match="layer"):
+        ll.RealModelExplorer(seen, layer=seen.n_layers + 1)
+    with pytest.raises(ValueError, match="token"):
+        ll.RealModelExplorer(seen, token=len(seen.tokens))
+    with pytest.raises(TypeError, match="sentence"):
+        real_model.look_inside(42)
+
+
+# ------------------------------------------------------------------ the offline switches and the note
 SWITCHES = ("LESSONS_OFFLINE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 ENV_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
                    max_size=6)
@@ -82,9 +141,6 @@ def test_without_huggingface_hub_the_same_values_mean_true(hub_constants, monkey
     assert real_model._true_values() == real_model._TRUE_VALUES
 
 
-@pytest.fixture(scope="module")
-def run():
-    return ll.train_coref_model(steps=20, snapshot_every=10, progress=False)
 
 
 @pytest.mark.parametrize("sentence", ["The cat sat on the mat.", "Transformers read every word at once.",

@@ -35,7 +35,6 @@ SERVE = ["--ServerApp.root_dir=.", *(["--ServerApp.allow_root=True"] if os.geteu
 PEAK_LIMIT_MB = 1500  # Binder gives 1-2 GB per user; the Jupyter server needs the rest
 binder_env = load_tool("binder_env")
 
-pytestmark = pytest.mark.binder
 
 
 def _size_mb(path: Path) -> float:
@@ -43,6 +42,7 @@ def _size_mb(path: Path) -> float:
     return round(total / 2**20, 1)
 
 
+@pytest.mark.binder
 def test_binder_requirements_pin_the_cpu_build_of_the_course_torch():
     lines = [ln.split("#")[0].strip() for ln in (REPO / "binder/requirements.txt").read_text().splitlines()]
     lines = [ln for ln in lines if ln]
@@ -61,6 +61,7 @@ def _pins(path: Path) -> dict[str, str]:
     return dict(ln.split("==", 1) for ln in lines if "==" in ln)
 
 
+@pytest.mark.binder
 def test_binder_installs_the_notebook_of_the_browser_test_and_nbgitpuller():
     binder, dev = _pins(REPO / "binder/requirements.txt"), _pins(REPO / "requirements-dev.txt")
     assert binder["notebook"] == dev["notebook"], "Binder's Notebook 7 must be the one the browser test runs"
@@ -80,6 +81,7 @@ def _version(py: Path, package: str) -> str:
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
+@pytest.mark.binder
 @pytest.mark.slow
 def test_binder_environment_starts_from_repo2docker_base_and_pip_check_is_clean(binder_python):
     check = (binder_python.parents[2] / "pip-check.txt").read_text()
@@ -90,6 +92,7 @@ def test_binder_environment_starts_from_repo2docker_base_and_pip_check_is_clean(
     assert _version(binder_python, "jupyterhub").startswith("5."), "repo2docker's jupyterhub-singleuser 5"
 
 
+@pytest.mark.binder
 @pytest.mark.slow
 def test_binder_environment_serves_lab_and_tree(binder_python, tmp_path):
     jupyter = [str(binder_python.parent / "jupyter")]
@@ -114,6 +117,7 @@ def _nbgitpuller_pull(server, repo: str, branch: str, timeout: float = 120) -> l
     return events
 
 
+@pytest.mark.binder
 @pytest.mark.slow
 def test_image_survives_an_empty_home_and_lesson_00_opens_after_nbgitpuller(binder_python, tmp_path):
     home = tmp_path / "home" / "jovyan"  # the learner's home volume, empty, over the image's copy
@@ -150,6 +154,7 @@ def test_image_survives_an_empty_home_and_lesson_00_opens_after_nbgitpuller(bind
     print(f"lesson 00 ran in the Binder environment from an empty home in {time.monotonic() - started:.0f} s")
 
 
+@pytest.mark.binder
 @pytest.mark.slow
 def test_binder_environment_runs_every_notebook(binder_python, tmp_path):
     py = binder_python

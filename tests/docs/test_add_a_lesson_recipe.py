@@ -26,8 +26,6 @@ import pytest
 
 from tests.helpers import REPO
 
-pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.kernel]
-
 SLUG = "99_throwaway"
 
 ENTRY = '''\
@@ -200,6 +198,9 @@ def _run(copy: Path, *args: str, timeout: float = 900) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.kernel
 def test_a_lesson_added_by_the_recipe_passes_the_tools_and_the_edit_loop(tmp_path):
     copy = _copy_of_the_tree(tmp_path / "course")
     lib = copy / "lessons_lib"

@@ -9,7 +9,6 @@ import lessons_lib as ll
 from lessons_lib.figures.base import read_still
 from lessons_lib.lab import coref, models
 
-pytestmark = pytest.mark.training  # every test here draws what a model trained in the module computed
 
 @pytest.fixture(scope="module")
 def run():
@@ -21,6 +20,7 @@ def reading(run):
     return models.read_attention(run, coref.SENTENCE_A)
 
 
+@pytest.mark.training  # every test here draws what a model trained in the module computed
 def test_still_figures_draw(run, reading):
     soft = models.train_sink_head(False, steps=20, history_every=10)
     off = models.train_sink_head(True, steps=20, history_every=10)
@@ -40,6 +40,7 @@ def test_still_figures_draw(run, reading):
     np.testing.assert_allclose(it_rows[0], reading.layers[0, 0, reading.it_pos])
 
 
+@pytest.mark.training
 def test_bad_input_is_explained(run):
     with pytest.raises(TypeError, match="Reading"):
         ll.plot_it_rows(np.zeros((3, 3)))
@@ -49,6 +50,7 @@ def test_bad_input_is_explained(run):
         ll.plot_loss_curve([1.0, float("nan")])
 
 
+@pytest.mark.training
 def test_sentence_explorer(run):
     ex = ll.SentenceExplorer(run)
     assert ex.error is None and ex.reading.answer == "animal"
@@ -65,6 +67,7 @@ def test_sentence_explorer(run):
     assert read_still(bundle)[1].startswith("Still picture of the Your sentence explorer")
 
 
+@pytest.mark.training
 def test_training_explorer(run):
     ex = ll.TrainingExplorer(run, step=0)
     assert list(ex.controls["step"].options) == [0, 20, 40]

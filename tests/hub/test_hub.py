@@ -62,7 +62,6 @@ from tests.helpers.hub_classroom import (
 ARTIFACTS = REPO / "test-artifacts"
 binder_env = load_tool("binder_env")
 
-pytestmark = [pytest.mark.hub, pytest.mark.slow]
 
 LEARNERS = 40
 EXPLORER_LESSON = "notebooks/02_step1_qkv.ipynb"   # ProjectionExplorer: d_k and seed sliders
@@ -188,6 +187,8 @@ def _note(name: str) -> str:
     return f"{CLASS_EDIT}  # {name}: try d_k = 2 next"
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_forty_learners_start_together_and_no_kernel_is_lost(classroom):
     """The first minute of a class: every kernel starts (over a Unix socket, so no two can collide),
     none dies or restarts, every slider answers, and every saved edit is on disk after the teacher
@@ -223,6 +224,8 @@ def test_forty_learners_start_together_and_no_kernel_is_lost(classroom):
     room.in_class.extend(staying)
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_a_learner_cannot_open_another_learners_server(classroom):
     room = classroom
     alice, bob = room.mid_class(2)
@@ -238,6 +241,8 @@ def test_a_learner_cannot_open_another_learners_server(classroom):
     assert status == 200 and b'"cells"' in page
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_kernels_use_unix_sockets_and_everything_else_listens_on_loopback_only(classroom):
     """binder/'s server configuration reaches the kernels: their five channels are Unix sockets
     (transport ipc) in the learner's runtime folder, each path under Linux's 108 bytes; proxy, hub,
@@ -277,6 +282,8 @@ def _replace_in(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_mid_term_update_reaches_learners_and_keeps_their_edits(classroom):
     room = classroom
     kept, clash = room.mid_class(2)
@@ -310,6 +317,8 @@ def test_mid_term_update_reaches_learners_and_keeps_their_edits(classroom):
 
 # ------------------------------------------------------------------------------------- faults
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_a_kernel_killed_mid_training_restarts_and_the_saved_notebook_is_intact(classroom):
     """Lesson 09's training, and the kernel dies (SIGKILL, as the out-of-memory killer sends): the
     server restarts it and tells the front end ("restarting": JupyterLab's *Kernel Restarting*
@@ -352,6 +361,8 @@ def _mid_lesson(room: Classroom, n: int = 3) -> Iterator[list[tuple[Learner, Ker
             kernel.close()
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_a_hub_restart_mid_class_keeps_servers_kernels_and_logins(classroom):
     """The hub process stops and starts again while three learners are mid-lesson: their kernels
     run cells while it is down; afterwards the same kernels hold their variables, the learners are
@@ -370,6 +381,8 @@ def test_a_hub_restart_mid_class_keeps_servers_kernels_and_logins(classroom):
             assert room.teacher.server_state(learner.name) == "ready"
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_a_proxy_restart_gives_routes_back_and_learners_reconnect(classroom):
     """The proxy stops and starts again, empty: every open websocket drops; within the hub's next
     route check the learners' routes are back, their front ends reconnect to the same kernels
@@ -388,6 +401,8 @@ def test_a_proxy_restart_gives_routes_back_and_learners_reconnect(classroom):
     print(f"\nproxy restarted: routes back and {len(class_)} learners reconnected after {back:.0f} s")
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_a_server_stopped_and_started_by_the_teacher_keeps_the_saved_edits(classroom):
     """The teacher stops a learner's server from the admin page (its REST call), then starts it:
     the learner's saved edit is there, and a new kernel runs."""
@@ -410,6 +425,8 @@ def test_a_server_stopped_and_started_by_the_teacher_keeps_the_saved_edits(class
         fresh.close()
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_a_kernel_at_its_memory_limit_says_so_and_the_server_survives(classroom):
     """With the documented limits: a lesson asked for more than LESSONS_MEMORY_LIMIT_MB refuses
     before allocating (the course's message); a learner's own array past the data limit fails at
@@ -477,6 +494,8 @@ def _wait_for_idle_kernel(page, sessions_url: str, path: str, timeout: float = 1
     raise AssertionError(f"the kernel of {path} was not idle within {timeout} s")
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_a_learner_in_chromium_sees_an_explorer_redraw_and_a_dead_kernel_restart(classroom):
     """The real front end: log in, click the link, land in lesson 00, run lesson 02, move its slider
     with the kernel idle; then the kernel is killed and JupyterLab says it is restarting it."""
@@ -540,6 +559,8 @@ def test_a_learner_in_chromium_sees_an_explorer_redraw_and_a_dead_kernel_restart
 
 # --------------------------------------------------------------------------------- the tally
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_the_class_lost_no_kernel_and_no_edit(classroom):
     """Over every test above: no kernel died, none restarted but those killed on purpose, no port
     was already in use, and every saved edit was found again."""

@@ -39,7 +39,6 @@ from tests.helpers.hub_classroom import Learner, chp_available, running_hub
 binder_env = load_tool("binder_env")
 hub_grading = load_tool("hub_grading")
 
-pytestmark = [pytest.mark.hub, pytest.mark.slow]
 
 COURSE_ID = "attention"
 GRADED, QUIZ = "03_step2_scores", "00_start_here"
@@ -157,6 +156,8 @@ def solve(learner: Learner, how: str) -> None:
                                                           "content": nb}, xsrf_path=prefix)
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_a_learner_fetches_solves_and_submits_through_the_exchange_and_the_teacher_grades_it(graded_hub):
     from nbgrader.api import Gradebook
 
@@ -220,6 +221,8 @@ def test_a_learner_fetches_solves_and_submits_through_the_exchange_and_the_teach
     assert quiz["shapes"]["pre right"] == "0.50", quiz["shapes"]  # ada picked B, right; ben A
 
 
+@pytest.mark.hub
+@pytest.mark.slow
 def test_the_teachers_views_are_off_for_learners_and_on_for_the_teacher(graded_hub):
     hub, _, _ = graded_hub
     learner, teacher = Learner(hub, "cleo"), Learner(hub, "teacher")

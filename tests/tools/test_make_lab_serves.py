@@ -15,8 +15,6 @@ import pytest
 from tests.helpers import NOTEBOOKS, REPO, load_tool
 from tests.helpers.lab_server import lab_args, running_lab
 
-pytestmark = pytest.mark.lab
-
 START = "workspace/00_start_here.ipynb"
 SOURCE_START = "notebooks/00_start_here.ipynb"
 
@@ -29,6 +27,7 @@ def lab():
         yield server
 
 
+@pytest.mark.lab
 def test_make_lab_opens_the_start_notebook_of_the_workspace():
     args = lab_args("workspace")
     assert START in args, f"`make lab` should open {START}; it passes {args}"
@@ -36,12 +35,14 @@ def test_make_lab_opens_the_start_notebook_of_the_workspace():
     assert SOURCE_START in lab_args("notebooks"), "`make teach` should open the source notebooks"
 
 
+@pytest.mark.lab
 def test_the_workspace_lesson_served_has_no_solutions(lab):
     source = lab.api(f"contents/{START}")["content"]
     code = "\n".join("".join(c["source"]) for c in source["cells"] if c["cell_type"] == "code")
     assert "### BEGIN SOLUTION" not in code
 
 
+@pytest.mark.lab
 def test_lab_page_is_jupyterlab(lab):
     status, body = lab.request(f"/lab?token={lab.token}")
     assert status == 200
@@ -50,6 +51,7 @@ def test_lab_page_is_jupyterlab(lab):
     assert "jupyter-config-data" in html, "the page lacks JupyterLab's config block"
 
 
+@pytest.mark.lab
 def test_start_notebook_is_served_with_its_kernel(lab):
     model = lab.api(f"contents/{START}")
     assert model["type"] == "notebook"
@@ -58,6 +60,7 @@ def test_start_notebook_is_served_with_its_kernel(lab):
     assert kernel == "python3", f"{START} should use the python3 kernel, not {kernel!r}"
 
 
+@pytest.mark.lab
 def test_course_folder_is_browsable(lab):
     listing = lab.api("contents/notebooks")
     served = {item["name"] for item in listing["content"]}
@@ -65,6 +68,7 @@ def test_course_folder_is_browsable(lab):
     assert on_disk <= served
 
 
+@pytest.mark.lab
 def test_python3_kernel_is_available(lab):
     specs = lab.api("kernelspecs")
     assert "python3" in specs["kernelspecs"], json.dumps(specs)[:500]

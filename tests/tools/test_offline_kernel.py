@@ -16,8 +16,6 @@ import pytest
 
 from tests.helpers import REPO
 
-pytestmark = [pytest.mark.subprocess, pytest.mark.kernel]  # the offline kernel and its tool: processes
-
 TOOL = REPO / "tools" / "offline_kernel.py"
 
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -58,6 +56,8 @@ def run(kc, code: str) -> str:
             return "".join(text)
 
 
+@pytest.mark.subprocess  # the offline kernel and its tool: processes
+@pytest.mark.kernel
 def test_offline_kernel_blocks_name_lookups_and_connections(kernel):
     kc, _ = kernel
     out = run(kc, "import urllib.request\nurllib.request.urlopen('https://pypi.org/simple/', timeout=5)")
@@ -66,6 +66,8 @@ def test_offline_kernel_blocks_name_lookups_and_connections(kernel):
     assert "network access is blocked" in out and "192.0.2.1" in out
 
 
+@pytest.mark.subprocess
+@pytest.mark.kernel
 def test_offline_kernel_still_runs_code_and_local_sockets(kernel):
     kc, _ = kernel
     assert run(kc, "import numpy as np\nprint(np.arange(4).sum())").strip() == "6"
@@ -80,6 +82,8 @@ def test_offline_kernel_still_runs_code_and_local_sockets(kernel):
     assert out.strip() == "ok"
 
 
+@pytest.mark.subprocess
+@pytest.mark.kernel
 def test_offline_kernel_records_peak_memory_even_when_killed(tmp_path):
     log = tmp_path / "peaks"
     subprocess.run([sys.executable, str(TOOL), "install", str(tmp_path), "--name", "peak-test"], check=True)

@@ -17,8 +17,6 @@ import pytest
 
 from tests.helpers import REPO, load_tool
 
-pytestmark = pytest.mark.subprocess  # the other numeric path is another Python with its own environment
-
 # A float's last bits: a product summed by OpenBLAS and tanh summed by numpy's SIMD loops.
 ROUNDOFF_PRINT = """\
 import numpy as np
@@ -69,12 +67,14 @@ def test_other_path_switches_off_every_simd_feature_numpy_found():
     assert "numpy SIMD features off" in other_cpu.describe(env)
 
 
+@pytest.mark.subprocess  # the other numeric path is another Python with its own environment
 def test_other_path_moves_torch_to_its_baseline_kernels():
     other_cpu = load_tool("other_cpu")
     probe = "import torch; print(torch.backends.cpu.get_cpu_capability())"
     assert _python(probe, other_cpu.other_path_environment()).strip() == "DEFAULT"
 
 
+@pytest.mark.subprocess
 def test_other_path_changes_the_last_bits_of_floats():
     other_cpu = load_tool("other_cpu")
     usual = _python(ROUNDOFF_PRINT, dict(os.environ))
@@ -85,6 +85,7 @@ def test_other_path_changes_the_last_bits_of_floats():
     assert usual != other
 
 
+@pytest.mark.subprocess
 def test_a_planted_roundoff_print_fails_on_the_other_path_and_a_claim_passes(tmp_path):
     other_cpu = load_tool("other_cpu")
     other_env = other_cpu.other_path_environment()

@@ -25,8 +25,6 @@ import pytest
 from tests.helpers import REPO, load_tool
 from tests.helpers.links import broken_links
 
-pytestmark = pytest.mark.subprocess  # a release is made with git, in repositories of its own
-
 lr = load_tool("learner_release")
 conventions = load_tool("conventions")
 
@@ -82,6 +80,7 @@ def _launch_refs(copy: Path, guide: Path) -> list[tuple[str, str, str]]:
     return found
 
 
+@pytest.mark.subprocess  # a release is made with git, in repositories of its own
 def test_make_release_is_one_command():
     """The Makefile's release recipe is the tool's --release, nothing before or after it."""
     dry = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed-runtime", "release",
@@ -91,6 +90,7 @@ def test_make_release_is_one_command():
     assert commands == [f".venv/bin/python tools/learner_release.py --release {NEXT} --out build/learner"]
 
 
+@pytest.mark.subprocess
 def test_one_command_bumps_the_version_everywhere_restamps_without_rerunning_and_releases(teacher, tmp_path):
     old, tag, out = lr.version(teacher), f"learner-v{NEXT}", tmp_path / "learner"
     before = {p.name: outputs(p) for p in sorted((teacher / "notebooks").glob("*.ipynb"))}
@@ -139,6 +139,7 @@ def test_one_command_bumps_the_version_everywhere_restamps_without_rerunning_and
             git("cat-file", "-e", f"{ref}:{target}", cwd=remote)  # raises when the link opens nothing
 
 
+@pytest.mark.subprocess
 def test_only_a_change_of_code_makes_a_lesson_stale(teacher):
     run_notebooks = load_tool("run_notebooks")
     lessons = sorted((teacher / "notebooks").glob("*.ipynb"))
@@ -155,6 +156,7 @@ def test_only_a_change_of_code_makes_a_lesson_stale(teacher):
     assert [p.name for p in lessons if run_notebooks.is_stale(p)] == ["03_step2_scores.ipynb"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_a_release_reruns_the_lesson_whose_code_changed_and_only_it(teacher, tmp_path):
     path = teacher / "notebooks/03_step2_scores.ipynb"
@@ -172,6 +174,7 @@ def test_a_release_reruns_the_lesson_whose_code_changed_and_only_it(teacher, tmp
     assert "changed since the last run" in json.dumps(after["03_step2_scores.ipynb"])
 
 
+@pytest.mark.subprocess
 def test_a_release_never_moves_a_tag_never_goes_back_and_needs_a_clean_tree(teacher, tmp_path):
     current = lr.version(teacher)
     git("tag", f"learner-v{NEXT}", "HEAD", cwd=teacher)
@@ -186,6 +189,7 @@ def test_a_release_never_moves_a_tag_never_goes_back_and_needs_a_clean_tree(teac
     assert git("status", "--porcelain", cwd=teacher) == "M README.md"
 
 
+@pytest.mark.subprocess
 def test_every_place_that_names_a_release_names_this_version():
     """pyproject.toml's version is the one every launch link, image tag and the citation name."""
     version = lr.version()
@@ -198,6 +202,7 @@ def test_every_place_that_names_a_release_names_this_version():
     assert f'version: "{version}"' in (REPO / "CITATION.cff").read_text()
 
 
+@pytest.mark.subprocess
 def test_the_learner_copy_carries_what_make_lab_runs_and_not_the_teachers_files(tmp_path):
     out = tmp_path / "learner"
     lr.release(out)
@@ -220,6 +225,7 @@ def test_the_learner_copy_carries_what_make_lab_runs_and_not_the_teachers_files(
     assert lessons == sorted(p.name for p in (out / "notebooks").glob("*.ipynb")) and len(lessons) == 11
 
 
+@pytest.mark.subprocess
 def test_a_version_bump_reinstalls_nothing_and_the_library_reads_the_new_version(tmp_path):
     """The install stamps of .venv hash pyproject.toml without its version line; lessons_lib, installed
     editable, reads its version from the file (so a release needs no pip install)."""

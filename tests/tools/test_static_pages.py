@@ -16,7 +16,6 @@ import pytest
 
 from tests.helpers import REPO, load_tool
 
-pytestmark = pytest.mark.subprocess  # the pages come from tools/export_html.py, run as make html runs it
 export_html = load_tool("export_html")
 handout = export_html.handout
 stills = export_html.stills
@@ -57,6 +56,7 @@ def still_outputs(path: Path) -> int:
     return len(stills(static_notebook(nbformat.read(path, as_version=4))))  # the learner's copy, as exported
 
 
+@pytest.mark.subprocess  # the pages come from tools/export_html.py, run as make html runs it
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_each_lesson_page_has_its_figures_with_alt_text(pages, notebook):
     page = pages / f"{notebook.stem}.html"
@@ -73,12 +73,14 @@ def test_each_lesson_page_has_its_figures_with_alt_text(pages, notebook):
             f"their title and caption as the alt text of the <img> they store")
 
 
+@pytest.mark.subprocess
 def test_index_links_every_lesson(pages):
     index = (pages / "index.html").read_text(encoding="utf-8")
     for notebook in NOTEBOOKS:
         assert f'href="{notebook.stem}.html"' in index
 
 
+@pytest.mark.subprocess
 def test_index_links_every_handout(pages):
     index = (pages / "index.html").read_text(encoding="utf-8")
     for notebook in NOTEBOOKS:
@@ -87,6 +89,7 @@ def test_index_links_every_handout(pages):
         assert "<h2>Takeaways</h2>" in handout and "<li>" in handout, notebook.name
 
 
+@pytest.mark.subprocess
 def test_a_handout_keeps_the_takeaways_split_over_several_slides():
     """tools/split_tall_cells.py splits a long Takeaways cell to fit the projector; the handout joins it."""
     split = 0
@@ -108,6 +111,7 @@ def text_of(page: Path) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
 
 
+@pytest.mark.subprocess
 def test_learner_pages_hold_no_solution_and_no_passed_feedback(pages, teacher_pages):
     solution = "exps / exps.sum(axis=-1, keepdims=True)"  # a line of lesson 04's worked solution
     learner = text_of(pages / "04_step3_scale_softmax.html")
@@ -121,6 +125,7 @@ def test_learner_pages_hold_no_solution_and_no_passed_feedback(pages, teacher_pa
             assert secret not in text, (notebook.name, secret)
 
 
+@pytest.mark.subprocess
 def test_a_page_keeps_what_a_prompt_asks_to_predict_in_a_closed_fold(pages):
     """A page's reader cannot run the cells between a **Predict** prompt and its answer: their outputs are
     on the page (not cleared, as in the learner's notebook), each in a closed fold opened after predicting."""
@@ -141,12 +146,14 @@ def test_a_page_keeps_what_a_prompt_asks_to_predict_in_a_closed_fold(pages):
     assert folds_in_course >= 10, f"only {folds_in_course} predicted outputs in the whole course"
 
 
+@pytest.mark.subprocess
 def test_page_titles_are_lesson_titles(pages):
     for notebook in NOTEBOOKS:
         first = nbformat.read(notebook, as_version=4).cells[0].source.split("\n", 1)[0].lstrip("# ").strip()
         assert f"<title>{first}</title>" in (pages / f"{notebook.stem}.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.subprocess
 def test_progress_bars_show_their_final_state(pages):
     # lesson 08's first measurement answers its Predict prompt: the learner copy (its page) leaves it out
     assert "measuring 6 block sizes at N = 2,048: 100%" in text_of(pages / "08_cost_and_flashattention.html")
@@ -155,6 +162,7 @@ def test_progress_bars_show_their_final_state(pages):
         assert not re.search(r"(?<!\d)0%\|", text_of(pages / f"{notebook.stem}.html")), notebook.name
 
 
+@pytest.mark.subprocess
 def test_each_handout_has_the_lessons_stills_with_their_alt_text(pages):
     for notebook in NOTEBOOKS:
         parser = Images()

@@ -89,20 +89,42 @@ teach:
 
 # --------------------------------------------------------------------- tests
 
-test: $(TEST_STAGES)
+# Every stage of TEST_STAGES in turn (a failing stage ends the run); at the end, each stage's wall time, in
+# the order they ran (kept in build/stage-times.txt).
+STAGE_TIMES := build/stage-times.txt
+test:
+	@mkdir -p build && : > $(STAGE_TIMES); status=0; \
+	for stage in $(TEST_STAGES); do \
+	  start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$stage || status=$$?; \
+	  echo "$$stage $$(( $$(date +%s) - start )) $$([ $$status -eq 0 ] || echo failed)" >> $(STAGE_TIMES); \
+	  [ $$status -eq 0 ] || break; \
+	done; \
+	printf '\n== make test: the wall time of each stage\n'; \
+	awk '{ t += $$2; printf "  %-16s %6d s %s\n", $$1, $$2, $$3 } END { printf "  %-16s %6d s\n", "in all", t }' \
+	  $(STAGE_TIMES); \
+	exit $$status
+
+# The library's tests run in random order (pytest-randomly; the seed is printed, -p randomly -p
+# "randomly_seed=N" repeats an order) and on every core (pytest-xdist; a file's tests stay on one worker,
+# so a module's fixture is built once). Tests that start a kernel or a JupyterLab run apart, one at a
+# time: kernels pick their TCP ports by asking for a free one, and two at once can pick the same one.
+PARALLEL := -p randomly -n auto --maxprocesses 4 --dist loadfile
+SUITES   := browser or binder or grading or hub
 
 # The edit loop: one pytest over the tests and the doctests; --edit-loop (tests/conftest.py) leaves out
 # the tests marked slow, training, kernel, subprocess, lab, browser, binder, grading or hub, and fails one
 # left in that starts a process; hypothesis runs its dev profile (a fifth of the examples).
 check: lint
-	HYPOTHESIS_PROFILE=dev $(BIN)/pytest --edit-loop tests --doctest-modules lessons_lib tools/course.py
+	HYPOTHESIS_PROFILE=dev $(BIN)/pytest $(PARALLEL) --edit-loop tests --doctest-modules lessons_lib tools/course.py
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check lessons_lib tests notebooks benchmarks tools .ci
 
 # the library tests, then every example in the library's docstrings (doctests)
 test-lib: $(STAMP_DEV)
-	$(BIN)/pytest -m "not browser and not binder and not grading and not hub" tests
+	$(BIN)/pytest $(PARALLEL) -m "not ($(SUITES)) and not kernel and not lab" tests
+	$(BIN)/pytest -p randomly -m "not ($(SUITES)) and (kernel or lab)" tests
 	$(BIN)/pytest --doctest-modules lessons_lib tools/course.py
 
 # Every notebook under nbval, in a kernel with the network cut off that records its peak memory

@@ -64,11 +64,11 @@ def _version() -> str:
 
 __version__ = _version()
 
-# module -> its __all__, layer by layer (a name two modules export is taken from the first). Written by
-# tools/export_table.py (python tools/export_table.py --write); tests/tools/test_export_table.py fails when
-# it is stale.
+#: module -> its __all__, layer by layer (a name two modules export is taken from the first). Written by
+#: tools/export_table.py (python tools/export_table.py --write); tests/tools/test_export_table.py fails when
+#: it is stale.
 # exports:begin
-_EXPORTS: dict[str, tuple[str, ...]] = {
+EXPORTS: dict[str, tuple[str, ...]] = {
     "core.attention": ("softmax", "project_qkv", "attention_scores", "scale_scores", "attention_weights",
         "weighted_values", "scaled_dot_product_attention", "softmax_off", "low_memory_attention"),
     "core.backends": ("SDPAResult", "KERNEL_NAMES", "TORCH_CPU_INSTALL", "CHOSEN_BY_TORCH",
@@ -158,7 +158,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 
 # name -> module, the first module that exports it
 _WHERE: dict[str, str] = {}
-for _module, _names in _EXPORTS.items():
+for _module, _names in EXPORTS.items():
     _WHERE.update({_name: _module for _name in _names if _name not in _WHERE})
 
 #: the subpackages, each loaded on first use as ``ll.core``, ``ll.figures``, ...

@@ -53,7 +53,7 @@ def exports() -> dict[str, list[str]]:
 
 
 def table_text(table: dict[str, list[str]]) -> str:
-    lines = [BEGIN, "_EXPORTS: dict[str, tuple[str, ...]] = {"]
+    lines = [BEGIN, "EXPORTS: dict[str, tuple[str, ...]] = {"]
     for module, names in table.items():
         body = ", ".join(f'"{n}"' for n in names) + ("," if len(names) == 1 else "")
         lines += textwrap.wrap(f'"{module}": ({body}),', width=106, initial_indent="    ",

@@ -54,7 +54,7 @@ TORCH_LIST = re.compile(r"(?<=PyTorch lessons: )\d\d(?:, \d\d)*")
 WORDS_PER_MIN, CODE_LINES_PER_MIN = 150, 10
 MINUTES_PER_EXPLORER, MINUTES_PER_QUESTION, MINUTES_PER_PREDICT = 2, 1, 1
 # an exercise's stated difficulty and time: "*Easy, about 5 minutes.*", "(⭐⭐ · about 10 minutes)"
-_STATED_EXERCISE = re.compile(
+STATED_EXERCISE = re.compile(
     r"(?:easy|medium|hard|⭐+)[^\n]{0,20}?about\s+(\d+)\s*(?:–|-|to)?\s*(\d+)?\s*min", re.IGNORECASE)
 _EXPLORER = re.compile(r"\b[A-Z]\w*Explorer\(")  # an explorer built (and so shown) in this cell
 _QUIZ = re.compile(r"\b(?:quiz|ll)\.show\(|Quiz\(|\bconcept_quiz\(")
@@ -90,7 +90,7 @@ def sections(nb, seconds: list[float]) -> list[dict]:
                 words = len(re.sub(r"\$[^$]*\$|[#*>|`_-]", " ", part).split())
                 current["read"] += words / WORDS_PER_MIN
                 current["do"] += MINUTES_PER_PREDICT * len(PREDICT.findall(part))
-                for stated in _STATED_EXERCISE.finditer(part):  # "(Exercise, easy, about 5 minutes.)"
+                for stated in STATED_EXERCISE.finditer(part):  # "(Exercise, easy, about 5 minutes.)"
                     current["do"] += float(stated.group(2) or stated.group(1))
         elif cell.cell_type == "code":
             lines = [ln for ln in source.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]

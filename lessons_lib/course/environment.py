@@ -179,11 +179,11 @@ class EnvironmentReport:
         from IPython.display import display
 
         display({"text/html": self._repr_html_(), "text/plain": str(self)}, raw=True)
-        if _version("ipywidgets") is not None:
+        if installed_version("ipywidgets") is not None:
             display(widget_check())
 
 
-def _version(distribution: str) -> str | None:
+def installed_version(distribution: str) -> str | None:
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -239,11 +239,11 @@ def environment_report() -> EnvironmentReport:
     components = []
     notes = []
     for dist, label, needed, purpose in _PACKAGES:
-        version = _version(dist)
+        version = installed_version(dist)
         note = ""
         if dist == "jupyterlab" and version is None:
             note = "not in this kernel's environment (fine if the server runs elsewhere, e.g. a JupyterHub)"
-        if dist == "jupyterlab_widgets" and version is None and _version("ipywidgets"):
+        if dist == "jupyterlab_widgets" and version is None and installed_version("ipywidgets"):
             note = "missing: sliders may show as plain text in JupyterLab"
         components.append(Component(label, version, needed, purpose, note))
 
@@ -254,7 +254,7 @@ def environment_report() -> EnvironmentReport:
             info = backends.describe_torch(separate_process="torch" not in sys.modules)
         except Exception as exc:  # a broken install must not break the check
             error = f"{type(exc).__name__}: {exc}"
-            torch_version = _version("torch")
+            torch_version = installed_version("torch")
         else:
             torch_version = info.get("torch")
             device = "cuda" if info.get("cuda") else "cpu"

@@ -92,8 +92,9 @@ def test_broken_torch_is_reported_not_raised(monkeypatch):
 
 
 def test_missing_needed_package_makes_report_not_ready(monkeypatch):
-    real = environment._version
-    monkeypatch.setattr(environment, "_version", lambda dist: None if dist == "matplotlib" else real(dist))
+    real = environment.installed_version
+    monkeypatch.setattr(environment, "installed_version",
+                        lambda dist: None if dist == "matplotlib" else real(dist))
     report = environment_report()
     assert not report.ok
     assert report.missing == ["matplotlib"]

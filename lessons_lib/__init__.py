@@ -11,28 +11,65 @@ reference (``core``) loads at once; everything else (figures and matplotlib, the
 the explorers, the torch backend) loads on first use, so that ``import lessons_lib`` stays fast
 and never imports torch or matplotlib.
 
-The layout is the architecture: imports flow one way, up this table (a module imports its own
-layer or lower ones, never a private ``_name`` of another module), and a lesson's parts carry
-its notebook's name (``lesson07_causal_masking`` is the stills, the explorer, the exercise and the
-quiz of ``notebooks/07_causal_masking.ipynb``).
+The layout is the architecture. The layers below are listed lowest first (:data:`LAYERS`): a module
+imports from its own layer or one above it in this list, never a private ``_name`` of another module,
+and never in a circle (``tests/docs/test_architecture.py`` holds these rules). A lesson's parts carry
+its notebook's name (``lesson07_causal_masking`` is the stills, the explorer, the exercise and the quiz
+of ``notebooks/07_causal_masking.ipynb``). Each layer's entry is the first paragraph of its own
+docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer_table.py``.
 
-==================  ==================================================================
-folder              what lives there
-==================  ==================================================================
-``_checks.py``      every validator: clear, learner-friendly errors naming the argument
-``core/``           the formulas, numpy, read like the paper: attention, masks, multihead,
-                    flash (tiled, online softmax), backends (torch SDPA)
-``lab/``            what the lessons compute with and measure: data, coref, models (torch),
-                    cost, measurements
-``figures/``        style (the one look), base (heatmap, figure helpers), attention_maps (the
-                    stills several lessons show), the stills of each lesson
-                    (``lessonNN_name.py``), ``live/`` (figures drawn in the browser:
-                    the wire format, a base, one module per figure kind, the .js and .css)
-``explorers/``      sliders beside live figures: ``base.py`` + ``lessonNN_name.py``
-``course/``         the environment check, the paper guide, the ✓/✗ feedback box
-``exercises/``      checks with feedback: the engine + ``lessonNN_name.py``
-``quizzes/``        the quiz model and widget + ``lessonNN_name.py`` (questions as data)
-==================  ==================================================================
+.. layers:begin
+
+``_checks.py``
+    Every validator of the library: errors in a learner's words that name the argument, the memory
+    guard, the figures' text, label and colour-range rules.
+``core/``
+    The formulas in numpy, read like the paper: ``attention`` (the four steps, their composition,
+    the low-memory variant), ``masks`` (causal, padding and sliding-window masks, True = may attend,
+    aligned as in torch), ``multihead`` (split, attend, concatenate, W_O; the per-head form),
+    ``flash`` (tiles and the online softmax, never an L × S matrix); ``backends`` is the torch path,
+    SDPA on CUDA when there is one (torch imported lazily).
+``lab/``
+    What the lessons compute with and measure: ``data`` (the course's sentences, embeddings, random
+    Q, K, V), ``heads`` (lesson 06: the shape at each stage, the cost of heads, heads built by
+    hand), ``masking`` (lesson 07: the causal average, the gallery, the convention trap, the leak
+    experiment, wrong ways to mask), ``cost`` (lesson 08: counts, memory estimates, measured
+    scaling), ``measurements`` (claims and verdicts that hold on every CPU), ``coref`` and
+    ``models`` (lesson 09: the synthetic coreference set, the tiny torch model trained
+    deterministically), ``adapters`` and ``real_model`` (lesson 10: real models' attention weights
+    in the course's layout, GPT-2 or the course's own model offline).
+``figures/``
+    Figures: ``style`` (one look: colormaps, fonts, masked cells hatched, never drawn as 0; the WCAG
+    contrast ratio), ``base`` (heatmap, figure helpers), ``attention_maps`` (the stills several
+    lessons show: scores, weights, one query's weights, every head), the stills of each lesson
+    (``lessonNN_name.py``, each with alt text), and ``live/``, the figures drawn in the browser (the
+    wire format, one module per figure kind, ``live_figures.js`` and ``.css`` shipped in the
+    package, no CDN, no build step; ``access``: a group's live region and its controls' accessible
+    names).
+``explorers/``
+    Explorers, sliders beside live figures: ``base`` (the explorer contract: controls, live figures,
+    the polite live region, a still picture for static pages) and ``lessonNN_name.py`` (each
+    lesson's explorers).
+``course/``
+    The course around the lessons: ``lessons`` (the registry: each lesson's notebook, titles,
+    measured minutes, PyTorch or not, exercise points and cuts; the tools, tests, guide and course
+    maps read it), ``environment`` (the set-up check of lesson 00), ``paper_guide`` (Vaswani et al.
+    §3.2 beside the code), ``feedback`` (the ✓/✗ box of checks and quizzes), ``classroom_server``
+    (the kernel manager of a class's Jupyter servers).
+``exercises/``
+    Exercises checked with feedback: ``engine`` runs a learner's function on cases and names the
+    mistake, from ``runner`` (the learner's code in a child process under a time limit),
+    ``integrity`` (the judge's own comparisons and the seal on them), ``mistakes``, ``messages`` and
+    ``catalogue`` (the mistakes, their words, the ones any exercise can make); ``grading``
+    (nbgrader's graded cells, the unseen cases, ``read_verdict``); ``lessonNN_name.py`` (each
+    lesson's cases, unseen-case generator and candidate mistakes).
+``quizzes/``
+    Quizzes that explain every option: ``model`` (questions, options), ``widget`` (the quiz widgets,
+    ``ll.show("04")``), ``concepts`` (the ungraded concept quiz that opens lesson 00 and closes
+    lesson 10, its first answers kept for the class report), ``lessonNN_name.py`` (each lesson's
+    questions, as data).
+
+.. layers:end
 """
 
 from __future__ import annotations
@@ -161,8 +198,12 @@ _WHERE: dict[str, str] = {}
 for _module, _names in EXPORTS.items():
     _WHERE.update({_name: _module for _name in _names if _name not in _WHERE})
 
+#: the library's layers, lowest first: a module imports from its own layer or a lower one (the packages of
+#: the last layer may import each other); each layer says what it holds in its own docstring
+LAYERS: tuple[tuple[str, ...], ...] = (("_checks",), ("core",), ("lab",), ("figures",), ("explorers",),
+                                       ("course", "exercises", "quizzes"))
 #: the subpackages, each loaded on first use as ``ll.core``, ``ll.figures``, ...
-_PACKAGES = ("core", "lab", "figures", "explorers", "course", "exercises", "quizzes")
+_PACKAGES = tuple(name for layer in LAYERS[1:] for name in layer)
 
 __all__ = sorted(_WHERE)
 

@@ -1,4 +1,5 @@
-"""Input checks shared by every public function.
+"""Every validator of the library: errors in a learner's words that name the argument, the memory guard,
+the figures' text, label and colour-range rules.
 
 Each check raises ``TypeError`` (wrong kind of thing) or ``ValueError``
 (right kind, wrong shape or content) with a message a learner can act on,

@@ -21,14 +21,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from lessons_lib import LAYERS
+from tests.helpers import REPO, load_tool
 
 PACKAGE = REPO / "lessons_lib"
 TOOLS = REPO / "tools"
 TESTS = REPO / "tests"
 HELPERS = TESTS / "helpers"
-LAYER = {"_checks": 0, "core": 1, "lab": 2, "figures": 3, "explorers": 4, "course": 5, "exercises": 5,
-         "quizzes": 5}
+#: layer -> its rank, lowest first (lessons_lib.LAYERS: the packages of one layer share a rank)
+LAYER = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
 #: folders whose modules, besides their shared pieces, are one per lesson
 PER_LESSON = {"figures": {"base", "style", "attention_maps"}, "explorers": {"base"},
               "exercises": {"engine", "runner", "mistakes", "messages", "catalogue", "grading", "integrity"},
@@ -286,21 +287,41 @@ def test_a_lessons_parts_share_its_notebooks_name():
                            f"its parts is lesson{notebooks[number]}.py; rename (git mv) {wrong}")
 
 
-def test_the_folder_table_of_the_package_docstring_names_every_folder():
-    import lessons_lib
-
+def test_every_folder_of_the_library_is_a_layer():
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    listed = set(re.findall(r"^``(\w+)/``", lessons_lib.__doc__, re.M))
-    assert listed == folders, f"the docstring lists {sorted(listed)}; the folders: {sorted(folders)}"
+    assert set(LAYER) == folders | {"_checks"}, (f"lessons_lib.LAYERS holds {sorted(LAYER)}; the tree: "
+                                                 f"{sorted(folders)}")
 
 
-def test_contributings_map_names_every_folder_and_tool():
-    """CONTRIBUTING.md's map has a row per folder of lessons_lib and names every tool."""
+@pytest.mark.parametrize("shown_in", ["README.md", "CONTRIBUTING.md", "lessons_lib/__init__.py"])
+def test_the_table_of_layers_is_the_layers_own_words_wherever_it_is_shown(shown_in):
+    """One table: each layer's row is the first paragraph of its own docstring; the README, CONTRIBUTING
+    and the package's docstring show copies that tools/layer_table.py writes."""
+    layer_table = load_tool("layer_table")
+    assert shown_in in layer_table.SHOWN_IN
+    assert layer_table.written(shown_in) == layer_table.table_for(shown_in), (
+        f"{shown_in}'s table of layers differs from the layers' docstrings: change the docstring of the "
+        f"layer (its first paragraph), then run python tools/layer_table.py --write")
+
+
+@pytest.mark.parametrize("layer", list(LAYER))
+def test_a_layers_description_names_every_module_of_its_folder(layer):
+    """So the table says where everything is: ``masks``, ``live/``, ``lessonNN_name.py`` for the lessons."""
+    folder = PACKAGE / layer
+    if not folder.is_dir():
+        return
+    text = load_tool("layer_table").description(layer)
+    modules = {p.stem for p in folder.glob("*.py") if p.stem != "__init__" and not LESSON.match(p.stem)}
+    modules |= {p.name + "/" for p in folder.iterdir() if (p / "__init__.py").exists()}
+    missing = sorted(m for m in modules if f"``{m}``" not in text)
+    if any(LESSON.match(p.stem) for p in folder.glob("*.py")) and "``lessonNN_name.py``" not in text:
+        missing.append("lessonNN_name.py")
+    assert not missing, (f"lessons_lib/{layer}/__init__.py's first paragraph, the layer's row in the table "
+                         f"of layers, does not name {missing}")
+
+
+def test_contributings_map_names_every_tool_and_the_recipe_every_file():
     text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    rows = set(re.findall(r"^\| `lessons_lib/([\w.]+/?)`", text, re.M))
-    tree = {p.name + "/" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    tree |= {"__init__.py", "_checks.py"}
-    assert rows == tree, f"CONTRIBUTING.md's table has rows {sorted(rows)}; lessons_lib holds {sorted(tree)}"
     tools_row = next(line for line in text.splitlines() if line.startswith("| `tools/`"))
     missing = [p.name for p in sorted((REPO / "tools").glob("*.py")) if f"`{p.name}`" not in tools_row]
     assert not missing, f"CONTRIBUTING.md's tools row does not name {missing}"

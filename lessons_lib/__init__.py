@@ -54,8 +54,9 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     The course around the lessons: ``lessons`` (the registry: each lesson's notebook, titles,
     measured minutes, PyTorch or not, exercise points and cuts; the tools, tests, guide and course
     maps read it), ``environment`` (the set-up check of lesson 00), ``paper_guide`` (Vaswani et al.
-    §3.2 beside the code), ``feedback`` (the ✓/✗ box of checks and quizzes), ``classroom_server``
-    (the kernel manager of a class's Jupyter servers).
+    §3.2 beside the code), ``feedback`` (the ✓/✗ box of checks and quizzes), ``project`` (what
+    pyproject.toml says: the version, the Python floor), ``classroom_server`` (the kernel manager of
+    a class's Jupyter servers).
 ``exercises/``
     Exercises checked with feedback: ``engine`` runs a learner's function on cases and names the
     mistake, from ``runner`` (the learner's code in a child process under a time limit),
@@ -77,29 +78,10 @@ from __future__ import annotations
 import importlib
 
 from .core import attention, flash, masks, multihead  # noqa: F401  (the numpy reference loads at once)
+from .course import project
 
-
-def _version() -> str:
-    """The version written once, in pyproject.toml: the source tree's file when the library is imported
-    from one (an editable install, whose metadata keeps the version it was installed at until the next
-    install: ``make release`` bumps the file without reinstalling), else the installed metadata."""
-    import re
-    from importlib.metadata import PackageNotFoundError, version
-    from pathlib import Path
-
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-    if pyproject.is_file():
-        text = pyproject.read_text(encoding="utf-8")
-        match = re.search(r'^version = "([^"]+)"', text, re.M)
-        if match and re.search(r'^name = "lessons-lib"', text, re.M):
-            return match.group(1)
-    try:
-        return version("lessons-lib")
-    except PackageNotFoundError:  # neither installed nor in a source tree
-        return "0+unknown"
-
-
-__version__ = _version()
+#: the course's version, written once in pyproject.toml (:func:`lessons_lib.course.project.version`)
+__version__ = project.version()
 
 #: module -> its __all__, layer by layer (a name two modules export is taken from the first). Written by
 #: tools/export_table.py (python tools/export_table.py --write); tests/tools/test_export_table.py fails when

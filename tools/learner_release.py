@@ -38,11 +38,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import nbformat
-import tomllib
 from conventions import ROOT
+from course import required_python
 from learner_copy import SolutionMarkerError, learner_notebook
 
 # Files a learner's copy leaves out: the teacher's guides, the maintainers' tests, benchmarks, CI, tools
@@ -165,8 +166,7 @@ def learner_readme(root: Path = ROOT) -> str:
     title = (root / "README.md").read_text().splitlines()[0].lstrip("# ").strip()
     block = f"{stamp.README_BEGIN}\n{stamp.readme_block(root)}\n{stamp.README_END}"
     repository = stamp.repository(root)
-    python = re.search(r'^requires-python\s*=\s*">=\s*([\d.]+)"', (root / "pyproject.toml").read_text(),
-                       re.M).group(1)
+    python = "{}.{}".format(*required_python(root))
     return LEARNER_README.format(title=title, tag=stamp.launch_ref(root), launch=block, python=python,
                                  repository=repository, name=repository.split("/")[1],
                                  issues=f"https://github.com/{repository}/issues")

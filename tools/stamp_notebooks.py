@@ -38,11 +38,11 @@ import base64
 import re
 import struct
 import sys
+import tomllib
 from pathlib import Path
 from urllib.parse import quote
 
 import nbformat
-import tomllib
 from conventions import (
     COLAB_TAG,
     GRADED_TAG,

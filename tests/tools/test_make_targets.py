@@ -13,9 +13,9 @@ import os
 import re
 import socket
 import subprocess
+import tomllib
 
 import pytest
-import tomllib
 
 from tests.helpers import REPO, examples
 from tests.helpers.loops import NOT_IN_CHECK, ProcessInEditLoop, no_processes

@@ -30,7 +30,7 @@ def test_causal_mask_is_top_left_aligned_like_torch(L, S):
     assert ll.causal_mask(L, S).dtype == np.bool_
 
 
-def test_causal_mask_table_from_the_lesson():
+def test_the_causal_mask_is_the_lessons_table():
     # "The AI Rishi is": every token sees itself and what came before.
     assert ll.causal_mask(4).astype(int).tolist() == [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
 
@@ -58,7 +58,7 @@ def test_bottom_right_causal_mask_matches_torch_causal_lower_right(L, S):
 
 
 # ------------------------------------------------------------------ padding and sliding windows
-def test_padding_mask_from_lengths_and_bools():
+def test_a_padding_mask_hides_the_keys_past_each_length():
     m = ll.padding_mask(lengths=[3, 1])
     assert m.shape == (2, 3, 3)
     assert m[0].all() and m[1][:, 0].all() and not m[1][:, 1:].any()

@@ -16,6 +16,7 @@ The checks read the source (``ast``), so they import nothing.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -57,6 +58,12 @@ MODULES = {name.removeprefix("lessons_lib").lstrip("."): path for name, path in 
            if name == "lessons_lib" or name.startswith("lessons_lib.")}
 
 
+@functools.cache
+def syntax_nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a source file's syntax tree, parsed and walked once for every check that reads it."""
+    return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+
+
 def _known(dotted: str, files: dict[str, Path]) -> str | None:
     """The module ``dotted`` names, or the module it lies in (``a.b.c`` -> ``a.b``); None outside ours."""
     parts = dotted.split(".")
@@ -71,7 +78,7 @@ def imports(name: str, files: dict[str, Path] = FILES):
     path = files[name]
     here = name.split(".")
     package = here if path.name == "__init__.py" else here[:-1]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in syntax_nodes(path):
         if isinstance(node, ast.Import):
             yield from ((node.lineno, target, None) for alias in node.names
                         if (target := _known(alias.name, files)))
@@ -131,9 +138,8 @@ def _is_private(name: str) -> bool:
 def _bound_modules(name: str, files: dict[str, Path] = FILES) -> dict[str, str]:
     """The local names module ``name`` binds to one of our modules: ``import lessons_lib as ll``, ``from
     ..core import masks``, ``lr = load_tool("learner_release")``."""
-    tree = ast.parse(files[name].read_text(encoding="utf-8"))
     bound = {}
-    for node in ast.walk(tree):
+    for node in syntax_nodes(files[name]):
         if isinstance(node, ast.Import):
             for alias in node.names:                    # import a.b binds a; import a.b as c binds c
                 if _known(alias.name, files) == alias.name:
@@ -146,7 +152,7 @@ def _bound_modules(name: str, files: dict[str, Path] = FILES) -> dict[str, str]:
     for line, target, imported in imports(name, files):
         if imported is None:
             by_line.setdefault(line, []).append(target)
-    for node in ast.walk(tree):
+    for node in syntax_nodes(files[name]):
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 module = next((m for m in by_line.get(node.lineno, []) if m.rsplit(".", 1)[-1] == alias.name),
@@ -175,7 +181,7 @@ def private_reaches(name: str, files: dict[str, Path] = FILES) -> list[str]:
     def module_of(node):
         return bound.get(node.id) if isinstance(node, ast.Name) else _loaded_tool(node, files)
 
-    for node in ast.walk(ast.parse(files[name].read_text(encoding="utf-8"))):
+    for node in syntax_nodes(files[name]):
         if isinstance(node, ast.Attribute) and _is_private(node.attr):
             module, attr = module_of(node.value), node.attr
         elif (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "setattr"
@@ -207,10 +213,9 @@ def test_imports_flow_one_way(name):
                         f"{upward}. Move the shared piece down, or the importer up.")
 
 
-@pytest.mark.parametrize("name", list(FILES))
-def test_no_module_test_or_tool_reaches_a_private_name_of_another(name):
-    private = private_reaches(name)
-    assert not private, (f"{name} uses private names of other modules: {private}; make the shared piece a "
+def test_no_module_test_or_tool_reaches_a_private_name_of_another():
+    private = {name: found for name in FILES if (found := private_reaches(name))}
+    assert not private, (f"these use private names of other modules: {private}; make the shared piece a "
                          f"public name of its base module (tests: of tests/helpers/).")
 
 
@@ -222,16 +227,16 @@ IMPORTS_A_TEST_MODULE = {
 }
 
 
-@pytest.mark.parametrize("name", [n for n in FILES if not n.startswith("lessons_lib")])
-def test_no_test_or_tool_imports_a_test_module(name):
+def test_no_test_or_tool_imports_a_test_module():
     """Shared test code lives in tests/helpers/; ``conftest.py`` is pytest's, never imported."""
-    test_modules = sorted({target for _, target, _ in imports(name) if target != name
-                           and re.search(r"(^|\.)(test_\w+|conftest)$", target)})
-    if name in IMPORTS_A_TEST_MODULE:
-        assert test_modules, f"{name} no longer imports a test module: remove it from IMPORTS_A_TEST_MODULE"
-        pytest.xfail(IMPORTS_A_TEST_MODULE[name])
-    assert not test_modules, (f"{name} imports the test modules {test_modules}: move what it shares to "
-                              f"tests/helpers/.")
+    importing = {name: sorted({target for _, target, _ in imports(name) if target != name
+                               and re.search(r"(^|\.)(test_\w+|conftest)$", target)})
+                 for name in FILES if not name.startswith("lessons_lib")}
+    importing = {name: targets for name, targets in importing.items() if targets}
+    ended = sorted(set(IMPORTS_A_TEST_MODULE) - set(importing))
+    assert not ended, f"{ended} no longer import a test module: remove them from IMPORTS_A_TEST_MODULE"
+    new = {name: targets for name, targets in importing.items() if name not in IMPORTS_A_TEST_MODULE}
+    assert not new, f"these import test modules: {new}; move what they share to tests/helpers/."
 
 
 def test_the_library_and_the_tools_import_in_no_circle():

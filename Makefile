@@ -64,7 +64,7 @@ help:
 	@echo "                tag learner-vx.y.z, CHANGELOG.md (re-runs only lessons whose code changed)"
 	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
-	@echo "make class-report COURSE=dir  which mistakes the class made, and the concept quiz's gain"
+	@echo "make class-report NBGRADER_COURSE=dir  which mistakes the class made, and the concept quiz's gain"
 	@echo "make bench      run benchmarks/*.py"
 	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
@@ -219,10 +219,18 @@ release: $(STAMP_RUN)
 
 # The class report (tools/class_report.py): per exercise, how many learners made each named mistake
 # (CSV, a chart with its alt text, a Markdown page), and the concept quiz before/after with the class's
-# normalised gain, read from an nbgrader course folder after nbgrader autograde.
+# normalised gain, read from the nbgrader course folder NBGRADER_COURSE after nbgrader autograde. Without
+# it, the usage line and a failure, before any set-up.
+NBGRADER_COURSE ?=
+CLASS_REPORT_USAGE := usage: make class-report NBGRADER_COURSE=path/to/nbgrader/course
+ifeq ($(strip $(NBGRADER_COURSE)),)
+class-report:
+	@echo "$(CLASS_REPORT_USAGE)" >&2
+	@$(if $(filter command line,$(origin COURSE)),echo "(COURSE is the set-up command; the course folder is NBGRADER_COURSE)" >&2;) exit 1
+else
 class-report: $(STAMP_RUN)
-	@test -n "$(COURSE)" || { echo "usage: make class-report COURSE=path/to/nbgrader/course"; exit 1; }
-	$(PY) tools/class_report.py $(COURSE) --out build/class-report
+	$(PY) tools/class_report.py "$(NBGRADER_COURSE)" --out build/class-report
+endif
 
 # Static pages that work offline (MathJax copied into the build folder from jupyter-server-mathjax,
 # a test-tools requirement): the learner's copy by default, the teacher's (solutions) by name.

@@ -11,28 +11,66 @@ reference (``core``) loads at once; everything else (figures and matplotlib, the
 the explorers, the torch backend) loads on first use, so that ``import lessons_lib`` stays fast
 and never imports torch or matplotlib.
 
-The layout is the architecture: imports flow one way, up this table (a module imports its own
-layer or lower ones, never a private ``_name`` of another module), and a lesson's parts carry
-its notebook's name (``lesson07_causal_masking`` is the stills, the explorer, the exercise and the
-quiz of ``notebooks/07_causal_masking.ipynb``).
+The layout is the architecture. The layers below are listed lowest first (:data:`LAYERS`): a module
+imports from its own layer or one above it in this list, never a private ``_name`` of another module,
+and never in a circle (``tests/docs/test_architecture.py`` holds these rules). A lesson's parts carry
+its notebook's name (``lesson07_causal_masking`` is the stills, the explorer, the exercise and the quiz
+of ``notebooks/07_causal_masking.ipynb``). Each layer's entry is the first paragraph of its own
+docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer_table.py``.
 
-==================  ==================================================================
-folder              what lives there
-==================  ==================================================================
-``_checks.py``      every validator: clear, learner-friendly errors naming the argument
-``core/``           the formulas, numpy, read like the paper: attention, masks, multihead,
-                    flash (tiled, online softmax), backends (torch SDPA)
-``lab/``            what the lessons compute with and measure: data, coref, models (torch),
-                    cost, measurements
-``figures/``        style (the one look), base (heatmap, figure helpers), attention_maps (the
-                    stills several lessons show), the stills of each lesson
-                    (``lessonNN_name.py``), ``live/`` (figures drawn in the browser:
-                    the wire format, a base, one module per figure kind, the .js and .css)
-``explorers/``      sliders beside live figures: ``base.py`` + ``lessonNN_name.py``
-``course/``         the environment check, the paper guide, the ✓/✗ feedback box
-``exercises/``      checks with feedback: the engine + ``lessonNN_name.py``
-``quizzes/``        the quiz model and widget + ``lessonNN_name.py`` (questions as data)
-==================  ==================================================================
+.. layers:begin
+
+``_checks.py``
+    Every validator of the library: errors in a learner's words that name the argument, the memory
+    guard, the figures' text, label and colour-range rules.
+``core/``
+    The formulas in numpy, read like the paper: ``attention`` (the four steps, their composition,
+    the low-memory variant), ``masks`` (causal, padding and sliding-window masks, True = may attend,
+    aligned as in torch), ``multihead`` (split, attend, concatenate, W_O; the per-head form),
+    ``flash`` (tiles and the online softmax, never an L × S matrix); ``backends`` is the torch path,
+    SDPA on CUDA when there is one (torch imported lazily).
+``lab/``
+    What the lessons compute with and measure: ``data`` (the course's sentences, embeddings, random
+    Q, K, V), ``heads`` (lesson 06: the shape at each stage, the cost of heads, heads built by
+    hand), ``masking`` (lesson 07: the causal average, the gallery, the convention trap, the leak
+    experiment, wrong ways to mask), ``cost`` (lesson 08: counts, memory estimates, measured
+    scaling), ``measurements`` (claims and verdicts that hold on every CPU), ``coref`` and
+    ``models`` (lesson 09: the synthetic coreference set, the tiny torch model trained
+    deterministically), ``adapters`` and ``real_model`` (lesson 10: real models' attention weights
+    in the course's layout, GPT-2 or the course's own model offline).
+``figures/``
+    Figures: ``style`` (one look: colormaps, fonts, masked cells hatched, never drawn as 0; the WCAG
+    contrast ratio), ``base`` (heatmap, figure helpers), ``attention_maps`` (the stills several
+    lessons show: scores, weights, one query's weights, every head), the stills of each lesson
+    (``lessonNN_name.py``, each with alt text), and ``live/``, the figures drawn in the browser (the
+    wire format, one module per figure kind, ``live_figures.js`` and ``.css`` shipped in the
+    package, no CDN, no build step; ``access``: a group's live region and its controls' accessible
+    names).
+``explorers/``
+    Explorers, sliders beside live figures: ``base`` (the explorer contract: controls, live figures,
+    the polite live region, a still picture for static pages) and ``lessonNN_name.py`` (each
+    lesson's explorers).
+``course/``
+    The course around the lessons: ``lessons`` (the registry: each lesson's notebook, titles,
+    measured minutes, PyTorch or not, exercise points and cuts; the tools, tests, guide and course
+    maps read it), ``environment`` (the set-up check of lesson 00), ``paper_guide`` (Vaswani et al.
+    §3.2 beside the code), ``feedback`` (the ✓/✗ box of checks and quizzes), ``project`` (what
+    pyproject.toml says: the version, the Python floor), ``classroom_server`` (the kernel manager of
+    a class's Jupyter servers).
+``exercises/``
+    Exercises checked with feedback: ``engine`` runs a learner's function on cases and names the
+    mistake, from ``runner`` (the learner's code in a child process under a time limit),
+    ``integrity`` (the judge's own comparisons and the seal on them), ``mistakes``, ``messages`` and
+    ``catalogue`` (the mistakes, their words, the ones any exercise can make); ``grading``
+    (nbgrader's graded cells, the unseen cases, ``read_verdict``); ``lessonNN_name.py`` (each
+    lesson's cases, unseen-case generator and candidate mistakes).
+``quizzes/``
+    Quizzes that explain every option: ``model`` (questions, options), ``widget`` (the quiz widgets,
+    ``ll.show("04")``), ``concepts`` (the ungraded concept quiz that opens lesson 00 and closes
+    lesson 10, its first answers kept for the class report), ``lessonNN_name.py`` (each lesson's
+    questions, as data).
+
+.. layers:end
 """
 
 from __future__ import annotations
@@ -40,35 +78,16 @@ from __future__ import annotations
 import importlib
 
 from .core import attention, flash, masks, multihead  # noqa: F401  (the numpy reference loads at once)
+from .course import project
 
+#: the course's version, written once in pyproject.toml (:func:`lessons_lib.course.project.version`)
+__version__ = project.version()
 
-def _version() -> str:
-    """The version written once, in pyproject.toml: the source tree's file when the library is imported
-    from one (an editable install, whose metadata keeps the version it was installed at until the next
-    install: ``make release`` bumps the file without reinstalling), else the installed metadata."""
-    import re
-    from importlib.metadata import PackageNotFoundError, version
-    from pathlib import Path
-
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-    if pyproject.is_file():
-        text = pyproject.read_text(encoding="utf-8")
-        match = re.search(r'^version = "([^"]+)"', text, re.M)
-        if match and re.search(r'^name = "lessons-lib"', text, re.M):
-            return match.group(1)
-    try:
-        return version("lessons-lib")
-    except PackageNotFoundError:  # neither installed nor in a source tree
-        return "0+unknown"
-
-
-__version__ = _version()
-
-# module -> its __all__, layer by layer (a name two modules export is taken from the first). Written by
-# tools/export_table.py (python tools/export_table.py --write); tests/tools/test_export_table.py fails when
-# it is stale.
+#: module -> its __all__, layer by layer (a name two modules export is taken from the first). Written by
+#: tools/export_table.py (python tools/export_table.py --write); tests/tools/test_export_table.py fails when
+#: it is stale.
 # exports:begin
-_EXPORTS: dict[str, tuple[str, ...]] = {
+EXPORTS: dict[str, tuple[str, ...]] = {
     "core.attention": ("softmax", "project_qkv", "attention_scores", "scale_scores", "attention_weights",
         "weighted_values", "scaled_dot_product_attention", "softmax_off", "low_memory_attention"),
     "core.backends": ("SDPAResult", "KERNEL_NAMES", "TORCH_CPU_INSTALL", "CHOSEN_BY_TORCH",
@@ -77,13 +96,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "core.flash": ("TILE_SCORES", "default_block_size", "flash_attention", "flash_attention_steps",
         "online_softmax", "online_softmax_update", "OnlineSoftmax", "TileStep"),
     "core.masks": ("causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask",
-        "sliding_window_mask", "combine_masks", "causal_average_weights", "additive_mask",
-        "bottom_right_causal_mask", "mask_gallery", "causal_mask_mistake", "future_leak",
-        "MASKING_RECIPES", "masked_weights", "MaskingRecipe", "compare_masking", "masking_leak",
-        "leak_claim"),
-    "core.multihead": ("split_heads", "merge_heads", "multi_head_attention", "shape_stages",
-        "split_projection", "multi_head_attention_per_head", "multi_head_cost", "handmade_heads",
-        "HANDMADE_HEADS"),
+        "sliding_window_mask", "combine_masks", "additive_mask", "bottom_right_causal_mask"),
+    "core.multihead": ("split_heads", "merge_heads", "multi_head_attention", "split_projection",
+        "multi_head_attention_per_head"),
     "lab.adapters": ("weights_from_torch_multihead", "weights_from_gpt2_attention",
         "weights_from_bert_attention", "weights_from_nanogpt_attention", "attention_weights_of"),
     "lab.coref": ("AGENTS", "PLACES", "AGENT_ADJECTIVES", "PLACE_ADJECTIVES", "NONE_ADJECTIVES",
@@ -95,6 +110,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "measure_block_sizes", "BlockSizes", "loglog_slope", "CostTable"),
     "lab.data": ("SENTENCES", "tokenize", "tokens_of_length", "embed_tokens", "positional_encoding",
         "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"),
+    "lab.heads": ("shape_stages", "multi_head_cost", "handmade_heads", "HANDMADE_HEADS"),
+    "lab.masking": ("causal_average_weights", "mask_gallery", "causal_mask_mistake", "future_leak",
+        "MASKING_RECIPES", "masked_weights", "MaskingRecipe", "compare_masking", "masking_leak",
+        "leak_claim"),
     "lab.measurements": ("measure_score_variance", "difference_claim", "time_ratio_verdict",
         "slope_verdict", "SAME_SPEED", "SLOPE_NEAR_TWO"),
     "lab.models": ("attend", "AttentionLayer", "CorefModel", "TrainingRun", "train_coref_model",
@@ -158,11 +177,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 
 # name -> module, the first module that exports it
 _WHERE: dict[str, str] = {}
-for _module, _names in _EXPORTS.items():
+for _module, _names in EXPORTS.items():
     _WHERE.update({_name: _module for _name in _names if _name not in _WHERE})
 
+#: the library's layers, lowest first: a module imports from its own layer or a lower one (the packages of
+#: the last layer may import each other); each layer says what it holds in its own docstring
+LAYERS: tuple[tuple[str, ...], ...] = (("_checks",), ("core",), ("lab",), ("figures",), ("explorers",),
+                                       ("course", "exercises", "quizzes"))
 #: the subpackages, each loaded on first use as ``ll.core``, ``ll.figures``, ...
-_PACKAGES = ("core", "lab", "figures", "explorers", "course", "exercises", "quizzes")
+_PACKAGES = tuple(name for layer in LAYERS[1:] for name in layer)
 
 __all__ = sorted(_WHERE)
 

@@ -1,4 +1,5 @@
-"""Input checks shared by every public function.
+"""Every validator of the library: errors in a learner's words that name the argument, the memory guard,
+the figures' text, label and colour-range rules.
 
 Each check raises ``TypeError`` (wrong kind of thing) or ``ValueError``
 (right kind, wrong shape or content) with a message a learner can act on,
@@ -427,7 +428,7 @@ class SizeLimitError(ValueError):
 
 
 _MEMORY_LIMIT_VARIABLE = "LESSONS_MEMORY_LIMIT_MB"
-_refused_limits: set = set()  # settings already refused, so each is said once, not at every check
+refused_limits: set = set()  # settings already refused, so each is said once, not at every check
 
 
 def memory_limit_bytes() -> int:
@@ -446,8 +447,8 @@ def memory_limit_bytes() -> int:
         mb = None
     if mb is not None and np.isfinite(mb) and mb > 0:
         return max(int(Fraction(mb) * 10**6), 1)           # exact: 1e302 MB is no float's worth of bytes
-    if raw not in _refused_limits:
-        _refused_limits.add(raw)
+    if raw not in refused_limits:
+        refused_limits.add(raw)
         warnings.warn(
             f"{_MEMORY_LIMIT_VARIABLE}={raw!r} is not a memory limit: it must be a finite number of "
             f"megabytes above 0, e.g. {_MEMORY_LIMIT_VARIABLE}=4000 for 4 GB. The course uses its "

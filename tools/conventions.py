@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path[:1]:
     sys.path.insert(0, str(ROOT))
 
-from lessons_lib.course.lessons import LESSONS, Lesson, stated_minutes  # noqa: E402  (this tree's, set above)
+from lessons_lib.course.lessons import LESSONS, Lesson, stated_minutes, torch_lessons  # noqa: E402  (this tree's)
 
 #: the first code cell of every lesson: installs the library, only inside Google Colab (stamp_notebooks.py)
 COLAB_TAG = "colab-setup"
@@ -51,7 +51,7 @@ ANSWER_SUMMARY = "Check your answer"
 #: a fold holding a prediction's answer: ``<details><summary>Check your answer …</summary> … </details>``
 ANSWER_FOLD = re.compile(r"<details>\s*<summary>\s*" + ANSWER_SUMMARY, re.IGNORECASE)
 
-__all__ = ["ROOT", "LESSONS", "Lesson", "stated_minutes", "COLAB_TAG", "GRADED_TAG",
+__all__ = ["ROOT", "LESSONS", "Lesson", "stated_minutes", "torch_lessons", "COLAB_TAG", "GRADED_TAG",
            "SUBSLIDE_TAG", "SOLUTION_BEGIN", "SOLUTION_END", "CHECK_CALL",
            "PREDICT", "ANSWER_SUMMARY", "ANSWER_FOLD", "RAN_KEY", "check_cell", "code_digest",
            "replace_block", "lesson_of"]

@@ -50,9 +50,13 @@ class SetupError(Exception):
 
 # ------------------------------------------------------------------ 1. Python (runs on any Python)
 
-def required_python():
-    """The lowest Python ``pyproject.toml`` allows, as a tuple: ``requires-python = ">=3.11"`` -> (3, 11)."""
-    with io.open(os.path.join(_ROOT_DIR, "pyproject.toml"), encoding="utf-8") as f:
+def required_python(root=None):
+    """The lowest Python ``pyproject.toml`` allows, as a tuple: ``requires-python = ">=3.11"`` -> (3, 11).
+
+    The one reading of the floor on the tools' side (the library reads it with
+    ``lessons_lib.course.project.python_floor``); ``root``: another course folder than this one.
+    """
+    with io.open(os.path.join(str(root or _ROOT_DIR), "pyproject.toml"), encoding="utf-8") as f:
         text = f.read()
     match = re.search(r'^requires-python\s*=\s*">=\s*(\d+)\.(\d+)"', text, re.M)
     if not match:

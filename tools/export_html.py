@@ -1,7 +1,7 @@
 """Export the course to static HTML pages that work offline (``make html``, ``make html-teacher``).
 
 By default the pages are the **learner** copy: every notebook goes through
-``tools/learner_release.py`` first (worked solutions replaced, the exercise feedback that says
+``tools/learner_copy.py`` first (worked solutions replaced, the exercise feedback that says
 PASSED cleared, nbgrader's graded cells dropped). A page cannot run a cell, so the outputs a *Predict*
 prompt asks about are kept, in closed folds that the reader opens after predicting.
 ``--teacher`` exports the source notebooks, solutions and all, for the teacher's eyes only.
@@ -46,7 +46,7 @@ from nbconvert.filters import markdown2html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conventions import SUBSLIDE_TAG
-from learner_release import learner_notebook
+from learner_copy import learner_notebook
 from stamp_notebooks import lesson_title
 
 from lessons_lib.figures.base import read_still

@@ -6,7 +6,7 @@ the table between the markers ``# exports:begin`` and ``# exports:end``. This to
 every module of the library (torch too), reads its ``__all__`` and prints the table;
 ``--write`` puts it in place. ``tests/tools/test_export_table.py`` fails when the table is stale.
 
-Modules are listed layer by layer (``LAYERS``), so a name that two modules export (the
+Modules are listed layer by layer (``lessons_lib.LAYERS``), so a name that two modules export (the
 ``exercises`` package re-exports ``course.feedback.Feedback``) is taken from the lower layer.
 
 Usage: python tools/export_table.py [--write]
@@ -23,8 +23,6 @@ from conventions import ROOT, replace_block
 
 INIT = ROOT / "lessons_lib" / "__init__.py"
 BEGIN, END = "# exports:begin", "# exports:end"
-#: the library's layers, lowest first: a module imports only from its own layer or lower ones
-LAYERS = ("core", "lab", "figures", "explorers", "course", "exercises", "quizzes")
 #: modules whose ``__all__`` is for the library's own lesson modules, not for learners: the exercise
 #: engine and its pieces (its ``run``, ``show`` and ``Case`` would shadow the quizzes' ``show``)
 INTERNAL = ("exercises.engine", "exercises.runner", "exercises.mistakes", "exercises.messages",
@@ -32,14 +30,16 @@ INTERNAL = ("exercises.engine", "exercises.runner", "exercises.mistakes", "exerc
 
 
 def public_modules() -> list[str]:
-    """Every public module of lessons_lib ("core.attention", "figures.live", ...), layer by layer."""
+    """Every public module of lessons_lib ("core.attention", "figures.live", ...), layer by layer
+    (``lessons_lib.LAYERS``, lowest first)."""
     import lessons_lib
 
+    layers = [name for layer in lessons_lib.LAYERS for name in layer]
     names = [m.name.removeprefix("lessons_lib.")
              for m in pkgutil.walk_packages(lessons_lib.__path__, "lessons_lib.")]
     names = [n for n in names if not any(part.startswith("_") for part in n.split("."))]
-    return sorted((n for n in names if n.split(".")[0] in LAYERS and n not in INTERNAL),
-                  key=lambda n: (LAYERS.index(n.split(".")[0]), n))
+    return sorted((n for n in names if n.split(".")[0] in layers and n not in INTERNAL),
+                  key=lambda n: (layers.index(n.split(".")[0]), n))
 
 
 def exports() -> dict[str, list[str]]:
@@ -53,7 +53,7 @@ def exports() -> dict[str, list[str]]:
 
 
 def table_text(table: dict[str, list[str]]) -> str:
-    lines = [BEGIN, "_EXPORTS: dict[str, tuple[str, ...]] = {"]
+    lines = [BEGIN, "EXPORTS: dict[str, tuple[str, ...]] = {"]
     for module, names in table.items():
         body = ", ".join(f'"{n}"' for n in names) + ("," if len(names) == 1 else "")
         lines += textwrap.wrap(f'"{module}": ({body}),', width=106, initial_indent="    ",

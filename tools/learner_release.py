@@ -1,34 +1,7 @@
 """Make the learner copy of the course from the teacher's source notebooks (``make learner``).
 
-The notebooks in ``notebooks/`` are the *source*: each exercise cell holds its worked solution
-between two marker lines, the convention of nbgrader::
-
-    def my_softmax(x):
-        ### BEGIN SOLUTION
-        shifted = x - x.max(axis=-1, keepdims=True)
-        ...
-        ### END SOLUTION
-
-The learner copy replaces every such region by ``raise NotImplementedError("your code here")``
-(at the region's indentation), or by the line the marker names where a learner edits a value
-rather than writes a function: ``### BEGIN SOLUTION; learner starts from: my_query = np.zeros(4)``.
-It clears the outputs a learner should not see before they have
-tried: the exercise cell itself, every cell that calls an exercise's check (its feedback in
-the source says "passed"), and every code cell between a **Predict** prompt and its answer.
-
-A prediction is marked in the source, in the teacher's copy too (``tools/conventions.py``): the prompt is
-a line that opens with ``**Predict``, and its answer is a fold further on, before the next prompt,
-``<details><summary>Check your answer</summary> … </details>`` (the last such fold, when the prompt asks
-several things answered in turn). The outputs between the two are what the learner is asked to predict,
-so the learner copy holds none of them (:func:`prediction_spans`); a prompt with no answer fold is an
-error (:class:`PredictionError`), not a guess. The story between them stays as it is; only a *caption* of
-a cleared output (the italic paragraph that opens the prose right after it, "*Figure: …*") is folded
-into a closed ``<details>`` ("open it once you have run the cell above"), because it describes what the
-learner has not run yet. Folds hide answers only. It drops nbgrader's graded test cells
-(tag ``graded-test``, written by ``tools/stamp_notebooks.py``): they raise until the exercise is solved,
-and a self-study learner has the interactive check instead; a graded class gets its copy from
-``nbgrader generate_assignment`` (docs/classroom.md). Everything else (prose, figures, explorers,
-quizzes) is kept, so the learner copy still shows its pictures on a static page.
+Each notebook's learner version (solutions replaced, the outputs a learner should predict or
+earn cleared, captions of what is not run yet folded) is :func:`learner_copy.learner_notebook`'s.
 
 The checks in ``lessons_lib`` compare a learner's function with the library's own reference
 functions, never with a solutions file, so the learner copy needs nothing that it lacks.
@@ -65,152 +38,26 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import nbformat
-import tomllib
-from conventions import ANSWER_FOLD, CHECK_CALL, GRADED_TAG, PREDICT, ROOT
-from conventions import SOLUTION_BEGIN as BEGIN
-from conventions import SOLUTION_END as END
+from conventions import ROOT
+from course import required_python
+from learner_copy import SolutionMarkerError, learner_notebook
 
-PLACEHOLDER = 'raise NotImplementedError("your code here")'
-_STARTS_FROM = "; learner starts from:"
 # Files a learner's copy leaves out: the teacher's guides, the maintainers' tests, benchmarks, CI, tools
 # and their instructions ...
 TEACHER_ONLY = ("docs/", "tests/", "benchmarks/", ".ci/", "tools/", "CONTRIBUTING.md", "requirements-dev.txt")
 # ... but for the tools that make lab runs in the learner copy: the set-up (tools/course.py), which builds
-# the learner's workspace/ with this file, which reads the registry through conventions.py; and the one
-# binder/postBuild runs when Binder or a hub builds its image from the learner copy (tools/hub_grading.py) ...
+# the learner's workspace/ with this file and learner_copy.py (they read the registry through conventions.py);
+# and the one binder/postBuild runs when Binder or a hub builds its image from the learner copy
+# (tools/hub_grading.py) ...
 LEARNER_TOOLS = ("tools/course.py", "tools/conventions.py", "tools/learner_release.py",
-                 "tools/hub_grading.py")
+                 "tools/learner_copy.py", "tools/hub_grading.py")
 # ... and for the benchmark lesson 08 asks a learner with an NVIDIA GPU to run, and the accessibility
 # statement (what was tested, how to report a barrier)
 LEARNER_KEEPS = (*LEARNER_TOOLS, "benchmarks/gpu_sdpa.py", "docs/accessibility.md")
-
-
-class SolutionMarkerError(ValueError):
-    """A solution region is not closed, or closed without being opened."""
-
-
-def strip_solutions(source: str, where: str = "cell") -> tuple[str, int]:
-    """Replace each BEGIN/END SOLUTION region of ``source``; return the new source and the count."""
-    out: list[str] = []
-    inside, count = False, 0
-    for number, line in enumerate(source.splitlines(keepends=True), start=1):
-        stripped = line.strip()
-        if stripped.startswith(BEGIN):
-            if inside:
-                raise SolutionMarkerError(f"{where}, line {number}: {BEGIN} inside another solution region")
-            inside, count = True, count + 1
-            indent = line[: len(line) - len(line.lstrip())]
-            start = stripped[len(BEGIN):].strip()
-            if start and not start.startswith(_STARTS_FROM):
-                raise SolutionMarkerError(f"{where}, line {number}: after {BEGIN} write nothing, or "
-                                          f"'{_STARTS_FROM} <code>'")
-            out.append(f"{indent}{start[len(_STARTS_FROM):].strip() or PLACEHOLDER}\n")
-        elif stripped == END:
-            if not inside:
-                raise SolutionMarkerError(f"{where}, line {number}: {END} without {BEGIN}")
-            inside = False
-        elif not inside:
-            out.append(line)
-    if inside:
-        raise SolutionMarkerError(f"{where}: {BEGIN} is never closed by {END}")
-    text = "".join(out)
-    return (text.rstrip("\n") if not source.endswith("\n") else text), count
-
-
-REVEAL = "What the cell above shows: open this once you have run it"
-#: on a static page nothing runs: the outputs to predict are kept, folded, and so are their captions
-REVEAL_ON_PAGE = "What the figure above shows: open this once you have made your prediction"
-#: the tag of a code cell whose outputs a static page folds (tools/html_template/course/index.html.j2)
-PREDICTED_TAG = "predicted-output"
-
-
-class PredictionError(ValueError):
-    """A **Predict** prompt whose answer is not marked: no "Check your answer" fold before the next prompt."""
-
-
-def prediction_spans(cells, where: str = "notebook") -> list[tuple[int, int]]:
-    """``(prompt, answer)``: the cell of every **Predict** prompt and the cell of the last answer fold
-    ("Check your answer") after it and before the next prompt (both may be one cell: the fold after the
-    prompt). The code cells strictly between them hold what the learner is asked to predict.
-    """
-    events = []  # (cell, offset, kind): every prompt line and every answer fold, in reading order
-    for index, cell in enumerate(cells):
-        if cell.cell_type == "markdown":
-            events += [(index, m.start(), "prompt") for m in PREDICT.finditer(cell.source)]
-            events += [(index, m.start(), "answer") for m in ANSWER_FOLD.finditer(cell.source)]
-    events.sort()
-    spans = []
-    for n, (index, _, kind) in enumerate(events):
-        if kind != "prompt":
-            continue
-        answers = []
-        for later, _, later_kind in events[n + 1:]:
-            if later_kind == "prompt":
-                break
-            answers.append(later)
-        if not answers:
-            raise PredictionError(
-                f"{where}, cell {index}: this **Predict** prompt has no answer. After the cells it asks "
-                "about, put the answer in a fold: <details><summary>Check your answer</summary> … </details>")
-        if not spans or spans[-1][0] != index:
-            spans.append((index, answers[-1]))
-    return spans
-
-
-def _is_caption(paragraph: str) -> bool:
-    """An italic paragraph ("*Figure: …*", "*The explorer: …*"): the caption of the output above it."""
-    text = paragraph.strip()
-    return bool(re.match(r"\*(?![*\s])", text)) and text.endswith(("*", "*)"))
-
-
-def fold_caption(source: str, reveal: str = REVEAL) -> str:
-    """Fold the caption that opens ``source`` (its leading italic paragraphs) into a closed ``<details>``
-    whose summary is ``reveal``.
-
-    In the learner copy the output it describes is not there until the learner runs the cell above.
-    """
-    paragraphs = re.split(r"\n\s*\n", source.strip("\n"))
-    count = 0
-    while count < len(paragraphs) and _is_caption(paragraphs[count]):
-        count += 1
-    if not count:
-        return source
-    caption, rest = "\n\n".join(paragraphs[:count]), "\n\n".join(paragraphs[count:])
-    return f"<details><summary>{reveal}</summary>\n\n{caption}\n\n</details>\n\n{rest}".rstrip("\n")
-
-
-def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook",
-                     page: bool = False) -> tuple[nbformat.NotebookNode, int]:
-    """The learner version of ``nb`` (a copy) and how many solution regions it removed.
-
-    With ``page`` (a static page, where no cell can be run) the outputs between a **Predict** prompt and
-    its answer are kept rather than cleared, in cells tagged :data:`PREDICTED_TAG`, which the page's
-    template shows in a closed fold: the reader predicts, then opens it.
-    """
-    nb = nbformat.from_dict(nb)  # deep copy
-    nb.cells = [c for c in nb.cells if GRADED_TAG not in c.metadata.get("tags", [])]
-    hidden = {i for prompt, answer in prediction_spans(nb.cells, name) for i in range(prompt + 1, answer)}
-    removed = 0
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        source, count = strip_solutions(cell.source, f"{name}, cell {index}")
-        clear = count > 0 or bool(CHECK_CALL.search(cell.source)) or (index in hidden and not page)
-        cell.source = source
-        removed += count
-        if page and index in hidden and not clear and cell.outputs:
-            tags = cell.metadata.setdefault("tags", [])
-            tags.append(PREDICTED_TAG)
-        if clear:
-            cell.outputs = []
-            cell.execution_count = None
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type == "markdown" and index - 1 in hidden and nb.cells[index - 1].cell_type == "code":
-            cell.source = fold_caption(cell.source, REVEAL_ON_PAGE if page else REVEAL)
-    return nb, removed
 
 
 def release(out: Path, root: Path = ROOT) -> dict[str, int]:
@@ -319,8 +166,7 @@ def learner_readme(root: Path = ROOT) -> str:
     title = (root / "README.md").read_text().splitlines()[0].lstrip("# ").strip()
     block = f"{stamp.README_BEGIN}\n{stamp.readme_block(root)}\n{stamp.README_END}"
     repository = stamp.repository(root)
-    python = re.search(r'^requires-python\s*=\s*">=\s*([\d.]+)"', (root / "pyproject.toml").read_text(),
-                       re.M).group(1)
+    python = "{}.{}".format(*required_python(root))
     return LEARNER_README.format(title=title, tag=stamp.launch_ref(root), launch=block, python=python,
                                  repository=repository, name=repository.split("/")[1],
                                  issues=f"https://github.com/{repository}/issues")

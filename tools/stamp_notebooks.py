@@ -38,11 +38,11 @@ import base64
 import re
 import struct
 import sys
+import tomllib
 from pathlib import Path
 from urllib.parse import quote
 
 import nbformat
-import tomllib
 from conventions import (
     COLAB_TAG,
     GRADED_TAG,
@@ -55,6 +55,7 @@ from conventions import (
     replace_block,
     stated_minutes,
 )
+from learner_copy import learner_notebook
 
 from lessons_lib.figures.base import read_still
 
@@ -255,10 +256,8 @@ def stamp_grading(nb: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNo
 def nbgrader_source_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The source notebook as nbgrader's ``source/`` folder should hold it: the teacher's notebook (solutions
     and graded cells, which ``nbgrader generate_assignment`` removes and locks) with the prose that answers
-    a **Predict** prompt folded as in the learner copy (``learner_release.learner_notebook``: the learner
+    a **Predict** prompt folded as in the learner copy (``learner_copy.learner_notebook``: the learner
     copy's own rule, reused, not written twice)."""
-    from learner_release import learner_notebook
-
     learner, _ = learner_notebook(nb)
     folded = {cell.get("id"): cell.source for cell in learner.cells if cell.cell_type == "markdown"}
     nb = nbformat.from_dict(nb)  # a copy

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 import nbformat
-from conventions import LESSONS, PREDICT, ROOT, lesson_of, replace_block
+from conventions import LESSONS, PREDICT, ROOT, lesson_of, replace_block, torch_lessons
 from conventions import stated_minutes as stated
 from nbclient import NotebookClient
 
@@ -50,11 +50,11 @@ README = ROOT / "README.md"
 HEADER = re.compile(r"⏱ \*\*about \d+ minutes\*\*")
 RANGE = re.compile(r"between \d+ and \d+ minutes each, about \d+ h \d+ min in all")
 # where the course lists the lessons that need PyTorch
-TORCH_LIST = re.compile(r"(?<=PyTorch lessons: )\d\d(?:, \d\d)*")
+TORCH_LIST = re.compile(r"(?<=PyTorch lessons: )\d\d(?:,\s*\d\d)*")   # the whole list, wrapped or not
 WORDS_PER_MIN, CODE_LINES_PER_MIN = 150, 10
 MINUTES_PER_EXPLORER, MINUTES_PER_QUESTION, MINUTES_PER_PREDICT = 2, 1, 1
 # an exercise's stated difficulty and time: "*Easy, about 5 minutes.*", "(⭐⭐ · about 10 minutes)"
-_STATED_EXERCISE = re.compile(
+STATED_EXERCISE = re.compile(
     r"(?:easy|medium|hard|⭐+)[^\n]{0,20}?about\s+(\d+)\s*(?:–|-|to)?\s*(\d+)?\s*min", re.IGNORECASE)
 _EXPLORER = re.compile(r"\b[A-Z]\w*Explorer\(")  # an explorer built (and so shown) in this cell
 _QUIZ = re.compile(r"\b(?:quiz|ll)\.show\(|Quiz\(|\bconcept_quiz\(")
@@ -90,7 +90,7 @@ def sections(nb, seconds: list[float]) -> list[dict]:
                 words = len(re.sub(r"\$[^$]*\$|[#*>|`_-]", " ", part).split())
                 current["read"] += words / WORDS_PER_MIN
                 current["do"] += MINUTES_PER_PREDICT * len(PREDICT.findall(part))
-                for stated in _STATED_EXERCISE.finditer(part):  # "(Exercise, easy, about 5 minutes.)"
+                for stated in STATED_EXERCISE.finditer(part):  # "(Exercise, easy, about 5 minutes.)"
                     current["do"] += float(stated.group(2) or stated.group(1))
         elif cell.cell_type == "code":
             lines = [ln for ln in source.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
@@ -164,9 +164,9 @@ def overview(totals: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
-def torch_lessons() -> str:
-    """``07, 08, 09, 10``: the lessons whose kernels import PyTorch (the registry's ``torch``)."""
-    return ", ".join(number for number, lesson in LESSONS.items() if lesson.torch)
+def torch_list() -> str:
+    """``07, 08, 09, 10``: the lessons whose kernels import PyTorch, as the course states them."""
+    return ", ".join(torch_lessons())
 
 
 def mistake_list(number: str) -> str | None:
@@ -189,7 +189,7 @@ def _markdown(text: str) -> str:
 
 
 def _stamp_text(text: str, totals: dict[str, int]) -> str:
-    return TORCH_LIST.sub(torch_lessons(), RANGE.sub(course_range(totals), text))
+    return TORCH_LIST.sub(torch_list(), RANGE.sub(course_range(totals), text))
 
 
 def stamp(totals: dict[str, int]) -> list[str]:
@@ -220,7 +220,7 @@ def stamp(totals: dict[str, int]) -> list[str]:
     mistakes = {number: mistake_list(number) for number in LESSONS}
     write_guide({"overview": overview(totals)})
     write_guide({number: body for number, body in mistakes.items() if body}, kind="mistakes")
-    GUIDE.write_text(TORCH_LIST.sub(torch_lessons(), GUIDE.read_text(encoding="utf-8")), encoding="utf-8")
+    GUIDE.write_text(TORCH_LIST.sub(torch_list(), GUIDE.read_text(encoding="utf-8")), encoding="utf-8")
     if GUIDE.read_text(encoding="utf-8") != guide:
         changed.append(GUIDE.name)
     return changed

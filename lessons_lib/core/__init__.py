@@ -1,1 +1,6 @@
-"""The formulas in numpy, read like the paper: attention, masks, multihead, flash; backends: torch."""
+"""The formulas in numpy, read like the paper: ``attention`` (the four steps, their composition, the
+low-memory variant), ``masks`` (causal, padding and sliding-window masks, True = may attend, aligned as in
+torch), ``multihead`` (split, attend, concatenate, W_O; the per-head form), ``flash`` (tiles and the online
+softmax, never an L × S matrix); ``backends`` is the torch path, SDPA on CUDA when there is one (torch
+imported lazily).
+"""

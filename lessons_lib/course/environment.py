@@ -2,11 +2,14 @@
 
 ``environment_report()`` collects, without importing anything heavy it does not need:
 
-* the versions of Python, numpy, matplotlib, Pillow, ipywidgets (and its JupyterLab extension
+* the version of Python, against the course's floor: ``requires-python`` of ``pyproject.toml``, read by
+  :func:`lessons_lib.course.project.python_floor` (from the installed library's metadata where the
+  repository is not there: Binder, a hub); a Python below it is not ready, and the verdict names the floor;
+* the versions of numpy, matplotlib, Pillow, ipywidgets (and its JupyterLab extension
   ``jupyterlab_widgets``), ipykernel and JupyterLab, read from the installed package metadata;
 * PyTorch, if installed (found with ``importlib.util.find_spec`` first, imported only then), and which
   device ``lessons_lib.core.backends`` will run torch's scaled dot-product attention on: the GPU (CUDA) or
-  the CPU;
+  the CPU; without it, which lessons need it, as the registry says (:func:`~.lessons.torch_lessons`);
 * a widget check: a slider the learner moves, with a line of text that echoes the value Python
   received. If it echoes, every slider of the lessons will work.
 
@@ -19,7 +22,10 @@ import html
 import importlib.metadata
 import platform
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from .lessons import torch_lessons
+from .project import python_floor
 
 __all__ = ["EnvironmentReport", "Component", "environment_report", "widget_check"]
 
@@ -35,7 +41,19 @@ _PACKAGES = [
     ("jupyterlab", "JupyterLab", False, "the notebook interface"),
 ]
 
-TORCH_LESSONS = "the PyTorch lessons (08 and later)"
+def torch_lessons_named() -> str:
+    """``the PyTorch lessons (07, 08, 09, 10)``, from the registry."""
+    return f"the PyTorch lessons ({', '.join(torch_lessons())})"
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"3.10.14"`` -> ``(3, 10, 14)``; a part not a number ends it: ``"3.13.0rc1"`` -> ``(3, 13)``."""
+    parts = []
+    for part in version.split("."):
+        if not part.isdigit():
+            break
+        parts.append(int(part))
+    return tuple(parts)
 
 
 def _torch_install() -> str:
@@ -73,11 +91,11 @@ class EnvironmentReport:
     python: str
     platform: str
     components: tuple[Component, ...]
+    python_floor: tuple[int, int] | None = None   # the course's lowest Python; None: could not be read
     torch_version: str | None = None
     device: str | None = None            # "cuda" or "cpu" when torch is installed, else None
     gpu_name: str | None = None
     torch_error: str | None = None       # torch is installed but failed to import
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
     # ---------------------------------------------------------------- queries
     @property
@@ -86,9 +104,20 @@ class EnvironmentReport:
         return [c.name for c in self.components if c.needed and not c.installed]
 
     @property
+    def python_too_old(self) -> bool:
+        """True when this Python is below the course's floor (pyproject.toml's ``requires-python``)."""
+        return self.python_floor is not None and version_tuple(self.python)[:2] < self.python_floor
+
+    @property
+    def floor_text(self) -> str:
+        """``3.11``, the course's lowest Python, in words."""
+        return ".".join(map(str, self.python_floor)) if self.python_floor else "unknown"
+
+    @property
     def ok(self) -> bool:
-        """True when every package the lessons need is installed (torch is optional)."""
-        return not self.missing
+        """True when this Python is new enough and every package the lessons need is installed (torch is
+        optional)."""
+        return not self.missing and not self.python_too_old
 
     @property
     def torch_path(self) -> str:
@@ -97,7 +126,8 @@ class EnvironmentReport:
             return f"PyTorch is installed but failed to import ({self.torch_error})."
         if self.torch_version is None:
             return (
-                f"PyTorch is not installed: the numpy lessons work without it; {TORCH_LESSONS} need it. "
+                f"PyTorch is not installed: the numpy lessons work without it; {torch_lessons_named()} "
+                f"need it. "
                 f"Install the CPU-only build with `{_torch_install()}` and restart the kernel."
             )
         if self.device == "cuda":
@@ -109,15 +139,29 @@ class EnvironmentReport:
     def verdict(self) -> str:
         if self.ok:
             return "Ready: everything the lessons need is installed."
-        return (
-            "Not ready: missing " + ", ".join(self.missing)
-            + ". Run `make lab` in the course folder (it installs requirements.txt), then restart the kernel."
-        )
+        reasons = []
+        if self.python_too_old:
+            floor = self.floor_text
+            reasons.append(
+                f"this is Python {self.python}, and the course needs Python {floor} or newer. Install Python "
+                f"{floor} or newer, run `make lab PYTHON=python{floor}` in the course folder and choose the "
+                f"course's kernel (.venv)")
+        if self.missing:
+            reasons.append("missing " + ", ".join(self.missing) + ". Run `make lab` in the course folder (it "
+                           "installs requirements.txt), then restart the kernel")
+        return "Not ready: " + "; ".join(reasons) + "."
+
+    @property
+    def python_status(self) -> str:
+        if self.python_floor is None:
+            return "not checked"
+        return "TOO OLD" if self.python_too_old else "OK"
 
     def as_dict(self) -> dict:
         """The report as plain data (for tests and logs)."""
         return {
             "python": self.python,
+            "python_floor": self.floor_text,
             "platform": self.platform,
             "packages": {c.name: c.version for c in self.components},
             "torch": self.torch_version,
@@ -128,7 +172,9 @@ class EnvironmentReport:
 
     # --------------------------------------------------------------- display
     def _rows(self) -> list[tuple[str, str, str, str]]:
-        rows = [("Python", self.python, "OK", self.platform)]
+        need = f"the course needs {self.floor_text} or newer" if self.python_floor else (
+            "the course's Python floor could not be read (lessons-lib is not installed)")
+        rows = [("Python", self.python, self.python_status, f"{self.platform}; {need}")]
         for c in self.components:
             rows.append((c.name, c.version or "-", c.status, c.note or c.purpose))
         if self.torch_error:
@@ -145,7 +191,6 @@ class EnvironmentReport:
         w2 = max(len(r[2]) for r in rows)
         lines = ["Environment check"]
         lines += [f"  {a:<{w0}}  {b:<{w1}}  {c:<{w2}}  {d}" for a, b, c, d in rows]
-        lines += [f"  {note}" for note in self.notes]
         lines.append(self.verdict)
         return "\n".join(lines)
 
@@ -163,7 +208,6 @@ class EnvironmentReport:
             "</tr>"
             for a, b, c, d in self._rows()
         )
-        notes = "".join(f"<p>{esc(n)}</p>" for n in self.notes)
         return (
             "<div class='lessons-environment'>"
             "<table><caption style='text-align:left'><b>Environment check</b></caption>"
@@ -171,7 +215,7 @@ class EnvironmentReport:
             + "".join(f"<th scope='col' style='text-align:left'>{h}</th>"
                       for h in ("Component", "Version", "Status", "What it is for"))
             + "</tr></thead>"
-            f"<tbody>{body}</tbody></table>{notes}<p><b>{esc(self.verdict)}</b></p></div>"
+            f"<tbody>{body}</tbody></table><p><b>{esc(self.verdict)}</b></p></div>"
         )
 
     def _ipython_display_(self) -> None:
@@ -179,11 +223,11 @@ class EnvironmentReport:
         from IPython.display import display
 
         display({"text/html": self._repr_html_(), "text/plain": str(self)}, raw=True)
-        if _version("ipywidgets") is not None:
+        if installed_version("ipywidgets") is not None:
             display(widget_check())
 
 
-def _version(distribution: str) -> str | None:
+def installed_version(distribution: str) -> str | None:
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -237,13 +281,12 @@ def environment_report() -> EnvironmentReport:
     from ..core import backends
 
     components = []
-    notes = []
     for dist, label, needed, purpose in _PACKAGES:
-        version = _version(dist)
+        version = installed_version(dist)
         note = ""
         if dist == "jupyterlab" and version is None:
             note = "not in this kernel's environment (fine if the server runs elsewhere, e.g. a JupyterHub)"
-        if dist == "jupyterlab_widgets" and version is None and _version("ipywidgets"):
+        if dist == "jupyterlab_widgets" and version is None and installed_version("ipywidgets"):
             note = "missing: sliders may show as plain text in JupyterLab"
         components.append(Component(label, version, needed, purpose, note))
 
@@ -254,22 +297,19 @@ def environment_report() -> EnvironmentReport:
             info = backends.describe_torch(separate_process="torch" not in sys.modules)
         except Exception as exc:  # a broken install must not break the check
             error = f"{type(exc).__name__}: {exc}"
-            torch_version = _version("torch")
+            torch_version = installed_version("torch")
         else:
             torch_version = info.get("torch")
             device = "cuda" if info.get("cuda") else "cpu"
             gpu = info.get("gpu")
 
-    if sys.version_info < (3, 10):  # noqa: UP036 - a learner may run the check on an older Python
-        notes.append(f"Python {platform.python_version()} is older than the 3.10 the course needs.")
-
     return EnvironmentReport(
         python=platform.python_version(),
         platform=f"{platform.system()} {platform.machine()}".strip(),
         components=tuple(components),
+        python_floor=python_floor(),
         torch_version=torch_version,
         device=device,
         gpu_name=gpu,
         torch_error=error,
-        notes=tuple(notes),
     )

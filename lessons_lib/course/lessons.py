@@ -79,6 +79,12 @@ def stated_minutes(minutes: int) -> int:
     return max(5, 5 * round(minutes / 5))
 
 
+def torch_lessons() -> list[str]:
+    """The lessons whose kernels import PyTorch (their ``torch``), by number, in course order: the one list
+    of them (the environment check of lesson 00, the teacher's guide, the README and lesson 00's text)."""
+    return [number for number, lesson in LESSONS.items() if lesson.torch]
+
+
 def _by_number(*lessons: Lesson) -> dict[str, Lesson]:
     table = {lesson.number: lesson for lesson in lessons}
     if len(table) != len(lessons) or list(table) != sorted(table):

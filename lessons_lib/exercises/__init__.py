@@ -1,4 +1,8 @@
-"""Auto-checked exercises: run the learner's function, say ✓ or name the likely mistake.
+"""Exercises checked with feedback: ``engine`` runs a learner's function on cases and names the mistake,
+from ``runner`` (the learner's code in a child process under a time limit), ``integrity`` (the judge's own
+comparisons and the seal on them), ``mistakes``, ``messages`` and ``catalogue`` (the mistakes, their words,
+the ones any exercise can make); ``grading`` (nbgrader's graded cells, the unseen cases, ``read_verdict``);
+``lessonNN_name.py`` (each lesson's cases, unseen-case generator and candidate mistakes).
 
 In a notebook the learner fills in a function and hands it to its check::
 

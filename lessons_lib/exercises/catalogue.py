@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .messages import dtype_words, error_entry, explain_error, kind_of, quoted_names, show
 from .mistakes import Mistake, like
 from .runner import Outcome, close
-
-if TYPE_CHECKING:
-    from .engine import Exercise
 
 __all__ = ["TYPE_MISTAKES", "FALLBACK_MISTAKES", "TAMPERED", "LIBRARY_ANSWER", "uses_global_instead"]
 
@@ -246,29 +242,29 @@ FALLBACK_MISTAKES = (
 )
 
 
-def uses_global_instead(exercise: Exercise, fn: Callable) -> list[Mistake]:
+def uses_global_instead(fn: Callable, params: tuple[str, ...], formula: Callable) -> list[Mistake]:
     """Mistakes of reading a notebook variable instead of an argument (e.g. K instead of V).
 
-    For each global array the learner's function reads, a candidate computes the
-    exercise's formula with that array in place of one argument.
+    ``params``: the exercise's parameter names (``("weights", "V")``); ``formula``: what it computes. For
+    each global array the learner's function ``fn`` reads, a candidate computes ``formula`` with that array
+    in place of one argument.
     """
     code, namespace = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
     if code is None:
         return []
     arrays = {n: namespace[n] for n in code.co_names if isinstance(namespace.get(n), np.ndarray)}
     try:  # the learner's own parameter names, which the message should use
-        params = [*inspect.signature(fn).parameters][: len(exercise.params)]
+        names = [*inspect.signature(fn).parameters][: len(params)]
     except (TypeError, ValueError):
-        params = []
-    params += exercise.params[len(params):]
-    formula = exercise.formula or exercise.reference
+        names = []
+    names += params[len(names):]
     mistakes = []
     for name, array in arrays.items():
-        for position, param in enumerate(params):
+        for position, param in enumerate(names):
             def candidate(*args, _pos=position, _array=array):
                 return formula(*args[:_pos], _array, *args[_pos + 1:])
 
-            if exercise.params[position] == "V" and name.lower().startswith("k"):
+            if params[position] == "V" and name.lower().startswith("k"):
                 mistakes.append(Mistake(
                     "weights_on_keys", "the weights are applied to K instead of V",
                     f"Your function multiplies the weights by the notebook variable `{name}` (the keys) "

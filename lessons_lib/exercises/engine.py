@@ -244,7 +244,8 @@ class Exercise:
         if typed is not None:
             return typed
         if not failing.values_ok:
-            for mistake in (*self.mistakes, *uses_global_instead(self, fn)):
+            globals_read = uses_global_instead(fn, self.params, self.formula or self.reference)
+            for mistake in (*self.mistakes, *globals_read):
                 if mistake.matches(failing, outcomes):  # the first in the table's order
                     return mistake
         return next(m for m in FALLBACK_MISTAKES if m.test(failing))

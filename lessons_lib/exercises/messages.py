@@ -78,7 +78,7 @@ def describe(outcome: Outcome, outputs: tuple[str, ...] = ()) -> str:
 
 
 # Plain-word explanations of exceptions: (does it apply?, what happened, how to fix).
-_ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], str], str], ...] = (
+ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], str], str], ...] = (
     (
         lambda e: error_kind(e).startswith("matrix product shapes"),
         lambda e: "the two matrices of a product do not fit together"
@@ -142,7 +142,7 @@ _ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], 
 
 
 def error_entry(outcome: Outcome):
-    return next(entry for entry in _ERRORS if entry[0](outcome.error))
+    return next(entry for entry in ERRORS if entry[0](outcome.error))
 
 
 def explain_error(outcome: Outcome) -> str:

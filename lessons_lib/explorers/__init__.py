@@ -1,1 +1,3 @@
-"""Explorers: sliders beside live figures; base.py holds the contract, lessonNN_name.py a lesson's."""
+"""Explorers, sliders beside live figures: ``base`` (the explorer contract: controls, live figures, the
+polite live region, a still picture for static pages) and ``lessonNN_name.py`` (each lesson's explorers).
+"""

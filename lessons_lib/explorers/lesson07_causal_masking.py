@@ -5,7 +5,7 @@
   shows exp(−∞) = 0 in numbers. Sliders ``seq_len`` and ``query`` (or click a row).
 * :class:`CustomMaskExplorer`: an n × n grid of toggle buttons, one per (query, key): ✓ may
   attend, ✗ masked. The attention weights under that mask are redrawn live, and
-  :func:`lessons_lib.core.masks.causal_mask_mistake` says what the mask is (the causal mask,
+  :func:`lessons_lib.lab.masking.causal_mask_mistake` says what the mask is (the causal mask,
   an inverted one, one without its diagonal, ...). Presets start from the gallery's masks.
 
 All numbers come from :mod:`lessons_lib.core.attention` and :mod:`lessons_lib.core.masks`.
@@ -25,6 +25,7 @@ from ..figures.base import plain_text
 from ..figures.live import Heatmap
 from ..figures.live.access import control_entry
 from ..lab import data
+from ..lab.masking import causal_mask_mistake
 from .base import ExplorerBase, embedding, extreme_cell, largest_weight, projections, quoted
 
 __all__ = ["CausalMaskExplorer", "CustomMaskExplorer", "mask_tokens"]
@@ -288,7 +289,7 @@ class CustomMaskExplorer(ExplorerBase):
     @staticmethod
     def describe(m: np.ndarray) -> str:
         """What the mask is, in words, and what happens to rows with nothing to attend to."""
-        mistake = masks.causal_mask_mistake(m)
+        mistake = causal_mask_mistake(m)
         parts = ["This is the causal mask: every token sees itself and the tokens before it."
                  if mistake is None else f"Compared with the causal mask: {mistake}"]
         empty = np.flatnonzero(~m.any(axis=1))

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._checks import as_bool_mask, check_labels, check_mask, is_whole_number
+from ..lab.masking import MaskingRecipe
 from .base import auto_size, caption, check_matrix, draw_heatmap, new_figure
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_VALUES,
@@ -75,7 +76,7 @@ def plot_mask_gallery(gallery: dict, tokens, *, title: str | None = None) -> Fig
 
     ``gallery``: name → bool mask ``(n, n)`` or a batch ``(b, n, n)`` (each batch item
     gets its own panel, named "name, sequence 1", ...), e.g.
-    :func:`lessons_lib.core.masks.mask_gallery`. ``tokens`` labels the n rows and columns;
+    :func:`lessons_lib.lab.masking.mask_gallery`. ``tokens`` labels the n rows and columns;
     in a batch, positions that no query may attend to are labelled ``<pad>``.
     """
     if not isinstance(gallery, dict) or not gallery:
@@ -164,15 +165,13 @@ def plot_masking_steps(scores, mask, tokens, *, query: int | None = None) -> Fig
 
 def plot_masking_recipes(recipes, tokens) -> Figure:
     """The weights of each masking recipe side by side (notebook 07), from
-    :func:`lessons_lib.core.masks.compare_masking`: the right one (−∞ before the softmax) first.
+    :func:`lessons_lib.lab.masking.compare_masking`: the right one (−∞ before the softmax) first.
 
     One heatmap per recipe on one 0-to-1 scale, every weight written in its cell. The keys a query
     may not see are outlined (a thick dashed line) in every panel; under the right recipe they are also
     grey and hatched, masked, because that recipe gives them no weight at all. Right of each row stands its
     sum (Σ), so a row that no longer sums to 1 can be read, not only seen.
     """
-    from ..core.masks import MaskingRecipe
-
     recipes = list(recipes)
     if not recipes or not all(isinstance(r, MaskingRecipe) for r in recipes):
         raise TypeError("recipes must be the list compare_masking(scores, mask) returns.")

@@ -1,1 +1,8 @@
-"""What the lessons compute with and measure: data, coref, models (torch), cost, measurements."""
+"""What the lessons compute with and measure: ``data`` (the course's sentences, embeddings, random Q, K,
+V), ``heads`` (lesson 06: the shape at each stage, the cost of heads, heads built by hand), ``masking``
+(lesson 07: the causal average, the gallery, the convention trap, the leak experiment, wrong ways to mask),
+``cost`` (lesson 08: counts, memory estimates, measured scaling), ``measurements`` (claims and verdicts that
+hold on every CPU), ``coref`` and ``models`` (lesson 09: the synthetic coreference set, the tiny torch model
+trained deterministically), ``adapters`` and ``real_model`` (lesson 10: real models' attention weights in
+the course's layout, GPT-2 or the course's own model offline).
+"""

@@ -215,7 +215,7 @@ def _inputs(n: int, d: int, dtype, seed: int):
     return tuple(rng.standard_normal((n, d), dtype=np.float64).astype(dtype) for _ in range(3))
 
 
-def _runner(method: str, block_size: int | None) -> Callable:
+def method_runner(method: str, block_size: int | None) -> Callable:
     """``fn(q, k, v) -> (output, kernel)`` for ``method``."""
     if method == "naive numpy":
         from ..core.attention import low_memory_attention
@@ -301,11 +301,11 @@ def measure(method: str, n: int, d: int = 64, *, dtype="float32", repeats: int =
     (``SizeLimitError``) a size whose estimate exceeds the course's memory limit. Timed on
     ``threads`` threads (default 1, steady on a shared machine; None: the libraries' defaults).
     """
-    return _measure_runs([(_check_method(method), block_size)], n, d, dtype=dtype, repeats=repeats,
+    return measure_runs([(_check_method(method), block_size)], n, d, dtype=dtype, repeats=repeats,
                          seed=seed, memory=memory, threads=threads)[0]
 
 
-def _measure_runs(runs, n, d, *, dtype, repeats, seed, memory, threads) -> list[Measurement]:
+def measure_runs(runs, n, d, *, dtype, repeats, seed, memory, threads) -> list[Measurement]:
     """Every ``(method, block_size)`` of ``runs`` at one N on the same inputs, repeats interleaved.
 
     Interleaving (method A, B, C, A, B, C, …) keeps the ratios fair on a machine whose load
@@ -320,7 +320,7 @@ def _measure_runs(runs, n, d, *, dtype, repeats, seed, memory, threads) -> list[
     for method, block in runs:
         check_fits(method, n, d, dtype=dtype, block_size=block)
     q, k, v = _inputs(n, d, dtype, seed)
-    fns = [_runner(method, block) for method, block in runs]
+    fns = [method_runner(method, block) for method, block in runs]
     kernels = [fn(q, k, v)[1] for fn in fns]                     # warm up, learn the kernel (imports torch)
     best = [float("inf")] * len(runs)
     spent, rounds = 0.0, 0
@@ -408,7 +408,7 @@ def measure_block_sizes(n: int = 2048, block_sizes: Sequence[int] = (32, 64, 128
 
         bar = tqdm(total=1, desc=f"measuring {len(blocks)} block sizes at N = {n:,}", unit="N")
     try:
-        results = _measure_runs(runs, n, d, dtype=dtype, repeats=repeats, seed=seed, memory=True,
+        results = measure_runs(runs, n, d, dtype=dtype, repeats=repeats, seed=seed, memory=True,
                                 threads=threads)
         if bar is not None:
             bar.update()
@@ -570,7 +570,7 @@ def measure_scaling(sizes: Sequence[int] = (256, 512, 1024, 2048), methods: Sequ
                 bar.set_postfix_str(f"N = {n:,}")
             if plan[n]:
                 runs = [(m, block_size) for m in plan[n]]
-                table.measurements += _measure_runs(runs, n, d, dtype=dtype, repeats=repeats, seed=seed,
+                table.measurements += measure_runs(runs, n, d, dtype=dtype, repeats=repeats, seed=seed,
                                                     memory=memory, threads=threads)
             if bar is not None:
                 bar.update()

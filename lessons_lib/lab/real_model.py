@@ -63,23 +63,23 @@ class ModelAttention:
 
 # The values huggingface_hub reads as "true" (huggingface_hub.constants.ENV_VARS_TRUE_VALUES, used when
 # it is installed; this copy when it is not: tests/lab/test_real_model.py holds the two together).
-_TRUE_VALUES = frozenset({"1", "ON", "YES", "TRUE"})
+TRUE_VALUES = frozenset({"1", "ON", "YES", "TRUE"})
 
 
-def _true_values() -> frozenset:
+def true_values() -> frozenset:
     try:
         from huggingface_hub.constants import ENV_VARS_TRUE_VALUES  # no torch: a few standard modules
     except ImportError:
-        return _TRUE_VALUES
+        return TRUE_VALUES
     return frozenset(ENV_VARS_TRUE_VALUES)
 
 
 def _is_true(value: str | None) -> bool:
     """An environment variable's value as huggingface_hub reads its switches (``_is_true`` there)."""
-    return value is not None and value.upper() in _true_values()
+    return value is not None and value.upper() in true_values()
 
 
-def _offline_requested() -> bool:
+def offline_requested() -> bool:
     """LESSONS_OFFLINE, or the hub's HF_HUB_OFFLINE (else TRANSFORMERS_OFFLINE), read as the hub does."""
     hub = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
     return _is_true(os.environ.get("LESSONS_OFFLINE")) or _is_true(hub)
@@ -190,7 +190,7 @@ def look_inside(sentence: str = coref.SENTENCE_A, *, online: bool = True, run=No
     if not isinstance(sentence, str) or not sentence.strip():
         raise TypeError(f"sentence must be text, e.g. {coref.SENTENCE_A!r}; got {sentence!r}.")
     reason = None
-    if not online or _offline_requested():
+    if not online or offline_requested():
         reason = "offline by request"
     else:
         try:

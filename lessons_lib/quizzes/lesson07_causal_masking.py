@@ -31,7 +31,7 @@ QUESTIONS = (
        ("Each token attends only to later tokens, and the last token may attend to nothing (its "
         "output is 0): the mask is inverted, because SDPA reads True as may attend.", R,
         "Right. Invert it (~mask) or build it with tril. A check such as "
-        "masks.causal_mask_mistake(mask) names this mistake before it ships."),
+        "ll.causal_mask_mistake(mask) names this mistake before it ships."),
        ("torch detects the mix-up and inverts the mask for you.", W,
         "Nothing can tell a deliberate mask from an inverted one; the library does what the "
         "convention says."),

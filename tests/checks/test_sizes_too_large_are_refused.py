@@ -222,7 +222,7 @@ def _a_limit(text: str) -> bool:
 @pytest.fixture
 def fresh_refusals(monkeypatch):
     """Each test starts with no setting refused yet (a refusal is said once per process)."""
-    monkeypatch.setattr(_checks, "_refused_limits", set())
+    monkeypatch.setattr(_checks, "refused_limits", set())
 
 
 @pytest.mark.parametrize("setting", ["inf", "nan", "1e400", "-5", "0", "4GB", "-inf", "lots"])
@@ -247,7 +247,7 @@ def test_the_memory_limit_is_a_finite_number_of_megabytes_above_0_or_refused(set
     if "\x00" in setting:
         return                                               # no environment variable can hold it
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_checks, "_refused_limits", set())
+        patch.setattr(_checks, "refused_limits", set())
         patch.setenv("LESSONS_MEMORY_LIMIT_MB", setting)
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")

@@ -54,7 +54,7 @@ def torch_sdpa(q, k, v, mask=None, causal=False, scale=None):
 # ------------------------------------------------------------------ against torch
 @settings(max_examples=examples(150))
 @given(qkv_cases())
-def test_matches_torch_sdpa(case):
+def test_attention_matches_torch_sdpa(case):
     q, k, v, _ = case
     out, weights = ll.scaled_dot_product_attention(q, k, v)
     np.testing.assert_allclose(out, torch_sdpa(q, k, v), rtol=0, atol=TOL)
@@ -63,7 +63,7 @@ def test_matches_torch_sdpa(case):
 
 @settings(max_examples=examples(100))
 @given(qkv_cases())
-def test_matches_torch_sdpa_causal(case):
+def test_causal_attention_matches_torch_sdpa(case):
     q, k, v, _ = case
     out, _ = ll.scaled_dot_product_attention(q, k, v, causal=True)
     np.testing.assert_allclose(out, torch_sdpa(q, k, v, causal=True), rtol=0, atol=TOL)
@@ -71,7 +71,7 @@ def test_matches_torch_sdpa_causal(case):
 
 @settings(max_examples=examples(100))
 @given(qkv_cases(), st.floats(0.05, 3.0))
-def test_matches_torch_sdpa_bool_mask_and_scale(case, scale):
+def test_attention_with_a_bool_mask_and_a_scale_matches_torch_sdpa(case, scale):
     q, k, v, rng = case
     mask = rng.random((q.shape[-2], k.shape[-2])) < 0.6
     mask[:, 0] = True  # torch's math kernel gives NaN-free zeros too, but keep rows non-empty here
@@ -112,7 +112,7 @@ def test_rows_sum_to_one_and_masked_weights_are_exactly_zero(case, causal):
 
 @settings(max_examples=examples(100))
 @given(qkv_cases(same_length=True), st.integers(0, 8))
-def test_causal_no_future_leak(case, cut):
+def test_causal_attention_never_reads_a_later_token(case, cut):
     """Changing tokens after position t leaves outputs at positions ≤ t unchanged."""
     q, k, v, rng = case
     n = q.shape[-2]
@@ -158,7 +158,7 @@ def test_softmax_all_minus_inf_row_is_zero():
     np.testing.assert_array_equal(p, [[0, 0], [1, 0]])
 
 
-def test_softmax_axis():
+def test_softmax_normalises_along_the_axis_it_is_given():
     x = np.arange(6.0).reshape(2, 3)
     np.testing.assert_allclose(ll.softmax(x, axis=0).sum(0), 1.0)
     np.testing.assert_allclose(ll.softmax(x).sum(1), 1.0)
@@ -167,7 +167,7 @@ def test_softmax_axis():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_float_dtype_is_kept(dtype):
+def test_every_step_keeps_the_float_dtype_it_is_given(dtype):
     q, k, v = ll.random_qkv(6, 4, seed=3, dtype=dtype)
     out, w = ll.scaled_dot_product_attention(q, k, v, causal=True)
     assert out.dtype == dtype and w.dtype == dtype
@@ -191,7 +191,7 @@ def test_float32_close_to_float64():
 # ------------------------------------------------------------------ the four steps compose
 @settings(max_examples=examples(50))
 @given(qkv_cases(), st.booleans())
-def test_whole_is_the_composition_of_the_four_steps(case, causal):
+def test_attention_is_the_composition_of_the_four_steps(case, causal):
     q, k, v, _ = case
     d_k = q.shape[-1]
     scores = attention_scores(q, k)
@@ -295,7 +295,7 @@ def test_softmax_of_finite_input_is_a_distribution_without_warnings(x):
 
 
 @pytest.mark.usefixtures("warnings_are_errors")
-def test_softmax_of_the_widest_row():
+def test_softmax_of_the_widest_row_sums_to_one():
     np.testing.assert_array_equal(ll.softmax([[1e308, -1e308]]), [[1.0, 0.0]])
     np.testing.assert_array_equal(ll.softmax(np.array([[6e4, -6e4]], np.float16)), [[1.0, 0.0]])
 

@@ -56,7 +56,7 @@ def test_cpu_default_kernel_is_flash_for_float32():
 
 
 @pytest.mark.parametrize("kernel", ["math", "flash"])
-def test_forcing_a_kernel(kernel):
+def test_a_forced_kernel_is_the_one_that_runs(kernel):
     q, k, v = ll.random_qkv(16, 8, seed=3, dtype=np.float32)
     result = ll.sdpa_attention(q, k, v, device="cpu", kernel=kernel)
     assert result.kernel == kernel
@@ -65,7 +65,7 @@ def test_forcing_a_kernel(kernel):
         ll.sdpa_attention(q, k, v, kernel="turbo")
 
 
-def test_tensors_in_tensors_out_and_masks():
+def test_tensors_in_give_tensors_out_with_the_numpy_result():
     q, k, v = (torch.as_tensor(a) for a in ll.random_qkv(5, 4, seed=4))
     mask = ll.causal_mask(5) & np.array([True, True, True, False, True])
     result = ll.sdpa_attention(q, k, v, mask=torch.as_tensor(mask), causal=True)
@@ -289,7 +289,7 @@ def test_gpu_half_precision_runs_a_fused_kernel_and_says_which(dtype):
 @pytest.mark.usefixtures("warnings_are_errors")
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_gpu_masks_and_forced_kernels():
+def test_on_the_gpu_masks_and_forced_kernels_give_the_numpy_result():
     q, k, v = random_qkv(8, 16, seed=6)
     mask = np.array([1, 1, 0, 1, 1, 1, 0, 1], bool)
     ref, _ = ll.scaled_dot_product_attention(q, k, v, mask=mask, causal=True)

@@ -1,9 +1,10 @@
 """The tiled path (lessons_lib.core.flash): online softmax, flash_attention, its tile-by-tile replay.
 
 flash_attention must equal the naive reference for any L, S and block size (≤ 1e-12 in float64,
-≤ 1e-5 relative in float32), never hold the L × S matrix, skip tiles above the diagonal when
-causal, and turn finite input into a correct result or a clear overflow error: never NaN, never
-a warning.
+≤ 1e-5 relative in float32), take every shape the plain function takes (batch dimensions that
+broadcast, float16 summed in float32), never hold the L × S matrix, skip tiles above the diagonal
+when causal, and turn finite input into a correct result or a clear overflow error: never NaN,
+never a warning.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def test_flash_float32_within_1e5_relative_of_float64_truth(L, S, d, block, caus
 @pytest.mark.parametrize("L,S", [(1, 1), (1, 37), (37, 1), (1, 5), (5, 1)])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("block", [1, 4, 64])
-def test_single_row_or_single_column(L, S, causal, block):
+def test_a_single_row_or_column_equals_naive(L, S, causal, block):
     rng = np.random.default_rng(L * 100 + S)
     q, k, v = rng.standard_normal((L, 8)), rng.standard_normal((S, 8)), rng.standard_normal((S, 3))
     np.testing.assert_allclose(ll.flash_attention(q, k, v, causal=causal, block_size=block),
@@ -73,7 +74,7 @@ def test_single_row_or_single_column(L, S, causal, block):
 
 
 @pytest.mark.parametrize("L,S", [(9, 4), (4, 9), (13, 13), (1, 6), (6, 1)])
-def test_causal_with_l_not_s_matches_torch(L, S):
+def test_causal_with_l_not_s_is_top_left_aligned_like_torch(L, S):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(3)
     q, k, v = rng.standard_normal((2, L, 6)), rng.standard_normal((2, S, 6)), rng.standard_normal((2, S, 5))
@@ -107,6 +108,75 @@ def test_default_block_size_keeps_one_call_near_a_million_scores(monkeypatch):
     q, k, v = ll.random_qkv(300, 4, seed=0)
     shapes = _tile_shapes(monkeypatch, np.stack([q] * 16), k, v)   # 16 heads: tiles of 256 at most
     assert shapes == [(16, 256, 256), (16, 256, 44), (16, 44, 256), (16, 44, 44)]
+
+
+# ------------------------------------------------------------------ every shape the plain function takes
+# Q, K, V whose batch dimensions differ (none on Q, size 1 here and there) broadcast as in
+# scaled_dot_product_attention; float16 is summed in float32 (ℓ and the output), never NaN.
+batch_dim = st.sampled_from([1, 2, 3])
+
+
+@st.composite
+def broadcasting_batches(draw):
+    """Three batch shapes that broadcast together: each axis of each is the common size or 1,
+    and each array may lack leading axes."""
+    full = draw(st.lists(batch_dim, min_size=0, max_size=3))
+    shapes = []
+    for _ in range(3):
+        kept = draw(st.integers(0, len(full)))                    # how many trailing axes it has
+        shapes.append(tuple(n if draw(st.booleans()) else 1 for n in full[len(full) - kept:]))
+    return shapes
+
+
+@settings(max_examples=examples(80))
+@given(batches=broadcasting_batches(), L=st.integers(1, 9), S=st.integers(1, 9), d=st.integers(1, 4),
+       d_v=st.integers(1, 4), block=st.integers(1, 10), causal=st.booleans(), seed=st.integers(0, 2**16))
+def test_flash_takes_every_shape_the_plain_function_takes(batches, L, S, d, d_v, block, causal, seed):
+    rng = np.random.default_rng(seed)
+    bq, bk, bv = batches
+    q = rng.standard_normal((*bq, L, d))
+    k = rng.standard_normal((*bk, S, d))
+    v = rng.standard_normal((*bv, S, d_v))
+    plain = ll.scaled_dot_product_attention(q, k, v, causal=causal)[0]
+    tiled = ll.flash_attention(q, k, v, causal=causal, block_size=block)
+    assert tiled.shape == plain.shape
+    np.testing.assert_allclose(tiled, plain, rtol=0, atol=1e-12)
+
+
+def test_flash_with_unbatched_queries_against_batched_keys():
+    """The case of the report: Q (L, d) against K, V (B, H, S, d): numpy's broadcast error before."""
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(shape) for shape in ((5, 4), (2, 3, 7, 4), (2, 1, 7, 4)))
+    np.testing.assert_allclose(ll.flash_attention(q, k, v, block_size=2),
+                               ll.scaled_dot_product_attention(q, k, v)[0], atol=1e-12)
+
+
+@settings(max_examples=examples(20))
+@given(S=st.integers(2_000, 12_000), value=st.floats(100, 60_000), seed=st.integers(0, 2**16))
+def test_flash_float16_sums_in_float32_like_the_plain_path(S, value, seed):
+    """Many keys of large float16 values: a float16 sum of ℓ or of the weighted values overflows."""
+    rng = np.random.default_rng(seed)
+    q = (rng.standard_normal((3, 8)) * 0.01).astype(np.float16)
+    k = (rng.standard_normal((S, 8)) * 0.01).astype(np.float16)
+    v = np.full((S, 2), value, dtype=np.float16)
+    v[::2, 1] = -value
+    plain = ll.scaled_dot_product_attention(q, k, v)[0]
+    tiled = ll.flash_attention(q, k, v, block_size=1024)
+    assert tiled.dtype == np.float16
+    assert np.isfinite(tiled).all() and np.isfinite(plain).all()
+    np.testing.assert_allclose(tiled.astype(np.float64), plain.astype(np.float64), rtol=2e-2,
+                               atol=value * 2e-2)
+
+
+def test_flash_float16_long_sequence_equals_float64_reference():
+    rng = np.random.default_rng(1)
+    q = rng.standard_normal((4, 16, 8)).astype(np.float16)
+    k = rng.standard_normal((4, 20_000, 8)).astype(np.float16)
+    v = (rng.standard_normal((4, 20_000, 8)) * 1e3).astype(np.float16)
+    reference = ll.scaled_dot_product_attention(*(t.astype(np.float64) for t in (q, k, v)))[0]
+    tiled = ll.flash_attention(q, k, v)
+    assert np.isfinite(tiled).all()
+    np.testing.assert_allclose(tiled, reference, rtol=0, atol=np.abs(reference).max() * 5e-3 + 0.5)
 
 
 # ------------------------------------------------------------------ never an L × S matrix
@@ -193,19 +263,19 @@ def test_scores_near_the_dtype_limit_give_the_right_answer():
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("block,err,match", [(0, ValueError, "at least 1"), (2.5, TypeError, "whole number"),
                                              (True, TypeError, "whole number")])
-def test_bad_block_size(block, err, match):
+def test_a_bad_block_size_is_explained(block, err, match):
     q, k, v = ll.random_qkv(4, 2, seed=0)
     with pytest.raises(err, match=match):
         ll.flash_attention(q, k, v, block_size=block)
 
 
-def test_causal_must_be_a_bool():
+def test_causal_that_is_not_a_bool_is_refused():
     q, k, v = ll.random_qkv(4, 2, seed=0)
     with pytest.raises(TypeError, match="causal must be True or False"):
         ll.flash_attention(q, k, v, causal="no")
 
 
-def test_shape_mismatch_is_explained():
+def test_a_shape_mismatch_is_explained():
     q, k, v = ll.random_qkv(4, 2, seed=0)
     with pytest.raises(ValueError, match="K has d_k=3 but Q has d_k=2"):
         ll.flash_attention(q, np.ones((4, 3)), v)

@@ -1,10 +1,10 @@
-"""Lesson 06's library: split/merge, per-head matrices, agreement with torch, cost, hand-built heads."""
+"""Multi-head attention (core/multihead.py): split and merge, per-head matrices, agreement with torch.
+
+What lesson 06 does with heads (the shape stages, the cost, heads built by hand) is tested in
+tests/lab/test_heads.py.
+"""
 
 from __future__ import annotations
-
-import matplotlib
-
-matplotlib.use("Agg")
 
 import numpy as np
 import pytest
@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 import lessons_lib as ll
 from lessons_lib.core import multihead
-from lessons_lib.lab import data
 from tests.helpers import examples
 
 # (n_heads, d_model) pairs where the heads divide d_model
@@ -42,36 +41,6 @@ def test_split_heads_gives_head_i_the_columns_i_times_d_head():
     heads = ll.split_heads(x, 4)
     for i in range(4):
         np.testing.assert_array_equal(heads[i], x[:, 3 * i:3 * (i + 1)])
-
-
-# ------------------------------------------------------------------ shape stages
-@pytest.mark.parametrize("L,d,h", [(4, 8, 2), (5, 12, 3), (1, 6, 6), (7, 16, 1)])
-def test_shape_stages_are_the_shapes_the_code_produces(L, d, h):
-    """Run the stages' code literally and compare every shape with the table."""
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((L, d))
-    w_q, w_k, w_v, w_o = _weights(rng, d)
-    q = x @ w_q
-    view = q.reshape(L, h, d // h)
-    heads_q = view.transpose(1, 0, 2)
-    heads_k = (x @ w_k).reshape(L, h, d // h).transpose(1, 0, 2)
-    heads_v = (x @ w_v).reshape(L, h, d // h).transpose(1, 0, 2)
-    scores = heads_q @ heads_k.transpose(0, 2, 1) / np.sqrt(d // h)
-    weights = ll.softmax(scores)
-    out_heads = weights @ heads_v
-    back = out_heads.transpose(1, 0, 2)
-    concat = back.reshape(L, d)
-    output = concat @ w_o
-    produced = [x, q, view, heads_q, scores, weights, out_heads, back, concat, output]
-    table = multihead.shape_stages(L, d, h)
-    assert [shape for _, _, shape in table] == [a.shape for a in produced]
-    np.testing.assert_array_equal(heads_q, ll.split_heads(q, h))
-    np.testing.assert_allclose(output, ll.multi_head_attention(x, w_q, w_k, w_v, w_o, h)[0], atol=1e-12)
-
-
-def test_shape_stages_refuses_heads_that_do_not_divide():
-    with pytest.raises(ValueError, match=r"n_heads=3 does not divide d_model=8.*\[1, 2, 4, 8\]"):
-        multihead.shape_stages(4, 8, 3)
 
 
 # ------------------------------------------------------------------ 1 head = single head
@@ -123,7 +92,42 @@ def test_per_head_attention_explains_bad_shapes():
         multihead.multi_head_attention_per_head(x, good, np.ones((2, 4, 3)), good, np.eye(4))
 
 
+# ------------------------------------------------------------------ a mask reaches every head
+def test_multi_head_mask_applies_to_every_head():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 6))
+    ws = [rng.standard_normal((6, 6)) for _ in range(4)]
+    mask = ll.padding_mask(lengths=[3], n_keys=4)[0]
+    _, weights = ll.multi_head_attention(x, *ws, n_heads=3, mask=mask)
+    assert (weights[..., 3] == 0).all()
+
+
 # ------------------------------------------------------------------ agreement with torch
+def _torch_sdpa_heads(x, w_q, w_k, w_v, w_o, h, causal=False):
+    """Multi-head attention written with torch SDPA, heads as in nanoGPT."""
+    tx = torch.as_tensor(x)
+    L, d = tx.shape[-2:]
+
+    def heads(t):
+        return t.view(*t.shape[:-1], h, d // h).transpose(-2, -3)
+    q, k, v = (heads(tx @ torch.as_tensor(w)) for w in (w_q, w_k, w_v))
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return (o.transpose(-2, -3).reshape(*tx.shape[:-1], d) @ torch.as_tensor(w_o)).numpy()
+
+
+@settings(max_examples=examples(40))
+@given(st.sampled_from([(1, 4), (2, 4), (4, 8), (3, 6)]), st.integers(1, 7), st.booleans(),
+       st.integers(0, 1000), st.booleans())
+def test_multi_head_attention_matches_heads_written_with_torch_sdpa(heads_and_d, L, causal, seed, batched):
+    h, d = heads_and_d
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, L, d) if batched else (L, d))
+    ws = [rng.standard_normal((d, d)) for _ in range(4)]
+    out, weights = ll.multi_head_attention(x, *ws, n_heads=h, causal=causal)
+    np.testing.assert_allclose(out, _torch_sdpa_heads(x, *ws, h, causal), atol=1e-10)
+    assert weights.shape == (*x.shape[:-2], h, L, L)
+
+
 def _torch_mha(d, h, w_q, w_k, w_v, w_o):
     """nn.MultiheadAttention carrying our weights. torch computes x·Wᵀ, so it stores W transposed."""
     mha = torch.nn.MultiheadAttention(d, h, bias=False, batch_first=True, dtype=torch.float64)
@@ -171,77 +175,3 @@ def test_multi_head_attention_agrees_with_multi_head_attention_forward(hd, L, ca
         k_proj_weight=t["k"], v_proj_weight=t["v"], average_attn_weights=False)
     np.testing.assert_allclose(ours, out[:, 0].numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(our_w, w[0].numpy(), rtol=1e-10, atol=1e-12)
-
-
-# ------------------------------------------------------------------ cost
-@pytest.mark.parametrize("d", [12, 64, 96])
-def test_cost_of_heads_is_the_cost_of_one_big_head(d):
-    L = 32
-    one = multihead.multi_head_cost(L, d, 1)
-    for h in [h for h in range(1, d + 1) if d % h == 0]:
-        many = multihead.multi_head_cost(L, d, h)
-        assert many["params"] == one["params"] == 4 * d * d   # W_Q, W_K, W_V, W_O
-        for stage in ("Q, K, V projections", "scores Q·Kᵀ", "weights·V", "output projection W_O"):
-            assert many["flops"][stage] == one["flops"][stage], stage
-        assert many["flops"]["softmax"] == h * one["flops"]["softmax"]
-        assert many["attention_entries"] == h * L * L
-
-
-def test_cost_counts_the_products_of_the_shape_stages():
-    """FLOPs of each product = 2 · (output size) · (inner size), read off the shapes."""
-    L, d, h = 10, 12, 3
-    shapes = {name: shape for name, _, shape in multihead.shape_stages(L, d, h)}
-    cost = multihead.multi_head_cost(L, d, h)["flops"]
-    dh = d // h
-    assert cost["scores Q·Kᵀ"] == 2 * np.prod(shapes["scores per head"]) * dh
-    assert cost["weights·V"] == 2 * np.prod(shapes["head outputs"]) * L
-    assert cost["Q, K, V projections"] == 3 * 2 * np.prod(shapes["queries Q = X·W_Q"]) * d
-    assert cost["output projection W_O"] == 2 * np.prod(shapes["output = Concat(heads)·W_O"]) * d
-
-
-def test_cost_with_full_width_heads_grows_with_the_heads():
-    plain = multihead.multi_head_cost(16, 64, 8)
-    wide = multihead.multi_head_cost(16, 64, 8, d_head=64)
-    assert wide["params"] == 8 * plain["params"]
-    with pytest.raises(ValueError, match="does not divide"):
-        multihead.multi_head_cost(16, 64, 5)
-
-
-# ------------------------------------------------------------------ hand-built heads
-def test_handmade_heads_look_where_they_are_built_to_look():
-    tokens = data.tokenize(data.SENTENCES["tired"])
-    heads = multihead.handmade_heads(tokens, "animal")
-    subject = tokens.index("animal")
-    L = len(tokens)
-    out, w = ll.multi_head_attention(heads["x"], heads["w_q"], heads["w_k"], heads["w_v"], heads["w_o"],
-                                     heads["n_heads"])
-    prev, subj, unif = w
-    assert heads["head_names"] == ("previous token", "subject", "uniform")
-    np.testing.assert_allclose(prev[0], 1 / L)                 # "The" has no previous token
-    assert (np.argmax(prev[1:], axis=1) == np.arange(L - 1)).all()
-    assert prev[np.arange(1, L), np.arange(L - 1)].min() > 0.99
-    assert (np.argmax(subj, axis=1) == subject).all() and subj[:, subject].min() > 0.99
-    np.testing.assert_allclose(unif, 1 / L, atol=1e-15)
-    # W_V copies the key's position and W_O is the identity: each head's output block is its weights
-    d_head = heads["x"].shape[1] // 3
-    for k in range(3):
-        np.testing.assert_allclose(out[:, k * d_head:k * d_head + L], w[k], atol=1e-15)
-
-
-def test_handmade_heads_sharpness_sets_the_scaled_score():
-    tokens = ["a", "b", "c"]
-    heads = multihead.handmade_heads(tokens, 1, sharpness=2.0)
-    _, w = ll.multi_head_attention(heads["x"], heads["w_q"], heads["w_k"], heads["w_v"], heads["w_o"], 3)
-    # the subject's scaled score is 2, the others 0: weight e² / (e² + 2)
-    np.testing.assert_allclose(w[1][:, 1], np.e ** 2 / (np.e ** 2 + 2))
-
-
-def test_handmade_heads_explain_bad_input():
-    with pytest.raises(TypeError, match="list of words"):
-        multihead.handmade_heads("The cat sat", 0)
-    with pytest.raises(ValueError, match="'dog' is not one of the tokens"):
-        multihead.handmade_heads(["the", "cat"], "dog")
-    with pytest.raises(ValueError, match="at least 2 tokens"):
-        multihead.handmade_heads(["cat"], 0)
-    with pytest.raises(ValueError, match="index 0..1"):
-        multihead.handmade_heads(["the", "cat"], 5)

@@ -59,7 +59,7 @@ async def _states_at_restart(tmp_path: Path) -> list[str]:
         kernel.provisioner.process.kill()
         try:
             await asyncio.wait_for(restarted.wait(), timeout=60)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pytest.fail("the server did not restart the killed kernel in 60 s")
         await asyncio.wait_for(_restart_done(kernel), timeout=60)
         return seen

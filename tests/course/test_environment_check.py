@@ -1,31 +1,40 @@
-"""The environment check (lessons_lib.course.environment) and the setup files (Makefile, binder/)."""
+"""The environment check of lesson 00 (lessons_lib.course.environment): ready or not, and why.
+
+It reads the course's Python floor from ``pyproject.toml`` (the installed library's metadata where the
+repository is not there), the lessons that need PyTorch from the registry, the packages' versions from
+their metadata; torch's device in a separate Python, so that lesson 00's kernel stays light.
+"""
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
+import ast
+import json
 import subprocess
 import sys
+from dataclasses import replace
+from importlib.metadata import metadata
 from pathlib import Path
 
 import pytest
 
 import lessons_lib
 from lessons_lib.core import backends
-from lessons_lib.course import environment
+from lessons_lib.course import environment, project
 from lessons_lib.course.environment import environment_report, widget_check
+from lessons_lib.course.lessons import LESSONS, torch_lessons
 from tests.helpers import REPO, require
 
-
-def _run_python(code: str) -> str:
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
+FLOOR = project.python_floor()
+BELOW = f"{FLOOR[0]}.{FLOOR[1] - 1}.14"      # a Python of the minor version below the floor
 
 
-# ------------------------------------------------------------ the report
+@pytest.fixture
+def without_torch(monkeypatch):
+    """The report without asking torch (a separate Python, seconds) where the test is about something else."""
+    monkeypatch.setattr(backends, "torch_available", lambda: False)
 
+
+# ------------------------------------------------------------------ the report
 def test_report_lists_versions_of_the_course_packages():
     report = environment_report()
     names = {c.name: c for c in report.components}
@@ -40,7 +49,7 @@ def test_report_lists_versions_of_the_course_packages():
     assert "numpy" in text and numpy.__version__ in text and "Ready" in text
 
 
-def test_report_has_accessible_html_and_text():
+def test_report_has_accessible_html_and_text(without_torch):
     report = environment_report()
     page = report._repr_html_()
     assert "<table>" in page and "<caption" in page and "scope='col'" in page
@@ -50,6 +59,96 @@ def test_report_has_accessible_html_and_text():
     assert report.as_dict()["packages"]["numpy"]
 
 
+def test_missing_needed_package_makes_report_not_ready(monkeypatch, without_torch):
+    real = environment.installed_version
+    monkeypatch.setattr(environment, "installed_version",
+                        lambda dist: None if dist == "matplotlib" else real(dist))
+    report = environment_report()
+    assert not report.ok
+    assert report.missing == ["matplotlib"]
+    assert "matplotlib" in report.verdict and "make lab" in report.verdict
+    assert "MISSING (needed)" in str(report)
+
+
+def test_environment_report_is_exported_lazily():
+    assert lessons_lib.environment_report is environment_report
+
+
+# ------------------------------------------------------------------ the Python floor, pyproject.toml's
+def test_the_floor_is_pyprojects_requires_python_and_the_installed_metadatas():
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'requires-python = ">={FLOOR[0]}.{FLOOR[1]}"' in text
+    assert metadata(project.DISTRIBUTION)["Requires-Python"] == f">={FLOOR[0]}.{FLOOR[1]}", (
+        "the installed metadata is stale: make lab reinstalls the library when pyproject.toml changes")
+
+
+def test_without_the_repository_the_floor_comes_from_the_installed_metadata(tmp_path):
+    """Binder, a hub's image, Colab: the library is installed and no pyproject.toml is beside it."""
+    assert project.source_pyproject(tmp_path / "pyproject.toml") is None
+    assert project.python_floor(tmp_path / "pyproject.toml") == FLOOR
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "another"\nrequires-python = ">=3.9"\n')
+    assert project.python_floor(tmp_path / "pyproject.toml") == FLOOR, "another project's file is not ours"
+
+
+def test_a_source_trees_pyproject_wins_over_stale_metadata(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "{project.DISTRIBUTION}"\n'
+                                             f'version = "9.9.9"\nrequires-python = ">=3.42"\n')
+    assert project.python_floor(tmp_path / "pyproject.toml") == (3, 42)
+    assert project.version(tmp_path / "pyproject.toml") == "9.9.9"
+
+
+def test_on_a_python_below_the_floor_the_check_is_not_ready_and_names_the_floor(monkeypatch, without_torch):
+    monkeypatch.setattr(environment.platform, "python_version", lambda: BELOW)
+    report = environment_report()
+    floor = f"{FLOOR[0]}.{FLOOR[1]}"
+    assert report.python == BELOW and report.python_too_old and not report.ok
+    assert report.verdict.startswith("Not ready") and "Ready:" not in str(report)
+    assert f"needs Python {floor} or newer" in report.verdict and f"Python {BELOW}" in report.verdict
+    assert f"make lab PYTHON=python{floor}" in report.verdict
+    assert "TOO OLD" in str(report) and "&#9888; TOO OLD" in report._repr_html_()
+    assert report.as_dict()["ok"] is False and report.as_dict()["python_floor"] == floor
+
+
+@pytest.mark.parametrize("python", [f"{FLOOR[0]}.{FLOOR[1]}.0", f"{FLOOR[0]}.{FLOOR[1] + 1}.2",
+                                    f"{FLOOR[0]}.{FLOOR[1] + 2}.0rc1"])
+def test_a_python_at_the_floor_or_above_is_ready(python, without_torch):
+    report = replace(environment_report(), python=python)
+    assert not report.python_too_old and report.python_status == "OK"
+    assert report.ok == (not report.missing) and "TOO OLD" not in str(report)
+
+
+def test_a_python_below_the_floor_and_a_missing_package_are_both_named(monkeypatch, without_torch):
+    monkeypatch.setattr(environment.platform, "python_version", lambda: BELOW)
+    real = environment.installed_version
+    monkeypatch.setattr(environment, "installed_version",
+                        lambda dist: None if dist == "numpy" else real(dist))
+    verdict = environment_report().verdict
+    assert "course needs Python" in verdict and "missing numpy" in verdict
+
+
+def test_where_the_floor_cannot_be_read_the_python_is_not_checked_nor_blamed(without_torch):
+    report = replace(environment_report(), python=BELOW, python_floor=None)
+    assert report.python_status == "not checked" and not report.python_too_old and report.ok
+    assert "floor could not be read" in str(report)
+
+
+@pytest.mark.subprocess
+def test_the_modules_of_the_check_parse_on_the_python_below_the_floor():
+    """So that on that Python the check can run and say it is too old, rather than fail on syntax."""
+    code = ("import json, sys, lessons_lib as ll\n"
+            "ll.environment_report\n"
+            "from lessons_lib.course.environment import widget_check\n"
+            "print(json.dumps(sorted(m.__file__ for n, m in list(sys.modules.items())\n"
+            "                        if n.split('.')[0] == 'lessons_lib' and getattr(m, '__file__', None))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    files = json.loads(done.stdout)
+    assert any(f.endswith("environment.py") for f in files) and any(f.endswith("project.py") for f in files)
+    for file in files:
+        ast.parse(Path(file).read_text(encoding="utf-8"), file, feature_version=(FLOOR[0], FLOOR[1] - 1))
+
+
+# ------------------------------------------------------------------ torch
 def test_torch_path_when_torch_is_installed():
     require(backends.torch_available(), "torch is not installed")
     import torch
@@ -78,6 +177,14 @@ def test_torch_missing_is_explained_and_not_imported(monkeypatch):
     assert "not installed (optional)" in str(report)
 
 
+def test_without_torch_the_check_names_the_registrys_pytorch_lessons(without_torch):
+    path = environment_report().torch_path
+    listed = [number for number, lesson in LESSONS.items() if lesson.torch]
+    assert torch_lessons() == listed and listed
+    assert f"the PyTorch lessons ({', '.join(listed)}) need it" in path
+    assert "and later" not in path
+
+
 def test_broken_torch_is_reported_not_raised(monkeypatch):
     monkeypatch.setattr(backends, "torch_available", lambda: True)
 
@@ -91,14 +198,10 @@ def test_broken_torch_is_reported_not_raised(monkeypatch):
     assert "BROKEN" in str(report)
 
 
-def test_missing_needed_package_makes_report_not_ready(monkeypatch):
-    real = environment._version
-    monkeypatch.setattr(environment, "_version", lambda dist: None if dist == "matplotlib" else real(dist))
-    report = environment_report()
-    assert not report.ok
-    assert report.missing == ["matplotlib"]
-    assert "matplotlib" in report.verdict and "make lab" in report.verdict
-    assert "MISSING (needed)" in str(report)
+def _run_python(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
 
 
 @pytest.mark.subprocess
@@ -119,12 +222,7 @@ def test_import_lessons_lib_stays_light(fresh_imports):
         "import lessons_lib (and reaching ll.environment_report) must not import torch or matplotlib")
 
 
-def test_environment_report_is_exported_lazily():
-    assert lessons_lib.environment_report is environment_report
-
-
-# --------------------------------------------------------- the widget check
-
+# ------------------------------------------------------------------ the widget check
 def test_widget_check_echoes_the_slider_value():
     import ipywidgets as widgets
 
@@ -138,7 +236,7 @@ def test_widget_check_echoes_the_slider_value():
     assert "<b>7</b>" in echo.value and "49" in echo.value
 
 
-def test_report_displays_table_then_widget(monkeypatch):
+def test_report_displays_table_then_widget(monkeypatch, without_torch):
     import ipywidgets as widgets
     from IPython import display as ipd
 
@@ -149,102 +247,3 @@ def test_report_displays_table_then_widget(monkeypatch):
     bundle, kwargs = shown[0]
     assert kwargs.get("raw") and {"text/html", "text/plain"} <= set(bundle)
     assert isinstance(shown[1][0], widgets.VBox)
-
-
-# ------------------------------------------------------- kernel and setup
-
-def test_python3_kernel_runs_this_interpreter():
-    """nbval and JupyterLab start the kernel named python3: it must be this environment's Python."""
-    from jupyter_client.manager import KernelManager
-
-    cmd = KernelManager(kernel_name="python3").format_kernel_cmd()
-    assert Path(cmd[0]).resolve() == Path(sys.executable).resolve(), (
-        f"the python3 kernel runs {cmd[0]}, not {sys.executable}: a user-level kernelspec shadows the "
-        "environment's one (see `jupyter kernelspec list`)"
-    )
-
-
-@pytest.mark.subprocess
-@pytest.mark.parametrize("target", ["lab", "teach"])
-def test_make_lab_and_teach_run_the_course_tool(target):
-    require(shutil.which("make") is not None, "GNU make is not installed")
-    env = {**os.environ, "MAKEFLAGS": ""}
-    out = subprocess.run(["make", "-n", target], cwd=REPO, capture_output=True, text=True, env=env,
-                         timeout=60)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert any("tools/course.py" in ln and ln.rstrip().endswith(f" {target}") for ln in lines), (
-        f"`make {target}` should run tools/course.py {target}; it runs:\n{out.stdout}")
-
-
-def test_make_test_runs_every_layer():
-    require(shutil.which("make") is not None, "GNU make is not installed")
-    text = (REPO / "Makefile").read_text(encoding="utf-8")
-    runs_stages = re.compile(r"^test:\n(\t.*\n)*\tfor stage in \$\(TEST_STAGES\)", re.M)
-    assert runs_stages.search(text), "make test runs the stages of TEST_STAGES"
-    stages = re.search(r"^TEST_STAGES := (.*)$", text, re.M).group(1).split()
-    assert stages == ["lint", "test-lib", "test-notebooks", "test-other-cpu", "test-browser", "test-binder",
-                      "test-grading", "test-hub"]
-    assert "pytest --nbval --nbval-kernel-name course-offline notebooks/" in text  # offline, memory recorded
-    assert "--doctest-modules lessons_lib" in text
-    assert "LESSONS_SCREENSHOTS=" in text
-
-
-def _pins(path: Path) -> dict[str, str]:
-    pins = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line and not line.startswith("-"):
-            name, _, version = line.partition("==")
-            pins[name.strip().lower()] = version.strip()
-    return pins
-
-
-def test_binder_requirements_are_the_course_pins():
-    """Binder installs the course's pins; torch, when listed there, is the CPU-only build of the same pin;
-    beyond them only what a hub needs: the browser test's Notebook 7, nbgitpuller and nbgrader."""
-    main = _pins(REPO / "requirements.txt")
-    text = (REPO / "binder" / "requirements.txt").read_text(encoding="utf-8")
-    shared = main if re.search(r"^-r\s+\.\./requirements\.txt", text, flags=re.MULTILINE) else {}
-    binder = {**shared, **_pins(REPO / "binder" / "requirements.txt")}
-    def without_torch(pins):
-        return {k: v for k, v in pins.items() if k != "torch"}
-
-    extra = {k: v for k, v in binder.items() if k not in main}
-    assert without_torch({k: v for k, v in binder.items() if k in main}) == without_torch(main)
-    assert set(extra) == {"notebook", "nbgitpuller", "nbgrader"}, extra
-    dev = _pins(REPO / "requirements-dev.txt")
-    assert extra["notebook"] == dev["notebook"], "Binder gets the browser test's Notebook 7"
-    if "torch" in binder:
-        assert binder["torch"] == main["torch"] + "+cpu", "Binder gets the CPU-only torch build"
-        assert "download.pytorch.org/whl/cpu" in text
-
-
-def test_binder_postbuild_installs_the_library():
-    post = REPO / "binder" / "postBuild"
-    assert os.access(post, os.X_OK), "binder/postBuild must be executable"
-    text = post.read_text(encoding="utf-8")
-    assert text.startswith("#!") and "pip install" in text
-    # a regular install: the hub mounts each learner's home over the repository's copy in /home/jovyan
-    assert "-e ." not in text and "--no-deps ." in text
-    runtime = (REPO / "binder" / "runtime.txt").read_text(encoding="utf-8").strip()
-    assert re.fullmatch(r"python-3\.\d+", runtime), runtime
-    assert tuple(map(int, runtime.split("-")[1].split("."))) >= (3, 11), "numpy 2.4 needs Python >= 3.11"
-
-
-def test_ci_script_fails_instead_of_skipping():
-    text = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert "set -euo pipefail" in text
-    assert "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1" in text
-    assert "make test" in text
-    assert os.access(REPO / ".ci" / "run", os.X_OK)
-
-
-@pytest.mark.parametrize("name", ["requirements.txt", "requirements-dev.txt"])
-def test_requirements_are_exact_pins(name):
-    for line in (REPO / name).read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line and not line.startswith("-r"):
-            # an exact pin, with at most a Python-version marker (a package without wheels past a version)
-            pinned = re.fullmatch(r'[A-Za-z0-9_.\-\[\]]+==[\w.+]+(; python_version < "\d+\.\d+")?', line)
-            assert pinned, f"{name}: {line!r} is not an exact pin"

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 
+import nbformat
 import pytest
 
 from lessons_lib.course.lessons import LESSONS
@@ -56,12 +57,26 @@ def test_lesson_09s_list_names_the_per_row_shift():
     assert "(`shift_not_per_row`)" in entry("09")
 
 
+def _text(path) -> str:
+    """What a reader reads: a document's text, a notebook's cells (a list may wrap across a line there)."""
+    if path.suffix != ".ipynb":
+        return path.read_text(encoding="utf-8")
+    return "\n".join(cell.source for cell in nbformat.read(path, as_version=4).cells)
+
+
 def test_every_list_of_the_pytorch_lessons_is_the_registrys():
     listed = {n for n, lesson in LESSONS.items() if lesson.torch}
-    assert times.torch_lessons() == ", ".join(sorted(listed)) and listed >= {"08", "09"}
+    assert times.torch_list() == ", ".join(sorted(listed)) and listed >= {"08", "09"}
     for path in [REPO / "README.md", REPO / "docs" / "teaching.md", NOTEBOOKS / "00_start_here.ipynb"]:
-        found = times.TORCH_LIST.findall(path.read_text(encoding="utf-8"))
-        assert found and set(found) == {times.torch_lessons()}, (path.name, found)
+        found = times.TORCH_LIST.findall(_text(path))
+        assert found and set(found) == {times.torch_list()}, (path.name, found)
+
+
+def test_a_list_of_the_pytorch_lessons_wrapped_across_lines_is_stamped_whole():
+    """Stamped line by line, "(PyTorch lessons: 08,\\n  09, 10)" once became "07, 08, 09, 10,\\n  09, 10"."""
+    wrapped = "the lessons that use it (PyTorch lessons: 08,\n  09, 10): the GPU path"
+    assert times.TORCH_LIST.sub(times.torch_list(), wrapped) == (
+        f"the lessons that use it (PyTorch lessons: {times.torch_list()}): the GPU path")
     assert not re.search(r"[Ll]essons? \d\d(?:,? (?:and )?\d\d)* (?:need|use) (?:PyTorch|torch)", GUIDE)
 
 

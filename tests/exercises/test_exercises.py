@@ -1106,7 +1106,7 @@ def _texts_of_every_mistake():
                         continue
                     evaluated.add((mistake.key, label, id(part)))
                     texts.append((exercise.name, f"{mistake.key} {label}", text))
-    for _, _, hint in messages._ERRORS:
+    for _, _, hint in messages.ERRORS:
         texts.append(("any", "error hint", hint))
     for query in ([0, 8, 0, 0], [0, 0, 0, 0], "place", [0, 8, 0], [8, 0, 0, 0], [3, 3, 0, 0], [0, 4, 0, 0]):
         feedback = exercises.check_street_query(query)

@@ -13,7 +13,7 @@ import torch
 
 import lessons_lib as ll
 from lessons_lib import exercises
-from lessons_lib.core import masks
+from lessons_lib.lab import masking
 
 F = torch.nn.functional
 
@@ -63,6 +63,6 @@ def test_the_mask_applied_after_softmax_leaks_and_the_right_one_does_not():
 
     def attend(weights_of):
         return lambda x: weights_of(x @ x.T / 2.0) @ x
-    wrong = masks.future_leak(attend(lambda s: ll.softmax(s) * ll.causal_mask(len(s))), x, 3)
-    right = masks.future_leak(attend(solutions.my_causal_weights), x, 3)
+    wrong = masking.future_leak(attend(lambda s: ll.softmax(s) * ll.causal_mask(len(s))), x, 3)
+    right = masking.future_leak(attend(solutions.my_causal_weights), x, 3)
     assert wrong[:3].max() > 1e-3 and right[:3].max() == 0.0

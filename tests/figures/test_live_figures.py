@@ -271,7 +271,7 @@ def test_the_javascript_draws_with_the_style_of_style_py():
     js = (PACKAGE / "live_figures.js").read_text(encoding="utf-8")
     for value in (style.MASK_FACE, style.MASK_EDGE, style.MASK_NOTE):
         assert value not in js, f"{value!r} is typed in live_figures.js; it comes from style.py"
-    assert base._ESM.startswith("const STYLE = {") and style.MASK_NOTE in base._ESM.splitlines()[0]
+    assert base.ESM.startswith("const STYLE = {") and style.MASK_NOTE in base.ESM.splitlines()[0]
     assert js.count("function drawColorbar(") == 1 and "drawColorbarOnly" not in js
 
 

@@ -11,8 +11,7 @@ import pytest
 import torch
 
 import lessons_lib as ll
-from lessons_lib.core import masks
-from lessons_lib.lab import data
+from lessons_lib.lab import data, masking
 
 F = torch.nn.functional
 
@@ -33,9 +32,20 @@ def test_plot_masking_steps_shows_scores_minus_infinity_and_weights():
 
 def test_plot_mask_gallery_one_panel_per_mask_and_sequence():
     tokens = data.tokens_of_length(5)
-    fig = ll.plot_mask_gallery(masks.mask_gallery(5, lengths=(5, 3), window=2), tokens)
+    fig = ll.plot_mask_gallery(masking.mask_gallery(5, lengths=(5, 3), window=2), tokens)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert titles == ["causal", "padding, sequence 1", "padding, sequence 2", "causal + padding, sequence 1",
                       "causal + padding, sequence 2", "sliding window"]
     with pytest.raises(TypeError, match="non-empty dict"):
         ll.plot_mask_gallery({}, tokens)
+
+
+def test_plot_masking_recipes_one_panel_per_recipe_with_each_rows_sum():
+    scores = np.random.default_rng(0).normal(size=(4, 4))
+    fig = ll.plot_masking_recipes(masking.compare_masking(scores, ll.causal_mask(4)), ["a", "b", "c", "d"])
+    heatmaps = [ax for ax in fig.axes if ax.images]
+    assert len(heatmaps) == 4
+    sums = [t.get_text() for t in heatmaps[2].texts if t.get_text().startswith("Σ")]
+    assert len(sums) == 4 and sums[-1] == "Σ 1.00" and sums[0] != "Σ 1.00"    # "after": rows below 1
+    with pytest.raises(ValueError, match="start with the right recipe"):
+        ll.plot_masking_recipes(masking.compare_masking(scores, ll.causal_mask(4))[1:], ["a", "b", "c", "d"])

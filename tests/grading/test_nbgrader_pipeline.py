@@ -292,15 +292,15 @@ def test_release_hides_solutions_and_locks_the_graded_cells_which_hide_no_code(c
 
 
 def test_the_release_folds_the_answers_to_predict_prompts_as_the_learner_copy_does(course):
-    learner_release = load_tool("learner_release")
+    learner_copy = load_tool("learner_copy")
     folds = 0
     for lesson in LESSONS:
         release = nbformat.read(course / "release" / lesson / f"{lesson}.ipynb", as_version=4)
-        learner, _ = learner_release.learner_notebook(nbformat.read(REPO / "notebooks" / f"{lesson}.ipynb",
-                                                                    as_version=4))
+        learner, _ = learner_copy.learner_notebook(nbformat.read(REPO / "notebooks" / f"{lesson}.ipynb",
+                                                                 as_version=4))
         prose = [c.source for c in release.cells if c.cell_type == "markdown"]
         assert prose == [c.source for c in learner.cells if c.cell_type == "markdown"], lesson
-        folds += sum(learner_release.REVEAL in text for text in prose)
+        folds += sum(learner_copy.REVEAL in text for text in prose)
     assert folds > 0
 
 

@@ -62,7 +62,7 @@ def test_estimates_grow_like_n_squared_for_naive_and_like_n_for_tiled():
 
 def test_a_size_that_would_not_fit_is_refused_at_once(monkeypatch):
     monkeypatch.setenv("LESSONS_MEMORY_LIMIT_MB", "64")
-    monkeypatch.setattr(cost, "_measure_runs", lambda *a, **k: pytest.fail("measured before refusing"))
+    monkeypatch.setattr(cost, "measure_runs", lambda *a, **k: pytest.fail("measured before refusing"))
     with pytest.raises(SizeLimitError, match=r"naive numpy attention at N = 8,192.*'tiled numpy'"):
         cost.measure_scaling([256, 8192], methods=["naive numpy"], progress=False)
     with pytest.raises(SizeLimitError, match="'torch SDPA' \\(the fused kernel\\)"):
@@ -118,7 +118,7 @@ def test_timing_runs_on_one_thread_and_restores_the_libraries(monkeypatch):
     from threadpoolctl import threadpool_info
 
     seen = []
-    real = cost._runner
+    real = cost.method_runner
 
     def spy_runner(method, block):
         fn = real(method, block)
@@ -128,7 +128,7 @@ def test_timing_runs_on_one_thread_and_restores_the_libraries(monkeypatch):
                          torch.get_num_threads()))
             return fn(q, k, v)
         return run
-    monkeypatch.setattr(cost, "_runner", spy_runner)
+    monkeypatch.setattr(cost, "method_runner", spy_runner)
     before = torch.get_num_threads()
     m = cost.measure("torch SDPA", 64, 8, repeats=2, memory=False)
     assert m.threads == 1 and torch.get_num_threads() == before

@@ -110,7 +110,7 @@ def test_the_hubs_offline_switches_are_read_as_huggingface_hub_reads_them(hub_co
         patch.delenv("LESSONS_OFFLINE", raising=False)
         try:
             expected = _hub_reads_offline(hub_constants, patch, hf, tf)
-            assert real_model._offline_requested() == expected, (hf, tf)
+            assert real_model.offline_requested() == expected, (hf, tf)
         finally:
             patch.undo()
             importlib.reload(hub_constants)               # the process' own setting back
@@ -121,9 +121,9 @@ def test_false_no_and_off_keep_lesson_10_online(value, monkeypatch):
     for name in SWITCHES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", value)
-    assert real_model._offline_requested() is False
+    assert real_model.offline_requested() is False
     monkeypatch.setenv("LESSONS_OFFLINE", value)
-    assert real_model._offline_requested() is False
+    assert real_model.offline_requested() is False
 
 
 @pytest.mark.parametrize("value", ["1", "true", "YES", "On"])
@@ -132,13 +132,13 @@ def test_each_switch_set_true_means_offline(value, monkeypatch):
         for other in SWITCHES:
             monkeypatch.delenv(other, raising=False)
         monkeypatch.setenv(name, value)
-        assert real_model._offline_requested() is True, name
+        assert real_model.offline_requested() is True, name
 
 
 def test_without_huggingface_hub_the_same_values_mean_true(hub_constants, monkeypatch):
-    assert real_model._TRUE_VALUES == frozenset(hub_constants.ENV_VARS_TRUE_VALUES)
+    assert real_model.TRUE_VALUES == frozenset(hub_constants.ENV_VARS_TRUE_VALUES)
     monkeypatch.setitem(sys.modules, "huggingface_hub.constants", None)      # as if it were not installed
-    assert real_model._true_values() == real_model._TRUE_VALUES
+    assert real_model.true_values() == real_model.TRUE_VALUES
 
 
 

@@ -17,6 +17,7 @@ import pytest
 from tests.helpers import REPO, load_tool
 
 lr = load_tool("learner_release")
+copy_rules = load_tool("learner_copy")
 conventions = load_tool("conventions")
 CHECK_CALL, GRADED_TAG = conventions.CHECK_CALL, conventions.GRADED_TAG
 
@@ -26,7 +27,7 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 def test_strip_solutions_keeps_indentation_and_the_code_around():
     source = ("def f(x):\n    # a comment the learner keeps\n    ### BEGIN SOLUTION\n    y = x + 1\n"
               "    return y\n    ### END SOLUTION\n\nprint('after')")
-    text, count = lr.strip_solutions(source)
+    text, count = copy_rules.strip_solutions(source)
     assert count == 1
     assert text == ("def f(x):\n    # a comment the learner keeps\n"
                     '    raise NotImplementedError("your code here")\n\nprint(\'after\')')
@@ -35,16 +36,16 @@ def test_strip_solutions_keeps_indentation_and_the_code_around():
 def test_a_region_may_name_the_line_the_learner_starts_from():
     source = ("### BEGIN SOLUTION; learner starts from: q = np.zeros(4)  # edit me\n"
               "q = np.array([0, 8, 0, 0])\n### END SOLUTION\nshow(q)")
-    assert lr.strip_solutions(source) == ("q = np.zeros(4)  # edit me\nshow(q)", 1)
-    with pytest.raises(lr.SolutionMarkerError, match="learner starts from"):
-        lr.strip_solutions("### BEGIN SOLUTION here\n### END SOLUTION\n")
+    assert copy_rules.strip_solutions(source) == ("q = np.zeros(4)  # edit me\nshow(q)", 1)
+    with pytest.raises(copy_rules.SolutionMarkerError, match="learner starts from"):
+        copy_rules.strip_solutions("### BEGIN SOLUTION here\n### END SOLUTION\n")
 
 
 def test_strip_solutions_handles_several_regions_and_none():
     two = "### BEGIN SOLUTION\na = 1\n### END SOLUTION\nb = 2\n### BEGIN SOLUTION\nc = 3\n### END SOLUTION\n"
-    text, count = lr.strip_solutions(two)
+    text, count = copy_rules.strip_solutions(two)
     assert count == 2 and text.count("NotImplementedError") == 2 and "b = 2" in text and "c = 3" not in text
-    assert lr.strip_solutions("x = 1") == ("x = 1", 0)
+    assert copy_rules.strip_solutions("x = 1") == ("x = 1", 0)
 
 
 @pytest.mark.parametrize("broken", [
@@ -53,8 +54,8 @@ def test_strip_solutions_handles_several_regions_and_none():
     "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n",
 ])
 def test_unbalanced_markers_are_refused_with_the_place(broken):
-    with pytest.raises(lr.SolutionMarkerError, match="line|never closed"):
-        lr.strip_solutions(broken, "03_x.ipynb, cell 7")
+    with pytest.raises(copy_rules.SolutionMarkerError, match="line|never closed"):
+        copy_rules.strip_solutions(broken, "03_x.ipynb, cell 7")
 
 
 ANSWER = "<details><summary>Check your answer</summary>\n\nIt is 0.28.\n</details>"
@@ -77,7 +78,7 @@ def test_learner_notebook_clears_answers_and_feedback_only():
         nbformat.v4.new_code_cell("ll.check_softmax(my_softmax)", outputs=list(out)),
         nbformat.v4.new_code_cell("print('later')", outputs=list(out)),
     ]
-    learner, removed = lr.learner_notebook(nb)
+    learner, removed = copy_rules.learner_notebook(nb)
     assert removed == 1
     kept = [bool(c.get("outputs")) for c in learner.cells if c.cell_type == "code"]
     assert kept == [True, False, False, False, False, True]
@@ -90,15 +91,15 @@ def test_a_prediction_without_an_answer_is_refused_with_its_place():
     nb.cells = [nbformat.v4.new_markdown_cell("**Predict:** which word wins?"),
                 nbformat.v4.new_code_cell("print(1)"),
                 nbformat.v4.new_markdown_cell("**Predict:** and now?\n\n" + ANSWER)]
-    with pytest.raises(lr.PredictionError, match="03_x.ipynb, cell 0: .*Check your answer"):
-        lr.learner_notebook(nb, "03_x.ipynb")
+    with pytest.raises(copy_rules.PredictionError, match="03_x.ipynb, cell 0: .*Check your answer"):
+        copy_rules.learner_notebook(nb, "03_x.ipynb")
 
 
 def test_a_prompt_is_a_line_that_opens_with_predict_not_a_mention_of_it():
     cells = [nbformat.v4.new_markdown_cell("| **Predict:** (in bold) | stop and guess |\n\n"
                                            "* each lesson: **predict** first"),
              nbformat.v4.new_markdown_cell("> **Predict.** this one\n\n" + ANSWER)]
-    assert lr.prediction_spans(cells) == [(1, 1)]
+    assert copy_rules.prediction_spans(cells) == [(1, 1)]
 
 
 def test_a_caption_of_a_cleared_output_is_folded_and_the_story_after_it_is_not():
@@ -114,9 +115,9 @@ def test_a_caption_of_a_cleared_output_is_folded_and_the_story_after_it_is_not()
         nbformat.v4.new_code_cell("print(after)", outputs=list(out)),
         nbformat.v4.new_markdown_cell("*Figure: after the answer: stays as it is.*"),
     ]
-    learner, _ = lr.learner_notebook(nb)
+    learner, _ = copy_rules.learner_notebook(nb)
     caption, rest = learner.cells[2].source.split("</details>")
-    assert caption.startswith(f"<details><summary>{lr.REVEAL}</summary>") and "0.28" in caption
+    assert caption.startswith(f"<details><summary>{copy_rules.REVEAL}</summary>") and "0.28" in caption
     assert rest.strip() == "How to read it: pick a row."
     assert learner.cells[6].source == nb.cells[6].source and learner.cells[5].outputs
     assert nb.cells[2].source.startswith("*Figure"), "the source notebook itself is not changed"
@@ -126,7 +127,7 @@ def test_a_caption_of_a_cleared_output_is_folded_and_the_story_after_it_is_not()
 def _learner(path: Path):
     source = nbformat.read(path, as_version=4)
     kept = [c for c in source.cells if GRADED_TAG not in c.metadata.get("tags", [])]
-    return kept, lr.learner_notebook(source, path.name)[0]
+    return kept, copy_rules.learner_notebook(source, path.name)[0]
 
 
 def _text_of_outputs(cell) -> str:
@@ -145,7 +146,7 @@ def _visible(markdown: str) -> str:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem[:2])
 def test_no_output_stands_between_a_prediction_and_its_answer_in_the_learner_copy(path):
     source, learner = _learner(path)
-    spans = lr.prediction_spans(learner.cells, path.name)
+    spans = copy_rules.prediction_spans(learner.cells, path.name)
     for prompt, answer in spans:
         assert conventions.ANSWER_FOLD.search(learner.cells[answer].source), (path.name, answer)
         shown = [i for i in range(prompt + 1, answer) if learner.cells[i].get("outputs")]
@@ -159,7 +160,7 @@ def test_the_lessons_ask_predictions_whose_answers_the_source_shows():
     hidden = 0
     for path in NOTEBOOKS:
         source, learner = _learner(path)
-        for prompt, answer in lr.prediction_spans(learner.cells, path.name):
+        for prompt, answer in copy_rules.prediction_spans(learner.cells, path.name):
             hidden += sum(bool(source[i].get("outputs")) for i in range(prompt + 1, answer))
     assert hidden >= 20, hidden
 
@@ -173,7 +174,7 @@ def test_the_prose_a_learner_sees_before_an_answer_quotes_none_of_the_outputs_it
     away."""
     source, learner = _learner(path)
     leaks = []
-    for prompt, answer in lr.prediction_spans(learner.cells, path.name):
+    for prompt, answer in copy_rules.prediction_spans(learner.cells, path.name):
         seen = {n for cell in source[:prompt + 1] for n in NUMBER.findall(_text_of_outputs(cell))}
         # a measurement's numbers (cells tagged nbval-ignore-output) change from run to run: no prose quotes
         # them, and one that matches a sentence's number does so by chance
@@ -190,7 +191,7 @@ def test_the_prose_a_learner_sees_before_an_answer_quotes_none_of_the_outputs_it
 FOLDS = re.compile(r"<details>\s*<summary>(.*?)</summary>(.*?)</details>", re.S)
 #: what a fold may hide: a prediction's answer, an exercise's hint or solution, the caption of a cleared
 #: output
-FOLD_KINDS = (conventions.ANSWER_SUMMARY, "Hint", "A solution", lr.REVEAL)
+FOLD_KINDS = (conventions.ANSWER_SUMMARY, "Hint", "A solution", copy_rules.REVEAL)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem[:2])
@@ -204,9 +205,9 @@ def test_folds_hide_answers_hints_and_captions_only_never_the_story(path):
             assert summary.startswith(FOLD_KINDS), f"{where}: a fold of no known kind"
             assert not re.search(r"^#", body, re.M) and not conventions.PREDICT.search(body), (
                 f"{where}: a heading or a prompt is folded away")
-            if summary == lr.REVEAL:
+            if summary == copy_rules.REVEAL:
                 paragraphs = re.split(r"\n\s*\n", body.strip())
-                assert all(lr._is_caption(p) for p in paragraphs), f"{where}: not a caption"
+                assert all(copy_rules.is_caption(p) for p in paragraphs), f"{where}: not a caption"
         last = cell.source.rstrip()
         follows = learner.cells[index + 1].cell_type if index + 1 < len(learner.cells) else None
         if last.endswith("</details>") and follows == "code":
@@ -274,9 +275,9 @@ def test_source_notebooks_hold_a_solution_for_every_exercise():
         code = [c.source for c in nb.cells
                 if c.cell_type == "code" and GRADED_TAG not in c.metadata.get("tags", [])]
         checks = sum(bool(CHECK_CALL.search(s)) for s in code)
-        regions = sum(s.count(lr.BEGIN) for s in code)
+        regions = sum(s.count(conventions.SOLUTION_BEGIN) for s in code)
         assert regions >= checks, f"{path.name}: {checks} checks but only {regions} solution regions"
-        assert not any(lr.PLACEHOLDER in s for s in code), (
+        assert not any(copy_rules.PLACEHOLDER in s for s in code), (
             f"{path.name}: the source notebook keeps solutions; the learner copy gets the placeholder")
 
 
@@ -294,7 +295,7 @@ def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path):
     for path in sorted((tmp_path / "notebooks").glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         text = "".join(c.source for c in nb.cells)
-        assert lr.BEGIN not in text and lr.END not in text
+        assert conventions.SOLUTION_BEGIN not in text and conventions.SOLUTION_END not in text
         if not CHECK_CALL.search(text):
             continue  # no exercise: nothing differs from the source notebook, which nbval runs
         NotebookClient(nb, timeout=300, kernel_name="python3",
@@ -308,6 +309,6 @@ def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path):
 def test_learner_copy_drops_the_graded_test_cells():
     """nbgrader's graded cells raise until an exercise is solved; the self-study copy has the checks."""
     for path in NOTEBOOKS:
-        learner, _ = lr.learner_notebook(nbformat.read(path, as_version=4), path.name)
+        learner, _ = copy_rules.learner_notebook(nbformat.read(path, as_version=4), path.name)
         assert not [c for c in learner.cells if GRADED_TAG in c.metadata.get("tags", [])], path.name
         assert not any("HIDDEN TESTS" in c.source for c in learner.cells), path.name

@@ -75,7 +75,7 @@ def _exercise_minutes() -> dict[str, set[int]]:
     for path in LESSONS:
         cells = nbformat.read(path, as_version=4).cells
         text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
-        found[path.stem[:2]] = {int(b or a) for a, b in times._STATED_EXERCISE.findall(text)}
+        found[path.stem[:2]] = {int(b or a) for a, b in times.STATED_EXERCISE.findall(text)}
     return found
 
 
@@ -120,10 +120,10 @@ def test_every_time_the_course_states_comes_from_the_registry_or_the_exercise_it
                       and times.stated(number + 3) == 2 * number)
             elif RUNTIME.match(after):
                 ok = True
-            elif EXERCISE_NEAR.search(before) or times._STATED_EXERCISE.search(line):
+            elif EXERCISE_NEAR.search(before) or times.STATED_EXERCISE.search(line):
                 if where.endswith(".ipynb") or ".ipynb," in where:
                     # the source: where the timing tool reads it
-                    ok = bool(times._STATED_EXERCISE.search(line))
+                    ok = bool(times.STATED_EXERCISE.search(line))
                 else:
                     ok = lesson is not None and number in exercises[lesson]
             else:

@@ -13,9 +13,9 @@ import os
 import re
 import socket
 import subprocess
+import tomllib
 
 import pytest
-import tomllib
 
 from tests.helpers import REPO, examples
 from tests.helpers.loops import NOT_IN_CHECK, ProcessInEditLoop, no_processes
@@ -97,3 +97,23 @@ def test_a_property_tests_examples_follow_the_profile():
 
     assert settings().deadline is None, "no deadline: a loaded machine must not fail a slow example"
     assert examples(150) == round(150 * settings().max_examples / 100) or examples(150) == 5
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("arguments", [[], ["COURSE=build/nbgrader-course"]], ids=["nothing", "COURSE="])
+def test_make_class_report_without_its_course_folder_prints_the_usage_and_fails(arguments):
+    """The folder is NBGRADER_COURSE; COURSE is the set-up command, and never taken for a folder."""
+    done = subprocess.run(["make", "--no-print-directory", "class-report", *arguments], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "usage: make class-report NBGRADER_COURSE=path/to/nbgrader/course" in done.stderr
+    assert "tools/course.py" not in done.stdout + done.stderr, "set-up ran before the usage was said"
+    assert ("COURSE is the set-up command" in done.stderr) == bool(arguments)   # said to one who gave COURSE
+
+
+@pytest.mark.subprocess
+def test_make_class_report_reads_the_folder_of_nbgrader_course():
+    done = subprocess.run(["make", "--no-print-directory", "-n", "class-report", "NBGRADER_COURSE=my course"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert 'tools/class_report.py "my course" --out build/class-report' in done.stdout

@@ -240,6 +240,6 @@ def test_a_version_bump_reinstalls_nothing_and_the_library_reads_the_new_version
     shutil.copytree(REPO / "lessons_lib", tmp_path / "lessons_lib",
                     ignore=shutil.ignore_patterns("__pycache__"))
     bumped.write_text(re.sub(r'(?m)^version = ".*"$', f'version = "{NEXT}"', text, count=1))
-    code = "import lessons_lib; print(lessons_lib._version())"
+    code = "import lessons_lib; print(lessons_lib.__version__)"
     got = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert got.stdout.strip() == NEXT, got.stderr

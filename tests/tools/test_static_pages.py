@@ -23,7 +23,7 @@ static_notebook = export_html.static_notebook
 conventions = load_tool("conventions")
 SUBSLIDE_TAG, GRADED_TAG = conventions.SUBSLIDE_TAG, conventions.GRADED_TAG
 CHECK_CALL, SOLUTION_BEGIN = conventions.CHECK_CALL, conventions.SOLUTION_BEGIN
-prediction_spans = load_tool("learner_release").prediction_spans
+prediction_spans = load_tool("learner_copy").prediction_spans
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 FALLBACK = "figure without a description"

@@ -16,7 +16,7 @@ from .. import style
 
 _HERE = Path(__file__).resolve().parent
 # the JavaScript, with the course's look (figures/style.py) put in front of it as `const STYLE`
-_ESM = (f"const STYLE = {json.dumps(style.live_style(), ensure_ascii=False)};\n"
+ESM = (f"const STYLE = {json.dumps(style.live_style(), ensure_ascii=False)};\n"
         + (_HERE / "live_figures.js").read_text(encoding="utf-8"))
 _CSS = (_HERE / "live_figures.css").read_text(encoding="utf-8")
 
@@ -56,7 +56,7 @@ class LiveFigure(anywidget.AnyWidget):
     #: what the default alt text starts with when the figure has no title
     NAME = "Live figure"
 
-    _esm = _ESM
+    _esm = ESM
     _css = _CSS
     _kind = t.Unicode("").tag(sync=True)
     title = t.Unicode("").tag(sync=True)

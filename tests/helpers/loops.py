@@ -29,7 +29,7 @@ def no_processes(test: str = "this test"):
     def refuse(what):
         def refused(*args, **kwargs):
             raise ProcessInEditLoop(
-                f"{test} {what}, which `make check` (the two-minute edit loop) never does; mark it "
+                f"{test} {what}, which `make check` (the edit loop) never does; mark it "
                 f"@pytest.mark.subprocess (or kernel, lab, training, slow: see pyproject.toml) so that only "
                 f"`make test` runs it")
         return refused

@@ -1,4 +1,4 @@
-"""The maintainer's two loops: `make check` while editing (about two minutes), `make test` for everything.
+"""The maintainer's two loops: `make check` while editing (under 90 s), `make test` for everything.
 
 `make check` runs ``pytest --edit-loop`` (tests/conftest.py): the tests marked with one of ``NOT_IN_CHECK``
 are left out, and a test left in that starts a process or a server fails at once, naming the mark it

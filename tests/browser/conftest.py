@@ -199,19 +199,28 @@ def summarise(moves: list[dict]) -> dict:
     return out
 
 
+RECORD = pytest.StashKey[LatencyRecord]()
+
+
 @pytest.fixture(scope="session")
 def latency_record(request):
-    """The session's :class:`LatencyRecord`; printed at the end (recorded, never asserted: timing is
-    ``make bench``'s)."""
+    """The session's :class:`LatencyRecord`, written when the session ends and printed in pytest's summary
+    (recorded, never asserted: timing is ``make bench``'s)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    record = LatencyRecord()
+    record = request.config.stash[RECORD] = LatencyRecord()
     yield record
     record.write()
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter:
-        for line in record.lines() + ["the ratio to a bare ipywidgets round trip: make bench "
-                                      "(benchmarks/key_press.py)"] * bool(record.lines()):
-            reporter.write_line(line)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """What the checks measured, one line per front end (output captured during the tests would hide it)."""
+    record = config.stash.get(RECORD, None)
+    lines = record.lines() if record else []
+    if lines:
+        terminalreporter.section("what the browser tests measured (test-artifacts/latency.json)")
+        lines.append("the ratio to a bare ipywidgets round trip: make bench (benchmarks/key_press.py)")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 class LessonPages:

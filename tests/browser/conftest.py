@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import statistics
+from pathlib import Path
 
 import pytest
 
@@ -74,7 +75,9 @@ def pytest_generate_tests(metafunc):
 def pytest_collection_modifyitems(config, items):
     """The checks of one page together, front end by front end and notebook by notebook, in PAGE_ORDER
     (after any reordering by another plugin); every other test keeps its place before them."""
-    checks = [item for item in items if "lesson" in getattr(item, "fixturenames", ())]
+    here = Path(__file__).parent   # the hook sees every test of the session: only this folder's are moved
+    checks = [item for item in items
+              if Path(item.path).is_relative_to(here) and "lesson" in getattr(item, "fixturenames", ())]
     unknown = sorted({item.originalname for item in checks} - set(PAGE_ORDER))
     if unknown:
         raise pytest.UsageError(f"browser checks missing from PAGE_ORDER (tests/browser/conftest.py): "

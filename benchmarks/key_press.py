@@ -230,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     results = measure(fronts, lessons, args.presses, args.bare_presses)
     table = summary(results)
     report(table)
+    without = sorted({stem for r in results.values() for stem, moves in r["lessons"].items() if not moves})
+    if without:
+        print(f"no d_k or seq_len slider (opened, not measured): {', '.join(without)}")
     if args.json:
         args.json.write_text(json.dumps({"presses": results, "summary": table}, indent=1), encoding="utf-8")
     return 0

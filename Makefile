@@ -16,7 +16,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 
-# Where the browser test writes one screenshot per notebook and latency.json.
+# Where the browser tests write their screenshots (test-artifacts/latency.json: what they measured).
 SCREENSHOTS ?= test-artifacts/screenshots
 
 # torch's build: auto (the CPU build on Linux without an NVIDIA GPU), cpu or cuda (tools/course.py)
@@ -153,12 +153,14 @@ AXE_VERSION := 4.14.1
 AXE := build/node/node_modules/axe-core/axe.min.js
 
 # Outside CI a missing Chromium skips this stage with one line on what to install; in CI it fails.
-# One pytest process per file: each holds its own playwright (sync API), which cannot share a process.
+# tests/browser/: every lesson in JupyterLab and Notebook 7, one file per concern (test_lesson_walk,
+# test_keyboard, test_axe, test_reflow, test_slides, test_latency: one Run All per lesson and front end
+# serves the checks of all of them, tests/browser/conftest.py), and the static pages offline
+# (test_offline_pages); one pytest, one playwright. Key press timing is a benchmark: make bench.
 test-browser: $(STAMP_DEV) $(AXE)
 	@if ! $(PY) tools/course.py check-browser && [ -z "$$CI" ]; then exit 0; fi; \
 	mkdir -p $(SCREENSHOTS) && \
-	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/browser/test_browser.py && \
-	$(BIN)/pytest -m browser tests/browser/test_offline_pages.py
+	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/browser
 
 # Binder's environment as repo2docker builds it (its base Jupyter versions, then binder/: the same
 # pins, torch's CPU build, nbgitpuller), built once into $(BINDER_ENV) by tools/binder_env.py and
@@ -240,8 +242,9 @@ html: $(STAMP_DEV)
 html-teacher: $(STAMP_DEV)
 	$(PY) tools/export_html.py --teacher --out build/html-teacher
 
-# Each benchmark prints ratios measured side by side in one run (not part of make test).
-bench: $(STAMP_RUN)
+# Each benchmark prints ratios measured side by side in one run (not part of make test); key_press.py drives
+# JupyterLab and Notebook 7 in Chromium with the test tools' playwright, hence the dev install.
+bench: $(STAMP_DEV)
 	@set -e; for f in benchmarks/*.py; do \
 	  case "$${f##*/}" in _*|"*.py") continue;; esac; \
 	  echo "== $(PY) $$f"; $(PY) "$$f"; \

@@ -5,7 +5,7 @@ back and forth); every move is one ``explorer.set(...)``. Reported per slider: t
 and the largest time the kernel spends (computing with the library and setting the live
 figures' traits, ``last_update_ms``) and the bytes it sends per move (every comm message
 of every figure: JSON state plus binary buffers). What the browser then draws is measured
-by the browser test (key press → all figures redrawn).
+by benchmarks/key_press.py (key press → picture) and recorded by the browser tests.
 
 Budget: head grid, 8 heads × 32 tokens, ≤ 32 kB per move; key press → all heads
 redrawn, median ≤ 60 ms in the browser (the kernel's part here should be a small share of it).

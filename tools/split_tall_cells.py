@@ -33,7 +33,7 @@ from stamp_notebooks import SLIDE_SIZE, estimated_height
 ROOT = Path(__file__).resolve().parents[1]
 #: A heading cell estimated taller than the screen is split (the estimate runs a little above what
 #: JupyterLab lays out presenting at the projector font: title cells estimated at 806-840 px stood
-#: 741-791 px there, one estimated at 704 px fit; tests/browser/test_browser.py presents every lesson) ...
+#: 741-791 px there, one estimated at 704 px fit; tests/browser/test_slides.py presents every lesson) ...
 SPLIT_ABOVE_PX = SLIDE_SIZE[1]
 #: ... into pieces estimated within this.
 BUDGET_PX = 0.85 * SLIDE_SIZE[1]

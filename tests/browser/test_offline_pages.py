@@ -13,13 +13,13 @@ import http.server
 import json
 import re
 import threading
-from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.helpers import REPO, load_tool, require
+from tests.helpers import REPO, load_tool
 from tests.helpers.a11y import blocking, format_violations, run_axe, tally
+from tests.helpers.browser import CHROMIUM, VIEWPORT
 
 export_html = load_tool("export_html")
 static_notebook = export_html.static_notebook
@@ -27,7 +27,6 @@ stills = export_html.stills
 
 pytestmark = pytest.mark.browser
 ROOT = REPO
-CHROMIUM = Path("/usr/bin/chromium")
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 TALLIES = ROOT / "test-artifacts" / "axe-static-pages.json"
 
@@ -85,10 +84,8 @@ def assert_accessible(page, name: str, tallies: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def offline_page():
-    require(CHROMIUM.exists(), f"Chromium is not installed at {CHROMIUM} (Debian package 'chromium')")
-    from playwright.sync_api import sync_playwright
-
+def offline_page(playwright):
+    """A page of Debian's Chromium with the network cut off (the session's playwright, conftest.py)."""
     blocked: list[str] = []
 
     def cut_network(route):
@@ -99,16 +96,15 @@ def offline_page():
             blocked.append(url)
             route.abort()
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 800})
-            context.route("**/*", cut_network)
-            page = context.new_page()
-            page.blocked = blocked
-            yield page
-        finally:
-            browser.close()
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+    try:
+        context = browser.new_context(viewport=VIEWPORT)
+        context.route("**/*", cut_network)
+        page = context.new_page()
+        page.blocked = blocked
+        yield page
+    finally:
+        browser.close()
 
 
 @pytest.mark.parametrize("kind", ["lesson", "handout"])

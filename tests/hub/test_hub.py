@@ -33,7 +33,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_browser import (  # moves to tests/helpers/browser.py
+from tests.helpers import REPO, load_tool, require
+from tests.helpers.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     PROBE,
@@ -44,7 +45,6 @@ from tests.browser.test_browser import (  # moves to tests/helpers/browser.py
     press_and_wait,
     wait_widgets_loaded,
 )
-from tests.helpers import REPO, load_tool, require
 from tests.helpers.course_remote import BRANCH, LESSON_00, NAME, learner_remote, teacher_update
 from tests.helpers.hub_classroom import (
     PASSWORD,

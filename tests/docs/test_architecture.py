@@ -219,24 +219,13 @@ def test_no_module_test_or_tool_reaches_a_private_name_of_another():
                          f"public name of its base module (tests: of tests/helpers/).")
 
 
-#: test modules that still import another test module, each with the work that ends it (an entry no longer
-#: needed fails below, so this list only shrinks)
-IMPORTS_A_TEST_MODULE = {
-    "tests.hub.test_hub": "the browser suite's split moves the helpers it takes from "
-                          "tests.browser.test_browser to tests/helpers/browser.py (issue 37)",
-}
-
-
 def test_no_test_or_tool_imports_a_test_module():
     """Shared test code lives in tests/helpers/; ``conftest.py`` is pytest's, never imported."""
     importing = {name: sorted({target for _, target, _ in imports(name) if target != name
                                and re.search(r"(^|\.)(test_\w+|conftest)$", target)})
                  for name in FILES if not name.startswith("lessons_lib")}
     importing = {name: targets for name, targets in importing.items() if targets}
-    ended = sorted(set(IMPORTS_A_TEST_MODULE) - set(importing))
-    assert not ended, f"{ended} no longer import a test module: remove them from IMPORTS_A_TEST_MODULE"
-    new = {name: targets for name, targets in importing.items() if name not in IMPORTS_A_TEST_MODULE}
-    assert not new, f"these import test modules: {new}; move what they share to tests/helpers/."
+    assert not importing, f"these import test modules: {importing}; move what they share to tests/helpers/."
 
 
 def test_the_library_and_the_tools_import_in_no_circle():

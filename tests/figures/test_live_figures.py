@@ -1,8 +1,8 @@
 """The live figures (anywidget): what crosses to the browser, and the checks on what is drawn.
 
-The browser side is tested in tests/browser/test_browser.py; here: the bytes are right (colours
-exactly matplotlib's, masks bit-exact), one message per draw, unchanged labels are not
-sent again, and bad input gets a clear error.
+The browser side is tested in tests/browser/ (the lesson walk, the keyboard); here: the bytes are right
+(colours exactly matplotlib's, masks bit-exact), one message per draw, unchanged labels are not sent
+again, and bad input gets a clear error.
 """
 
 from __future__ import annotations

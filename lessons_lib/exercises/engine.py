@@ -73,12 +73,14 @@ every ``lesson*`` module's ``__all__`` becomes part of :mod:`lessons_lib.exercis
         \"\"\"Check the learner's ``my_causal_mask(n_queries, n_keys)``. Notebook 07. Never raises.\"\"\"
         return CAUSAL_MASK.check(fn)
 
-Then add a test to ``tests/exercises/test_exercises.py``: the generic tests there run every
-``like`` candidate of every exercise through its check and require that its own
-mistake is named, so the cases must tell the mistakes apart; run the solution and every
-candidate on the unseen cases of many secrets (the solution passes, no candidate does); and
-hold every hint and message against every line of the notebooks' worked solutions (a hint
-names the idea and where to look, never a solution line). A learner function that
+Then add a test: a learner's version of each mistake, with the words its feedback must say, to
+``MISTAKES`` in ``tests/helpers/wrong_answers.py``. The generic tests of ``tests/exercises/`` run
+every ``like`` candidate of every exercise through its check and require that its own mistake is
+named, so the cases must tell the mistakes apart (``test_checks_pass_solutions_and_name_mistakes.py``);
+run the solution and every candidate on the unseen cases of many secrets (the solution passes, no
+candidate does: ``test_unseen_cases.py``); and hold every hint and message against every line of
+the notebooks' worked solutions (a hint names the idea and where to look, never a solution line:
+``test_hints_and_messages.py``). A learner function that
 returns several arrays is declared with ``outputs=("Q", "K", "V")`` (see
 ``lesson02_step1_qkv``).
 """

@@ -10,10 +10,10 @@ How a check works
    ``NotImplementedError`` on *every* case, is "not attempted" (shown, not raised,
    so a notebook still runs top to bottom).
 2. The learner's function runs on each case, on copies of the inputs, with a time limit
-   (:data:`TIME_LIMIT_S` per case), in a forked child process where the system has one
-   (:mod:`.runner`): a function that does not finish is killed, and the check names the case
-   it hung on. Whatever it raises, returns or changes in place is recorded; nothing escapes but
-   ``KeyboardInterrupt``.
+   (:data:`TIME_LIMIT_S` per case), in a forked child process where the system has one, one child
+   for all the cases of a check (:mod:`.runner`): a function that does not finish is killed, and
+   the check names the case it hung on. Whatever it raises, returns or changes in place is
+   recorded; nothing escapes but ``KeyboardInterrupt``.
 3. Each answer is compared with the library's own reference function (never a
    solutions file), computed after the learner's function ran: same structure,
    floating-point dtype, values within ``rtol=1e-6, atol=1e-9``, and the inputs left
@@ -87,6 +87,7 @@ returns several arrays is declared with ``outputs=("Q", "K", "V")`` (see
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -101,7 +102,7 @@ from . import integrity
 from .catalogue import FALLBACK_MISTAKES, LIBRARY_ANSWER, TAMPERED, TYPE_MISTAKES, uses_global_instead
 from .messages import count, kind_of, shape_text, show
 from .mistakes import Mistake, either, every_case, like
-from .runner import TIME_LIMIT_S, Case, Outcome, Watch, is_placeholder, run
+from .runner import TIME_LIMIT_S, Case, Outcome, Watch, is_placeholder, run, run_cases
 
 __all__ = [
     "TIME_LIMIT_S",
@@ -185,15 +186,16 @@ class Exercise:
             fn = self.adapt(fn)
         limit = TIME_LIMIT_S if self.time_limit is None else self.time_limit
         outcomes = []
-        for case in self.cases():
-            outcome = run(fn, case, None, limit, self.answer_kind, self.outputs, watch)
-            # the reference after the call: nothing the call did can reach it
-            outcome.expected = self.reference(*case.args.values())
-            outcomes.append(outcome)
-            if outcome.tampered:
-                return self._feedback(TAMPERED, outcome, learner)
-            if outcome.timed_out:  # do not wait for the next cases too
-                return self._feedback(TYPE_MISTAKES[0], outcome, learner)
+        calls = run_cases(fn, self.cases(), limit, self.answer_kind, self.outputs, watch)
+        with contextlib.closing(calls):
+            for outcome in calls:
+                # the reference after the call: nothing the call did can reach it
+                outcome.expected = self.reference(*outcome.case.args.values())
+                outcomes.append(outcome)
+                if outcome.tampered:
+                    return self._feedback(TAMPERED, outcome, learner)
+                if outcome.timed_out:  # do not wait for the next cases too
+                    return self._feedback(TYPE_MISTAKES[0], outcome, learner)
         if all(o.not_attempted for o in outcomes):
             return self._not_attempted()
         failing = next((o for o in outcomes if not o.ok), None)

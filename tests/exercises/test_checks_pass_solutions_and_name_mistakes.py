@@ -2,7 +2,8 @@
 
 The wrong answers are written the way learners write them (``tests/helpers/wrong_answers.py``); each
 mistake's feedback must name it and say the words that explain it. `make check` runs one learner's version
-of each mistake and one candidate of each mistake in the exercises' own tables; `make test` runs them all.
+of each mistake (every mistake of every table has one) and one candidate of each exercise's own table;
+`make test` runs them all.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 import lessons_lib as ll
 from lessons_lib import exercises
 from tests.helpers import solutions  # the worked solutions, read from the notebooks (never in lessons_lib)
-from tests.helpers.wrong_answers import MISTAKES, every_table_candidate, one_per_mistake, v
+from tests.helpers.wrong_answers import MISTAKES, every_table_candidate, first_of_each, v
 
 pytestmark = pytest.mark.usefixtures("warnings_are_errors")  # a check never lets a warning through
 
@@ -70,8 +71,8 @@ def test_a_slightly_wrong_answer_does_not_pass(name):
 
 
 # ------------------------------------------------------------------ each listed mistake
-@pytest.mark.parametrize("name, fn, key, words", one_per_mistake(
-    MISTAKES, mistake_of=lambda m: (m[0], m[2]), id_of=lambda m: f"{m[0]}-{m[2]}-{MISTAKES.index(m)}"))
+@pytest.mark.parametrize("name, fn, key, words", first_of_each(
+    MISTAKES, group_of=lambda m: (m[0], m[2]), id_of=lambda m: f"{m[0]}-{m[2]}-{MISTAKES.index(m)}"))
 def test_each_mistake_is_named_with_the_words_that_explain_it(name, fn, key, words):
     feedback = exercises.EXERCISES[name].check(fn)
     assert feedback.status == "failed" and feedback.passed is False
@@ -105,9 +106,8 @@ def _shapes_known(exercise, candidate) -> set[str]:
     return known
 
 
-@pytest.mark.parametrize("exercise, key, candidate, index", one_per_mistake(
-    every_table_candidate(), mistake_of=lambda c: (c[0].name, c[1]),
-    id_of=lambda c: f"{c[0].name}-{c[1]}-{c[3]}"))
+@pytest.mark.parametrize("exercise, key, candidate, index", first_of_each(
+    every_table_candidate(), group_of=lambda c: c[0].name, id_of=lambda c: f"{c[0].name}-{c[1]}-{c[3]}"))
 def test_every_candidate_mistake_is_named_as_itself_quoting_only_shapes_of_its_case(exercise, key, candidate,
                                                                                      index):
     """The cases tell the mistakes apart: each wrong implementation of a table is named by its own entry;

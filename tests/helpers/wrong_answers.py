@@ -3,8 +3,8 @@
 The exercise tests (``tests/exercises/``) hand these to the checks: :data:`MISTAKES` (each listed mistake
 of every exercise, as a learner writes it, with the words its feedback must say), :data:`UNSTABLE_SOFTMAXES`
 (softmaxes shifted by anything but each row's own maximum), :func:`table_candidates` (every wrong
-implementation in the exercises' own tables) and :func:`one_per_mistake`, which keeps one entry of each
-mistake in `make check` and the others in `make test` only (marked ``slow``).
+implementation in the exercises' own tables) and :func:`first_of_each`, which keeps one entry of each
+mistake (or exercise) in `make check` and the others in `make test` only (marked ``slow``).
 """
 
 from __future__ import annotations
@@ -320,13 +320,13 @@ def every_table_candidate() -> list:
     return found
 
 
-def one_per_mistake(entries, mistake_of, id_of) -> list:
-    """``entries`` as pytest params: the first entry of each mistake (``mistake_of(entry)``) runs in
-    `make check`, the others, which name the same mistake written another way, in `make test` only."""
+def first_of_each(entries, group_of, id_of) -> list:
+    """``entries`` as pytest params: the first entry of each group (``group_of(entry)``: a mistake, an
+    exercise) runs in `make check`, the others, more of the same kind, in `make test` only (marked slow)."""
     params, seen = [], set()
     for entry in entries:
-        mistake = mistake_of(entry)
-        marks = [pytest.mark.slow] if mistake in seen else []
-        seen.add(mistake)
+        group = group_of(entry)
+        marks = [pytest.mark.slow] if group in seen else []
+        seen.add(group)
         params.append(pytest.param(*entry, marks=marks, id=id_of(entry)))
     return params

@@ -10,10 +10,10 @@ How a check works
    ``NotImplementedError`` on *every* case, is "not attempted" (shown, not raised,
    so a notebook still runs top to bottom).
 2. The learner's function runs on each case, on copies of the inputs, with a time limit
-   (:data:`TIME_LIMIT_S` per case), in a forked child process where the system has one
-   (:mod:`.runner`): a function that does not finish is killed, and the check names the case
-   it hung on. Whatever it raises, returns or changes in place is recorded; nothing escapes but
-   ``KeyboardInterrupt``.
+   (:data:`TIME_LIMIT_S` per case), in a forked child process where the system has one, one child
+   for all the cases of a check (:mod:`.runner`): a function that does not finish is killed, and
+   the check names the case it hung on. Whatever it raises, returns or changes in place is
+   recorded; nothing escapes but ``KeyboardInterrupt``.
 3. Each answer is compared with the library's own reference function (never a
    solutions file), computed after the learner's function ran: same structure,
    floating-point dtype, values within ``rtol=1e-6, atol=1e-9``, and the inputs left
@@ -73,18 +73,21 @@ every ``lesson*`` module's ``__all__`` becomes part of :mod:`lessons_lib.exercis
         \"\"\"Check the learner's ``my_causal_mask(n_queries, n_keys)``. Notebook 07. Never raises.\"\"\"
         return CAUSAL_MASK.check(fn)
 
-Then add a test to ``tests/exercises/test_exercises.py``: the generic tests there run every
-``like`` candidate of every exercise through its check and require that its own
-mistake is named, so the cases must tell the mistakes apart; run the solution and every
-candidate on the unseen cases of many secrets (the solution passes, no candidate does); and
-hold every hint and message against every line of the notebooks' worked solutions (a hint
-names the idea and where to look, never a solution line). A learner function that
+Then add a test: a learner's version of each mistake, with the words its feedback must say, to
+``MISTAKES`` in ``tests/helpers/wrong_answers.py``. The generic tests of ``tests/exercises/`` run
+every ``like`` candidate of every exercise through its check and require that its own mistake is
+named, so the cases must tell the mistakes apart (``test_checks_pass_solutions_and_name_mistakes.py``);
+run the solution and every candidate on the unseen cases of many secrets (the solution passes, no
+candidate does: ``test_unseen_cases.py``); and hold every hint and message against every line of
+the notebooks' worked solutions (a hint names the idea and where to look, never a solution line:
+``test_hints_and_messages.py``). A learner function that
 returns several arrays is declared with ``outputs=("Q", "K", "V")`` (see
 ``lesson02_step1_qkv``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -99,7 +102,7 @@ from . import integrity
 from .catalogue import FALLBACK_MISTAKES, LIBRARY_ANSWER, TAMPERED, TYPE_MISTAKES, uses_global_instead
 from .messages import count, kind_of, shape_text, show
 from .mistakes import Mistake, either, every_case, like
-from .runner import TIME_LIMIT_S, Case, Outcome, Watch, is_placeholder, run
+from .runner import TIME_LIMIT_S, Case, Outcome, Watch, is_placeholder, run, run_cases
 
 __all__ = [
     "TIME_LIMIT_S",
@@ -183,15 +186,16 @@ class Exercise:
             fn = self.adapt(fn)
         limit = TIME_LIMIT_S if self.time_limit is None else self.time_limit
         outcomes = []
-        for case in self.cases():
-            outcome = run(fn, case, None, limit, self.answer_kind, self.outputs, watch)
-            # the reference after the call: nothing the call did can reach it
-            outcome.expected = self.reference(*case.args.values())
-            outcomes.append(outcome)
-            if outcome.tampered:
-                return self._feedback(TAMPERED, outcome, learner)
-            if outcome.timed_out:  # do not wait for the next cases too
-                return self._feedback(TYPE_MISTAKES[0], outcome, learner)
+        calls = run_cases(fn, self.cases(), limit, self.answer_kind, self.outputs, watch)
+        with contextlib.closing(calls):
+            for outcome in calls:
+                # the reference after the call: nothing the call did can reach it
+                outcome.expected = self.reference(*outcome.case.args.values())
+                outcomes.append(outcome)
+                if outcome.tampered:
+                    return self._feedback(TAMPERED, outcome, learner)
+                if outcome.timed_out:  # do not wait for the next cases too
+                    return self._feedback(TYPE_MISTAKES[0], outcome, learner)
         if all(o.not_attempted for o in outcomes):
             return self._not_attempted()
         failing = next((o for o in outcomes if not o.ok), None)

@@ -92,8 +92,8 @@ class Mistake:
     outcome that return text.
 
     A hint names the idea and where to look, never a line of the solution
-    (``tests/exercises/test_exercises.py`` holds every hint and message against every solution line of the
-    notebooks). ``hint`` may be a tuple of hints, each more specific than the one before: the
+    (``tests/exercises/test_hints_and_messages.py`` holds every hint and message against every solution
+    line of the notebooks). ``hint`` may be a tuple of hints, each more specific than the one before: the
     first is the *nudge* (what nbgrader's feedback shows), and a learner who makes the same mistake
     again in self-study gets the next one.
     """

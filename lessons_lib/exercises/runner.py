@@ -6,12 +6,13 @@ whether it ran out of time, whether it reached for the library's answer or chang
 tools), and :func:`close` / :func:`behave_alike` compare answers.
 
 Where the system has ``os.fork`` (Linux, macOS) a learner's function runs in a **forked child
-process** (:data:`ISOLATION` ``"process"``): the child has the kernel's memory as it is, so a
-function defined in a notebook cell runs unchanged, but
+process** (:data:`ISOLATION` ``"process"``; the cases of one check one after another in one child,
+:func:`run_cases`): the child has the kernel's memory as it is, so a function defined in a notebook
+cell runs unchanged, but
 
-* a function that does not finish in time is **killed** with its whole process group (a loop with
-  a bare ``except:`` inside it, ``time.sleep``, a C call that never returns), so nothing of it keeps
-  a core busy after the check returns;
+* a function that does not finish a case in time is **killed** with its whole process group (a loop
+  with a bare ``except:`` inside it, ``time.sleep``, a C call that never returns), so nothing of it
+  keeps a core busy after the check returns;
 * whatever it changes while it runs (``np.allclose = ...``, the library, the engine) changes the
   child only; the child reports what it changed, and the check names it;
 * its answer comes back through a pipe as data only (arrays, numbers, tuples, text): nothing the
@@ -44,7 +45,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,8 +53,8 @@ import numpy as np
 
 from . import integrity
 
-__all__ = ["TIME_LIMIT_S", "ISOLATION", "Case", "Outcome", "Watch", "run", "close", "error_kind",
-           "behave_alike", "is_placeholder"]
+__all__ = ["TIME_LIMIT_S", "ISOLATION", "Case", "Outcome", "Watch", "run", "run_cases", "close",
+           "error_kind", "behave_alike", "is_placeholder"]
 
 #: Seconds one case may run before the check stops the learner's function. The inputs are tiny,
 #: so a right answer takes a millisecond; a few seconds leave room for a loaded classroom server.
@@ -249,64 +250,98 @@ class _Ran:
 
 
 def _call(fn: Callable, args: tuple, time_limit: float | None, watch: Watch | None = None) -> _Ran:
-    """``fn(*args)``: directly when there is no time limit (the check's own candidates), else isolated."""
+    """``fn(*args)`` without a child process: directly when there is no time limit (the check's own
+    candidates), else in a worker thread (:data:`ISOLATION` ``"thread"``, or no fork to be had)."""
     if time_limit is None:
         with np.errstate(all="ignore"):
             try:
                 return _Ran(fn(*args), args_after=args)
             except BaseException as exc:
                 return _Ran(error=exc, line=_learner_line(exc, fn), args_after=args)
-    if ISOLATION == "process":
-        try:
-            return _call_in_child(fn, args, time_limit, watch)
-        except OSError:  # fork refused (no memory, process limit): the thread below still works
-            pass
     return _call_in_thread(fn, args, time_limit, watch)
 
 
 # --------------------------------------------------------------------------- a forked child
-def _call_in_child(fn: Callable, args: tuple, time_limit: float, watch: Watch | None) -> _Ran:
-    """Run the call in a forked child that reports through a pipe; kill it (and anything it started)
-    when it is not done within ``time_limit`` seconds, or when the learner presses the stop button."""
-    snapshot = integrity.Snapshot(focus=True)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into the caller's code
+_LENGTH = 8  # bytes of the length that precedes each report in the pipe
+
+
+class _Child:
+    """A forked child that calls ``fn`` on each tuple of ``arg_lists`` in turn and sends a report of each
+    call through a pipe as soon as it returns: the cases of one check share one fork. It is killed (with
+    anything it started) when a case is not done within its time limit, when it is no longer needed, or
+    when the learner presses the stop button."""
+
+    def __init__(self, fn: Callable, arg_lists: list[tuple], watch: Watch | None):
+        snapshot = integrity.Snapshot(focus=True)
+        read_end, write_end = os.pipe()
         try:
+            pid = os.fork()
+        except OSError:
             os.close(read_end)
-            _child(fn, args, watch, snapshot, write_end)
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    try:
-        os.setpgid(pid, pid)  # its own process group (the child does the same: no race)
-    except OSError:
-        pass
-    chunks, finished = [], False
-    deadline = time.monotonic() + time_limit
-    try:
-        while not finished:
+            os.close(write_end)
+            raise
+        if pid == 0:  # the child: never returns into the caller's code
+            try:
+                os.close(read_end)
+                _child(fn, arg_lists, watch, snapshot, write_end)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        try:
+            os.setpgid(pid, pid)  # its own process group (the child does the same: no race)
+        except OSError:
+            pass
+        self.pid, self.read_end, self.buffer, self.eof, self.ended = pid, read_end, b"", False, False
+        self.status = 0
+
+    def next(self, time_limit: float) -> _Ran:
+        """The next call's report, waited for at most ``time_limit`` seconds; a call that runs out of time
+        or ends the child's process ends the child (:attr:`ended`)."""
+        deadline = time.monotonic() + time_limit
+        while True:
+            report = self._report()
+            if report is not None:
+                return _ran_from(report)
+            if self.eof:
+                self.end()
+                return _Ran(error=SystemExit(_exit_words(self.status)))
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                break
-            ready, _, _ = select.select([read_end], [], [], remaining)
+                self.end()
+                return _Ran(timed_out=True)
+            ready, _, _ = select.select([self.read_end], [], [], remaining)
             if ready:
-                chunk = os.read(read_end, 1 << 20)
-                chunks.append(chunk)
-                finished = not chunk
-    finally:  # KeyboardInterrupt (the stop button) included
-        os.close(read_end)
-        status = _end(pid)
-    if not finished:
-        return _Ran(timed_out=True)
-    data = b"".join(chunks)
+                chunk = os.read(self.read_end, 1 << 20)
+                self.buffer += chunk
+                self.eof = not chunk
+
+    def _report(self) -> bytes | None:
+        """The next whole report in the buffer, or None."""
+        if len(self.buffer) < _LENGTH:
+            return None
+        size = int.from_bytes(self.buffer[:_LENGTH], "big")
+        if len(self.buffer) < _LENGTH + size:
+            return None
+        report, self.buffer = self.buffer[_LENGTH:_LENGTH + size], self.buffer[_LENGTH + size:]
+        return report
+
+    def end(self) -> None:
+        """Kill the child's process group and reap the child (once)."""
+        if not self.ended:
+            self.ended = True
+            os.close(self.read_end)
+            self.status = _end(self.pid)
+
+
+def _ran_from(data: bytes) -> _Ran:
+    """What one call did, from the child's report of it (data only: see :func:`_load`)."""
     try:
-        report = _load(data) if data else {"broken": _exit_words(status)}
+        report = _load(data)
     except Exception as exc:  # nothing the child sent may break the check
         report = {"broken": f"its answer could not be read back ({type(exc).__name__})"}
     if not isinstance(report, dict) or "broken" in report:
         why = report.get("broken") if isinstance(report, dict) else None
-        return _Ran(error=SystemExit(why or _exit_words(status)))
+        return _Ran(error=SystemExit(why or "its answer could not be read back"))
     if report.get("output"):
         print(report["output"], end="" if report["output"].endswith("\n") else "\n")
     error = _rebuild_error(report["error"]) if report.get("error") else None
@@ -315,7 +350,7 @@ def _call_in_child(fn: Callable, args: tuple, time_limit: float, watch: Watch | 
                 tampered=tuple(report.get("tampered", ())))
 
 
-def _child(fn, args, watch, snapshot, write_end) -> None:
+def _child(fn, arg_lists, watch, snapshot, write_end) -> None:
     try:
         os.setpgid(0, 0)
     except OSError:
@@ -326,21 +361,24 @@ def _child(fn, args, watch, snapshot, write_end) -> None:
             torch.set_num_threads(1)
         except Exception:  # a torch too broken to set is the learner's code's problem, not the check's
             pass
-    out = io.StringIO()
-    sys.stdout = sys.stderr = out  # the learner's prints come back as text
-    try:
-        result, error, hits = _traced(fn, args, watch)
-        report = {"result": _pack(result), "error": _pack_error(error, fn) if error is not None else None,
-                  "line": _learner_line(error, fn) if error is not None else "",
-                  "args": [_pack(a) for a in args], "borrowed": list(hits),
-                  "tampered": snapshot.changes(),
-                  "output": out.getvalue()[:_MAX_OUTPUT]}
-        data = _DUMPS(report, 5)
-    except BaseException as exc:  # the report says what went wrong instead
-        data = _DUMPS({"broken": f"the check could not pack its answer ({type(exc).__name__})"}, 5)
-    view = memoryview(data)
-    while view:
-        view = view[os.write(write_end, view):]
+    warnings.simplefilter("ignore")
+    for args in arg_lists:
+        out = io.StringIO()
+        sys.stdout = sys.stderr = out  # the learner's prints come back as text
+        try:
+            result, error, hits = _traced(fn, args, watch)
+            report = {"result": _pack(result),
+                      "error": _pack_error(error, fn) if error is not None else None,
+                      "line": _learner_line(error, fn) if error is not None else "",
+                      "args": [_pack(a) for a in args], "borrowed": list(hits),
+                      "tampered": snapshot.changes(),
+                      "output": out.getvalue()[:_MAX_OUTPUT]}
+            data = _DUMPS(report, 5)
+        except BaseException as exc:  # the report says what went wrong instead
+            data = _DUMPS({"broken": f"the check could not pack its answer ({type(exc).__name__})"}, 5)
+        view = memoryview(len(data).to_bytes(_LENGTH, "big") + data)
+        while view:
+            view = view[os.write(write_end, view):]
 
 
 def _end(pid: int) -> int:
@@ -516,12 +554,47 @@ def run(fn: Callable, case: Case, expected: Any = None, time_limit: float | None
     runs too long, and runs it isolated (:data:`ISOLATION`); ``watch`` names the library's answers
     it must not call.
     """
-    args = {name: copy.deepcopy(value) for name, value in case.args.items()}
-    outcome = Outcome(case, expected=expected, answer_kind=answer_kind, outputs=outputs,
-                      time_limit=time_limit)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ran = _call(fn, tuple(args.values()), time_limit, watch)
+    (outcome,) = run_cases(fn, [case], time_limit, answer_kind, outputs, watch)
+    outcome.expected = expected
+    return outcome
+
+
+def run_cases(fn: Callable, cases: list[Case], time_limit: float | None = None, answer_kind: str = "f",
+              outputs: tuple[str, ...] = (), watch: Watch | None = None) -> Iterator[Outcome]:
+    """:func:`run` on each case in turn, lazily: each case's outcome is ready before the next case is
+    asked for, and a consumer that stops early (a case timed out) runs no more of them.
+
+    Isolated in a forked child (:data:`ISOLATION` ``"process"``), the cases share one child, which calls
+    ``fn`` on each case's own copies one after another, each under its own time limit: a check forks
+    once, not once per case. A case that runs out of time or ends the child's process (``os._exit``, a
+    crash) ends that child, and the next case starts a new one; closing the iterator kills the child.
+    """
+    cases = list(cases)
+    copies = [{name: copy.deepcopy(value) for name, value in case.args.items()} for case in cases]
+    child: _Child | None = None
+    try:
+        for i, (case, args) in enumerate(zip(cases, copies)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if time_limit is not None and ISOLATION == "process" and child is None:
+                    try:
+                        child = _Child(fn, [tuple(a.values()) for a in copies[i:]], watch)
+                    except OSError:  # fork refused (no memory, process limit): the thread still works
+                        pass
+                if child is not None:
+                    ran = child.next(time_limit)
+                    child = None if child.ended else child
+                else:
+                    ran = _call(fn, tuple(args.values()), time_limit, watch)
+            yield _outcome(case, args, ran, time_limit, answer_kind, outputs)
+    finally:  # GeneratorExit, KeyboardInterrupt (the stop button) included
+        if child is not None:
+            child.end()
+
+
+def _outcome(case: Case, args: dict, ran: _Ran, time_limit: float | None, answer_kind: str,
+             outputs: tuple[str, ...]) -> Outcome:
+    outcome = Outcome(case, answer_kind=answer_kind, outputs=outputs, time_limit=time_limit)
     outcome.result, outcome.error, outcome.line = _plain_answer(ran.result), ran.error, ran.line
     outcome.timed_out, outcome.still_running = ran.timed_out, ran.still_running
     outcome.borrowed, outcome.tampered = ran.borrowed, ran.tampered

@@ -4,7 +4,8 @@ name.
 
 The copy gets, as the recipe says: the lesson's entry in the registry (lessons_lib/course/lessons.py), a
 still, an explorer (and its row in explorers/base.py's table), an exercise (and its row in the table of
-exercises/__init__.py), a quiz that asks lesson 08's question too, the notebook, and its entry in the
+exercises/__init__.py, a learner's version of its mistake in tests/helpers/wrong_answers.py, its points in
+docs/classroom.md), a quiz that asks lesson 08's question too, the notebook, and its entry in the
 teacher's guide; then the recipe's commands run there (export table, stamps, the timed run that measures
 its minutes, the term plan, the notebook re-run from a clean kernel). The proof is the edit loop
 (``pytest --edit-loop tests``, without tests/core and tests/lab, which hold code the recipe does not
@@ -217,6 +218,15 @@ def test_a_lesson_added_by_the_recipe_passes_the_tools_and_the_edit_loop(tmp_pat
              ":class:`DoublingExplorer`      99        the identity times a factor: factor")
     _add_row(lib / "exercises" / "__init__.py", r"``check_\w+``\s",
              "``check_double``            ``my_double(x) -> 2·x``                         99_throwaway")
+    # 5. the exercise's mistake as a learner writes it, and its points in the classroom guide
+    with open(copy / "tests" / "helpers" / "wrong_answers.py", "a", encoding="utf-8") as helper:
+        helper.write('\nMISTAKES.append(("my_double", lambda x: x * x, "squared", ["instead of doubled"]))\n')
+    classroom = copy / "docs" / "classroom.md"
+    text = classroom.read_text(encoding="utf-8")
+    course = re.search(r"\| \*\*course\*\* \| (\d+) exercises \| \*\*(\d+)\*\* \|", text)
+    row = (f"| 99 | `my_double` (1) | 1 |\n"
+           f"| **course** | {int(course[1]) + 1} exercises | **{int(course[2]) + 1}** |")
+    classroom.write_text(text.replace(course[0], row), encoding="utf-8")
     # 7. the notebook
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell(s) if kind == "markdown" else nbformat.v4.new_code_cell(s)

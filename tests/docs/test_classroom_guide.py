@@ -4,7 +4,8 @@ Every YAML block parses, with no key written twice in any mapping (YAML keeps th
 keys silently: a second ``singleuser:`` pasted below the first would replace it), and so do all of
 them pasted into one ``config.yaml``. The sizing rules are recomputed here from the measured figures
 the guide gives (the memory table, the server, lesson 00's second Python, a node's allocatable CPU),
-and every result the guide states must be the one they give.
+and every result the guide states must be the one they give. Its table of points per exercise is the
+registry's.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 import yaml
 
 from tests.helpers import REPO, load_tool
+from tests.helpers.grading import POINTS
 
 GUIDE = (REPO / "docs" / "classroom.md").read_text(encoding="utf-8")
 YAML_BLOCKS = re.findall(r"```yaml\n(.*?)```", GUIDE, re.S)
@@ -123,3 +125,11 @@ def test_every_anchor_the_guides_link_to_is_a_heading():
     for name, text in docs.items():
         for target, anchor in re.findall(r"\]\(([\w./-]*)#([\w-]+)\)", text):
             assert anchor in anchors(docs[Path(target).name or name]), (name, target, anchor)
+
+
+def test_the_classroom_guide_lists_the_points_of_the_table():
+    for lesson, points in POINTS.items():
+        items = ", ".join(f"`{name}` ({p})" for name, p in points.items())
+        assert f"| {lesson[:2]} | {items} | {sum(points.values())} |" in GUIDE, lesson
+    total = sum(sum(p.values()) for p in POINTS.values())
+    assert f"| **course** | {sum(len(p) for p in POINTS.values())} exercises | **{total}** |" in GUIDE

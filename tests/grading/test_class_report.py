@@ -1,11 +1,11 @@
 """The class report (tools/class_report.py): which mistakes a class made, from nbgrader's graded notebooks.
 
 A failed graded cell says ``my_softmax: NOT YET (wrong_axis): …`` (``assert_passes``); ``read_verdict``,
-beside it in lessons_lib/exercises/grading.py, reads it back, for every mistake of every check. The
+beside it in lessons_lib/exercises/grading.py, reads it back (tests/exercises/test_graded_cells.py). The
 report counts, per exercise, the learners who passed, made each named mistake or did not attempt it,
 and compares the concept quiz before and after (normalised gain). First on a hand-made course folder
-(exact counts, fast); then (``make test-grading``) on submissions made the way
-tests/grading/test_nbgrader_pipeline.py makes them, autograded by the real nbgrader.
+(exact counts, fast: `make check`); then (``make test-grading``, marked ``grading``) on submissions made the
+way tests/grading/test_nbgrader_pipeline.py makes them, autograded by the real nbgrader.
 """
 
 from __future__ import annotations
@@ -18,45 +18,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from lessons_lib.course.feedback import FAILED, NOT_ATTEMPTED, Feedback
 from lessons_lib.exercises import EXERCISES
-from lessons_lib.exercises.grading import Verdict, assert_passes, read_verdict
 from lessons_lib.quizzes import concepts
 from tests.helpers import REPO, load_tool
+from tests.helpers.grading import failed_cell_message
 
 class_report = load_tool("class_report")
-
-
-def message(feedback: Feedback) -> str:
-    with pytest.raises(AssertionError) as raised:
-        assert_passes(feedback)
-    return str(raised.value)
-
-
-@pytest.mark.parametrize("name", sorted(EXERCISES))
-def test_the_verdict_of_every_named_mistake_reads_back(name):
-    for mistake in EXERCISES[name].mistakes:
-        feedback = Feedback(name, FAILED, f"Likely mistake: {mistake.title}.", "a hint", mistake=mistake.key)
-        said = message(feedback)
-        assert read_verdict(said) == Verdict(name, True, mistake.key)
-
-
-@given(text=st.text(), hint=st.text(), key=st.from_regex(r"[a-z][a-z_]{0,20}", fullmatch=True))
-def test_a_verdict_reads_back_whatever_the_message_says(text, hint, key):
-    assert read_verdict(message(Feedback("my_softmax", FAILED, text, hint, mistake=key))) == Verdict(
-        "my_softmax", True, key)
-    unnamed, untouched = Feedback("my_scale", FAILED, text, hint), Feedback("my_scale", NOT_ATTEMPTED, text)
-    assert read_verdict(message(unnamed)) == Verdict("my_scale", True, None)
-    assert read_verdict(message(untouched)) == Verdict("my_scale", False, None)
-
-
-def test_a_message_without_a_verdict_reads_as_none_and_wrong_input_is_refused():
-    assert read_verdict("NameError: name 'my_scale' is not defined") is None
-    with pytest.raises(TypeError, match="text"):
-        read_verdict(None)
 
 
 def graded_notebook(results: dict[str, Feedback | None]) -> nbformat.NotebookNode:
@@ -67,8 +36,8 @@ def graded_notebook(results: dict[str, Feedback | None]) -> nbformat.NotebookNod
         cell.metadata["nbgrader"] = {"grade": True, "grade_id": f"test_{name}", "points": 2,
                                      "solution": False, "locked": True, "schema_version": 3}
         if feedback is not None:
-            cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=message(feedback),
-                                                   traceback=["..."])]
+            cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError",
+                                                   evalue=failed_cell_message(feedback), traceback=["..."])]
         nb.cells.append(cell)
     nb.cells.append(nbformat.v4.new_code_cell("print('not graded')"))
     return nb

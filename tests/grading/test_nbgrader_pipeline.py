@@ -19,6 +19,10 @@ answer, the exercise's own reference, patching numpy's comparisons during the ca
 patching the judge, a lookup table of the shown answers, a fake ``lessons_lib`` beside the notebook):
 each scores 0 on every exercise the strategy applies to, and the feedback says why.
 
+Every test here runs nbgrader (marked ``grading``, ``make test-grading``); the graded cells themselves,
+run in-process on every exercise's solution and planted mistake, are tested in
+tests/exercises/test_graded_cells.py (``make check``).
+
 ``nbgrader autograde`` re-runs each submission in a fresh kernel, the graded cells restored from the
 gradebook; the course's ``nbgrader_config.py`` sets the secret of the unseen cases
 (``LESSONS_HIDDEN_SECRET``) and keeps files a learner hands in beside the notebook out of the
@@ -28,7 +32,6 @@ autograded folder, as docs/classroom.md says.
 from __future__ import annotations
 
 import html
-import json
 import re
 import textwrap
 from pathlib import Path
@@ -46,11 +49,8 @@ from tests.helpers.grading import (
     functions,
     named_mistake,
     nbgrader,
-    solution_source,
     submit,
 )
-
-pytestmark = pytest.mark.grading
 
 #: The course's nbgrader_config.py, as docs/classroom.md gives it (the secret is the test course's own).
 COURSE_CONFIG = """\
@@ -276,6 +276,7 @@ def _worked_solution(teacher: nbformat.NotebookNode, name: str) -> str:
     raise KeyError(name)
 
 
+@pytest.mark.grading
 def test_release_hides_solutions_and_locks_the_graded_cells_which_hide_no_code(course):
     for lesson in LESSONS:
         nb = nbformat.read(course / "release" / lesson / f"{lesson}.ipynb", as_version=4)
@@ -291,6 +292,7 @@ def test_release_hides_solutions_and_locks_the_graded_cells_which_hide_no_code(c
             assert cell.source == graded[cell.metadata["nbgrader"]["grade_id"]], "learners see the whole test"
 
 
+@pytest.mark.grading
 def test_the_release_folds_the_answers_to_predict_prompts_as_the_learner_copy_does(course):
     learner_copy = load_tool("learner_copy")
     folds = 0
@@ -304,6 +306,7 @@ def test_the_release_folds_the_answers_to_predict_prompts_as_the_learner_copy_do
     assert folds > 0
 
 
+@pytest.mark.grading
 def test_autograde_finds_no_changed_graded_cell_in_an_honest_submission(course):
     """nbgrader warns "Attribute 'checksum' for cell ... has changed!" when a locked cell differs from the
     gradebook: with hidden-test code in a graded cell it did so for every untouched notebook. The graded
@@ -312,11 +315,13 @@ def test_autograde_finds_no_changed_graded_cell_in_an_honest_submission(course):
         assert "has changed" not in course.logs[student], course.logs[student]
 
 
+@pytest.mark.grading
 def test_every_exercise_right_gets_full_points(course):
     for lesson in LESSONS:
         assert scores(course, "right", lesson) == POINTS[lesson], lesson
 
 
+@pytest.mark.grading
 def test_each_planted_mistake_loses_exactly_its_points_and_the_feedback_names_it(course):
     from lessons_lib.exercises import EXERCISES
 
@@ -328,36 +333,7 @@ def test_each_planted_mistake_loses_exactly_its_points_and_the_feedback_names_it
             assert f"{name}: NOT YET ({mistake})" in text, (lesson, name, mistake)
 
 
-def graded_cell(name: str) -> str:
-    for lesson in LESSONS:
-        for cell in nbformat.read(REPO / "notebooks" / f"{lesson}.ipynb", as_version=4).cells:
-            if cell.metadata.get("nbgrader", {}).get("grade_id") == f"test_{name}":
-                return cell.source
-    raise KeyError(name)
-
-
-@pytest.mark.parametrize("name", sorted(PLANTED))
-def test_graded_cell_raises_exactly_when_the_check_fails_naming_the_mistake(name):
-    """Every exercise's graded cell, hidden tests included, run here on the worked solution (passes)
-    and on the planted mistake (raises AssertionError naming it): fast, and for every lesson."""
-    import numpy as np
-
-    import lessons_lib as ll
-    from lessons_lib.exercises import EXERCISES
-
-    source = solution_source(name)
-    old, new, mistake = PLANTED[name]
-    mistake = mistake or named_mistake(name, EXERCISES)
-    for answer, fails in ((source, False), (source.replace(old, new), True)):
-        namespace = {"np": np, "ll": ll}   # what a lesson's first cells import
-        exec(answer, namespace)
-        if not fails:
-            exec(graded_cell(name), namespace)
-            continue
-        with pytest.raises(AssertionError, match=re.escape(f"{name}: NOT YET ({mistake})")):
-            exec(graded_cell(name), namespace)
-
-
+@pytest.mark.grading
 def test_the_feedback_shows_the_mistake_its_nudge_and_the_case_never_a_traceback_or_a_server_path(course):
     for student, lesson in [("mistaken", lesson) for lesson in MISTAKEN] + [("table", GAMING)]:
         text = feedback_text(course, student, lesson)
@@ -372,11 +348,13 @@ def test_the_feedback_shows_the_mistake_its_nudge_and_the_case_never_a_traceback
         assert str(course.root) not in text and ".py\"" not in text
 
 
+@pytest.mark.grading
 def test_the_student_who_solved_everything_gets_full_points_on_the_gaming_assignment_too(course):
     everything = {name: points for lesson in LESSONS for name, points in POINTS[lesson].items()}
     assert scores(course, "gaming_right", GAMING) == everything
 
 
+@pytest.mark.grading
 @pytest.mark.parametrize("strategy", list(STRATEGIES))
 def test_every_way_of_getting_points_without_the_work_scores_zero_and_the_feedback_says_why(course, strategy):
     code_of, mistake, words = STRATEGIES[strategy]
@@ -393,6 +371,7 @@ def test_every_way_of_getting_points_without_the_work_scores_zero_and_the_feedba
         assert not (course / "autograded" / strategy / GAMING / "lessons_lib").exists()
 
 
+@pytest.mark.grading
 def test_untouched_exercises_score_zero_without_an_error(course):
     for lesson, wanted in PARTIAL.items():
         got = scores(course, "partial", lesson)
@@ -401,21 +380,3 @@ def test_untouched_exercises_score_zero_without_an_error(course):
         for name, how in wanted.items():
             if how == "untouched":
                 assert f"{name}: NOT ATTEMPTED YET" in text or "NotImplementedError" in text, name
-
-
-def test_points_are_stamped_as_the_table_says():
-    for lesson, points in POINTS.items():
-        nb = json.loads((REPO / "notebooks" / f"{lesson}.ipynb").read_text(encoding="utf-8"))
-        graded = [c["metadata"]["nbgrader"] for c in nb["cells"]
-                  if c["metadata"].get("nbgrader", {}).get("grade")]
-        stamped = {g["grade_id"].removeprefix("test_"): g["points"] for g in graded}
-        assert stamped == points, lesson
-
-
-def test_the_classroom_guide_lists_the_points_of_the_table():
-    guide = (REPO / "docs" / "classroom.md").read_text(encoding="utf-8")
-    for lesson, points in POINTS.items():
-        items = ", ".join(f"`{name}` ({p})" for name, p in points.items())
-        assert f"| {lesson[:2]} | {items} | {sum(points.values())} |" in guide, lesson
-    total = sum(sum(p.values()) for p in POINTS.values())
-    assert f"| **course** | {sum(len(p) for p in POINTS.values())} exercises | **{total}** |" in guide

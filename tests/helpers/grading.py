@@ -1,8 +1,10 @@
 """What the grading tests share: the planted mistakes, how a student's notebook is filled and handed in,
-nbgrader run as a teacher runs it, and the mistake a check names for a planted one.
+nbgrader run as a teacher runs it, the mistake a check names for a planted one, each exercise's graded cell
+and the one-line message of a failed one.
 
 ``tests/grading/test_nbgrader_pipeline.py`` grades with these; ``tests/grading/test_class_report.py`` and
-``tests/hub/test_hub_grading.py`` hand in the same submissions.
+``tests/hub/test_hub_grading.py`` hand in the same submissions; ``tests/exercises/test_graded_cells.py`` runs
+the graded cells in-process.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from lessons_lib.course.lessons import LESSONS as REGISTRY
 from tests.helpers import REPO
@@ -127,3 +130,21 @@ def solution_source(name: str) -> str:
                 return "\n".join(ln for ln in cell.source.splitlines() if ln.startswith(name))
             return next(f for f in functions(cell.source) if f.startswith(f"def {name}("))
     raise KeyError(name)
+
+
+def graded_cell(name: str) -> str:
+    """The source of exercise ``name``'s graded cell (``test_<name>``), as its lesson's notebook holds it."""
+    for lesson in LESSONS:
+        for cell in nbformat.read(REPO / "notebooks" / f"{lesson}.ipynb", as_version=4).cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == f"test_{name}":
+                return cell.source
+    raise KeyError(name)
+
+
+def failed_cell_message(feedback) -> str:
+    """What a graded cell says when ``feedback`` did not pass: the message of ``assert_passes``' error."""
+    from lessons_lib.exercises.grading import assert_passes
+
+    with pytest.raises(AssertionError) as raised:
+        assert_passes(feedback)
+    return str(raised.value)

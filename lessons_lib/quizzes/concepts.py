@@ -45,64 +45,72 @@ class Concept:
 
 CONCEPTS: tuple[Concept, ...] = (
     Concept("shapes", "O1", ask(
-        "Q has shape (6, 4) and K has shape (9, 4). What is the shape of the score matrix Q·Kᵀ?",
-        ("(9, 6)", W, "That is K·Qᵀ. The scores have one row per query and one column per key: 6 × 9."),
-        ("(6, 9)", R, "Yes: one row per query (6) and one column per key (9); the d_k = 4 numbers of each "
-                      "query and key disappear into the dot product."),
-        ("(4, 4)", W, "That would be Qᵀ·K, a product over the tokens. Attention compares tokens with "
-                      "tokens, so the scores are queries × keys."),
-        ("(6, 4)", W, "That is the shape of Q itself. The scores pair every query with every key."),
-        source="course outcome O1; lessons 02-03")),
+        "A sentence of 10 tokens enters attention with d_model = 16, d_k = 8 and d_v = 4. What shape is "
+        "the output, softmax(Q·Kᵀ / √d_k)·V?",
+        ("(10, 10)", W, "That is the shape of the weights, one row per query and one column per key. "
+                        "Multiplying them by V (10 × 4) gives one 4-number row per token."),
+        ("(10, 4)", R, "Yes: Q and K are 10 × 8, the weights 10 × 10, and the weights times V (10 × 4) give "
+                       "one row per token, d_v = 4 numbers each."),
+        ("(10, 16)", W, "That is the shape of the input X. Attention's output has d_v numbers per token; "
+                        "only a last projection (W_O) would bring it back to d_model."),
+        ("(8, 4)", W, "d_k = 8 disappears inside the dot products of Q·Kᵀ; the output keeps one row per "
+                      "token, so 10 rows."),
+        source="course outcome O1; lessons 02-05")),
     Concept("weights", "O2", ask(
-        "After the softmax, what is true of one row of the attention weights?",
-        ("Its numbers are at least 0 and add up to 1, so the token's output is a weighted average of the "
-         "value vectors.", R,
-         "Right: each row is a probability distribution over the keys, and the output mixes the values "
-         "with those shares, so it stays among them."),
-        ("Its numbers are 0 or 1: each token picks exactly one other token.", W,
-         "That is a hard lookup. Softmax gives every key a share; only very large score gaps make a row "
-         "nearly one-hot."),
-        ("Its numbers add up to d_k.", W,
-         "d_k is the width of the queries and keys; softmax always makes a row add up to 1."),
-        ("Its numbers can be negative when two tokens are unrelated.", W,
-         "Scores can be negative, but exp turns every score into a positive number before the division."),
+        "Token i gives weight 0.5 to token a, whose value vector is (2, 0), weight 0.5 to token b, whose "
+        "value vector is (0, 4), and 0 to every other token. What is token i's output?",
+        ("(2, 4)", W, "That adds the two values up. The weights share out one unit: each value counts "
+                      "half."),
+        ("(2, 0)", W, "That is token a's value alone; token b gets the same weight and counts as much."),
+        ("(1, 2)", R, "Right: 0.5·(2, 0) + 0.5·(0, 4) = (1, 2), the weighted average of the two values, "
+                      "halfway between them."),
+        ("(0.5, 0.5)", W, "Those are the weights. The output mixes the value vectors with them: "
+                          "0.5·(2, 0) + 0.5·(0, 4)."),
         source="course outcome O2; lessons 01, 05")),
     Concept("scaling", "O3", ask(
-        "Why are the scores divided by √d_k before the softmax?",
-        ("So that each row adds up to 1.", W, "The softmax does that, whatever the scale."),
-        ("To make attention faster to compute.", W, "One division per score costs the same either way."),
-        ("Because a dot product of d_k random numbers spreads like √d_k: without it, long queries give "
-         "huge scores, the softmax puts almost everything on one key, and learning stalls.", R,
-         "Yes: the variance of q·k grows with d_k; dividing by √d_k brings it back to about 1, so the "
-         "softmax stays soft and its gradients do not vanish."),
-        ("To keep the scores positive.", W, "Dividing by a positive number keeps every sign as it was."),
-        source="course outcome O3; lesson 04")),
+        "The numbers in a query and in a key are independent, with mean 0 and variance 1, and d_k = 100. "
+        "Before any scaling, about how big is a typical score q·k?",
+        ("About 1", W,
+         "Each product q_m·k_m has variance 1, like each number, but the dot product adds up 100 of "
+         "them: their variances add up to 100."),
+        ("About 100", W,
+         "The products have mean 0: they cancel out in part. The variance is 100, so the typical size "
+         "(the standard deviation) is √100 = 10."),
+        ("About 10,000", W,
+         "That would be the variance of a sum of 100 terms that all moved together. Independent terms "
+         "give a variance of 100, a typical size of 10."),
+        ("About 10", R,
+         "Yes: the variance of q·k is d_k = 100, so a typical score is √100 = 10 in size. That is why "
+         "the formula divides by √d_k: it brings a typical score back to about 1, whatever d_k is."),
+        source="course outcome O3; lessons 03-04")),
     Concept("causal", "O5", ask(
-        "A language model must not let a token see the tokens after it. Where does the causal mask act?",
-        ("It sets the weights above the diagonal to 0 after the softmax.", W,
-         "Then the rows no longer add up to 1, and the future still shaped the normalisation: it leaks."),
-        ("It sets the scores above the diagonal to −∞ before the softmax.", R,
-         "Right: exp(−∞) = 0, so the future gets exactly no weight and the row's 1 is shared among the "
-         "past and the token itself."),
-        ("It removes the diagonal, so that no token looks at itself.", W,
-         "A token may look at itself; the mask keeps the diagonal and removes what lies above it."),
-        ("It sets the scores below the diagonal to −∞.", W,
-         "Below the diagonal lie the earlier tokens, which a token may see. The future is above it."),
+        "A causal attention layer reads 5 tokens, numbered 0 to 4. You replace token 3 by another word "
+        "and run the layer again. Which outputs can change?",
+        ("Outputs 3 and 4: the changed token and the one after it.", R,
+         "Right: output i may look at tokens 0 to i, so only the outputs of token 3 itself and of the "
+         "token after it can see the change; outputs 0 to 2 stay exactly as they were."),
+        ("Outputs 0, 1 and 2: the tokens before it read the new word.", W,
+         "It is the other way round: a token may look back, not ahead. Tokens 0 to 2 never see token 3."),
+        ("All five outputs, since every output is a mix of every value.", W,
+         "That is attention without a mask. The causal mask gives every later key weight exactly 0, so "
+         "the earlier outputs cannot move."),
+        ("Output 3 only, since each output is made from its own token.", W,
+         "Each output mixes every token it may see. Token 4 may see token 3, so output 4 changes too."),
         source="course outcome O5; lesson 07")),
     Concept("cost", "O6", ask(
-        "A text grows from 1,000 to 2,000 tokens. How does the work of plain attention grow, and what "
-        "does FlashAttention change about it?",
-        ("The work doubles; FlashAttention halves it again.", W,
-         "Every token meets every other: the number of scores grows with N², and FlashAttention computes "
-         "the same scores."),
-        ("The work grows 4 times; FlashAttention computes the same result without ever storing the N × N "
-         "matrix, so its memory grows with N, not N².", R,
-         "Yes: 2,000² / 1,000² = 4. FlashAttention is exact and does the same work, tile by tile with an "
-         "online softmax; what it saves is memory (and, on a GPU, time spent moving data)."),
-        ("The work grows 4 times; FlashAttention makes it grow only 2 times by skipping small weights.", W,
-         "FlashAttention skips nothing: it is exact. Only its memory grows linearly."),
-        ("Nothing changes: attention costs the same for any length.", W,
-         "Each of N queries meets each of N keys: N² scores."),
+        "A model's context grows from 4,096 to 8,192 tokens. By about how much grows the memory that plain "
+        "attention needs for its scores, and the memory FlashAttention needs?",
+        ("Both grow about 4 times, since both compute the same N² scores.", W,
+         "They compute the same scores, but FlashAttention never holds them all: one tile at a time, "
+         "plus an output of N rows."),
+        ("Plain attention about 4 times; FlashAttention about 2 times.", R,
+         "Yes: the plain formula holds the whole N × N matrix, (8,192 / 4,096)² = 4 times as much; "
+         "FlashAttention holds one tile and the N × d output, which grows like N."),
+        ("Both grow about 2 times, since the text is twice as long.", W,
+         "Plain attention holds one score per pair of tokens: twice the tokens, four times the pairs."),
+        ("Plain attention about 4 times; FlashAttention's memory does not grow at all.", W,
+         "Its tiles stay the same size, but it still holds the output, N × d numbers: that part grows "
+         "with N."),
         source="course outcome O6; lesson 08")),
 )
 

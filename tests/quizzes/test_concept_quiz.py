@@ -42,9 +42,10 @@ def test_a_check_in_lesson_00_records_the_first_answer_and_reveals_nothing(tmp_p
 
 
 def test_a_check_in_lesson_10_explains_and_keeps_the_answers_of_lesson_00(tmp_path):
-    concepts.record_answer("pre", "causal", "A", tmp_path)
-    quiz = concepts.concept_quiz("post", folder=tmp_path)
     number = [c.key for c in concepts.CONCEPTS].index("causal")
+    wrong = (concepts.CONCEPTS[number].question.correct_index + 1) % 4
+    concepts.record_answer("pre", "causal", wrong, tmp_path)
+    quiz = concepts.concept_quiz("post", folder=tmp_path)
     said = quiz.answer(number, concepts.CONCEPTS[number].question.correct_index)
     assert said.startswith("✓ Correct") and "recorded" in said.split("\n")[0]
     record = concepts.read_record(tmp_path / concepts.RECORD)
@@ -78,7 +79,7 @@ def test_wrong_use_is_refused_in_words(tmp_path):
 
 def test_a_folder_that_cannot_be_written_still_gets_its_answer(tmp_path):
     folder = tmp_path / "missing" / "folder"  # writing there fails
-    said = concepts.concept_quiz("post", folder=folder).answer(1, "A")
+    said = concepts.concept_quiz("post", folder=folder).answer(1, concepts.CONCEPTS[1].question.correct_index)
     assert said.startswith("✓") and "could not be saved" in said
 
 

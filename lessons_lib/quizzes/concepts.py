@@ -9,7 +9,9 @@ and ``ll.concept_quiz("post")`` at the end of lesson 10 show the same questions 
 
 Later picks change nothing (a second try after feedback says nothing about what the learner knew). In
 lesson 00 a check only records and says the answers come in lesson 10; in lesson 10 it records and
-explains, as every quiz does. On a hub that grades with nbgrader, the file is handed in with the
+explains, as every quiz does, and says what the learner answered in lesson 00; under the quiz a table
+(:func:`comparison`) sets each question's answer of lesson 00 beside the one of lesson 10, kept up to date
+as the learner checks. On a hub that grades with nbgrader, the file is handed in with the
 notebook (``nbgrader submit`` takes the assignment's folder), and ``tools/class_report.py`` reads the
 collected files: each question's share of right answers before and after, and the class's normalised gain
 ⟨g⟩ = (post − pre) / (100% − pre), from the class averages (Hake, 1998). Each question tests one course
@@ -25,7 +27,7 @@ from pathlib import Path
 from .model import LETTERS, Question, R, W, ask
 
 __all__ = ["Concept", "CONCEPTS", "concept_quiz", "record_answer", "read_record", "phase_score",
-           "normalised_gain"]
+           "normalised_gain", "comparison", "comparison_text", "comparison_html"]
 
 #: the file beside the notebook that keeps a learner's answers
 RECORD = "concept-quiz.json"
@@ -98,8 +100,8 @@ CONCEPTS: tuple[Concept, ...] = (
          "Each output mixes every token it may see. Token 4 may see token 3, so output 4 changes too."),
         source="course outcome O5; lesson 07")),
     Concept("cost", "O6", ask(
-        "A model's context grows from 4,096 to 8,192 tokens. By about how much grows the memory that plain "
-        "attention needs for its scores, and the memory FlashAttention needs?",
+        "A model's context grows from 4,096 to 8,192 tokens. About how many times as much memory does plain "
+        "attention then need for its scores, and FlashAttention for its work?",
         ("Both grow about 4 times, since both compute the same N² scores.", W,
          "They compute the same scores, but FlashAttention never holds them all: one tile at a time, "
          "plus an output of N rows."),
@@ -177,7 +179,112 @@ def normalised_gain(pre: float, post: float) -> float | None:
     return None if pre == 1 else (post - pre) / (1 - pre)
 
 
-def _respond(phase: str, folder: Path | str | None):
+#: what the comparison says of a question, from (right before, right after); None: not answered
+CHANGES = {(False, True): "learned", (True, True): "right both times",
+           (True, False): "right in lesson 00, not at first in lesson 10", (False, False): "wrong both times"}
+
+
+def comparison(record: dict, found=None) -> list[dict]:
+    """Question by question, the first answer of lesson 00 (``"pre"``) beside that of lesson 10 (``"post"``).
+
+    Each row: ``key``, ``number`` (Q1…), ``question`` (its prompt), ``before`` and ``after`` (``{"answer":
+    "B", "correct": True}`` or None when not answered) and ``change`` (:data:`CHANGES`, or "not answered
+    yet" / "not answered in lesson 00").
+
+    ``found``: the keys of the questions whose right answer the learner has found in lesson 10 (the quiz
+    passes them); a row whose first answer of lesson 10 was wrong says whether the answer of lesson 00 was
+    right only once its key is in ``found``, so the table never gives an answer away. None: every row says
+    everything (a teacher's view).
+    """
+    rows = []
+    for number, concept in enumerate(CONCEPTS, start=1):
+        before = (record.get("pre") or {}).get(concept.key)
+        after = (record.get("post") or {}).get(concept.key)
+        hidden = (found is not None and after is not None and not after["correct"]
+                  and concept.key not in found)
+        if after is None:
+            change = "not answered yet"
+        elif before is None:
+            change = "not answered in lesson 00"
+        elif hidden:
+            change = "find the right answer above to compare"
+        else:
+            change = CHANGES[(bool(before["correct"]), bool(after["correct"]))]
+        if (hidden or after is None) and before is not None:
+            before = {"answer": before["answer"]}   # its letter only, until the answer is found
+        rows.append({"key": concept.key, "number": number, "question": concept.question.prompt,
+                     "before": before, "after": after, "change": change})
+    return rows
+
+
+def _answer_words(answer: dict | None) -> str:
+    if answer is None:
+        return "—"
+    if "correct" not in answer:
+        return answer["answer"]
+    return f"{answer['answer']} ({'right' if answer['correct'] else 'wrong'})"
+
+
+def _totals(rows: list[dict]) -> str:
+    """The right answers of each lesson, once every question of lesson 10 is answered and compared."""
+    if any(row["after"] is None or "correct" not in (row["before"] or {"correct": 0}) for row in rows):
+        return ""
+    right = {when: sum(bool((row[side] or {}).get("correct")) for row in rows)
+             for when, side in (("lesson 00", "before"), ("lesson 10", "after"))}
+    return "In all, " + "; ".join(f"{when}: {n} of {len(rows)} right" for when, n in right.items()) + "."
+
+
+def comparison_text(record: dict, found=None) -> str:
+    """:func:`comparison` as plain text: a line per question, then the totals."""
+    rows = comparison(record, found)
+    lines = ["Your answers, before the course (lesson 00) and after it (lesson 10):"]
+    for row in rows:
+        lines.append(f"  Q{row['number']}: lesson 00 {_answer_words(row['before'])}, lesson 10 "
+                     f"{_answer_words(row['after'])}: {row['change']}")
+    if _totals(rows):
+        lines.append(f"  {_totals(rows)}")
+    if not record.get("pre"):
+        lines.append(f"  No answers of lesson 00 were found in {RECORD}: lesson 00 keeps them beside its "
+                     "notebook, so they show here when both lessons are in the same folder.")
+    return "\n".join(lines)
+
+
+def comparison_html(record: dict, found=None) -> str:
+    """:func:`comparison` as an HTML table (a caption, a header row, one row per question) and the totals."""
+    import html
+
+    rows = comparison(record, found)
+    head = "".join(f"<th scope='col' style='text-align:left'>{h}</th>"
+                   for h in ("question", "lesson 00 (before)", "lesson 10 (after)", "what changed"))
+    body = "".join(
+        f"<tr><th scope='row' style='text-align:left;font-weight:normal'>Q{row['number']}. "
+        f"{html.escape(row['question'])}</th><td>{_answer_words(row['before'])}</td>"
+        f"<td>{_answer_words(row['after'])}</td><td>{html.escape(row['change'])}</td></tr>"
+        for row in rows)
+    missing = ("" if record.get("pre") else
+               f"<p>No answers of lesson 00 were found in <code>{RECORD}</code>: lesson 00 keeps them beside "
+               "its notebook, so they show here when both lessons are in the same folder.</p>")
+    caption = "<caption style='text-align:left'><b>Your answers, before the course and after it</b></caption>"
+    return (f"<div class='lessons-concept-comparison'><table>{caption}<thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table><p>{html.escape(_totals(rows))}</p>{missing}</div>")
+
+
+def _before_words(phase: str, key: str, folder: Path | str | None) -> str:
+    """In lesson 10, once the right answer is found: what the learner answered to question ``key`` in
+    lesson 00."""
+    if phase != "post":
+        return ""
+    try:
+        before = (read_record(_file(folder)).get("pre") or {}).get(key)
+    except ValueError:
+        before = None
+    if before is None:
+        return " In lesson 00 you did not answer this question."
+    return (f" In lesson 00 you answered {before['answer']}, "
+            f"{'right then too' if before['correct'] else 'not right then'}.")
+
+
+def _respond(phase: str, folder: Path | str | None, on_record=None):
     def respond(view, choice) -> str:
         if choice is None:
             return view.question.feedback(None)
@@ -193,18 +300,47 @@ def _respond(phase: str, folder: Path | str | None):
             return (f"Answer {letter} noted.{saved} No answers yet: you meet these questions again at the "
                     "end of lesson 10, and then you see what you learned.")
         first, *rest = view.question.feedback(choice).split("\n")
-        return "\n".join([first + saved, *rest])
+        right = view.question.options[view.question.index_of(choice)].correct
+        if on_record is not None:
+            on_record(key, right)
+        before = _before_words(phase, key, folder) if right else ""
+        return "\n".join([first + saved + before, *rest])
     return respond
 
 
 def concept_quiz(phase: str, folder: Path | str | None = None):
     """The concept quiz of ``phase`` ("pre" in lesson 00, "post" in lesson 10) as a :class:`~.widget.Quiz`
     that records each question's first checked answer in ``folder``/concept-quiz.json (default: the
-    kernel's working folder, which is the notebook's)."""
+    kernel's working folder, which is the notebook's).
+
+    In lesson 10 each check also says what the learner answered in lesson 00, and a table under the quiz
+    (``quiz.comparison``, :func:`comparison_html`) sets the two answers side by side, question by question,
+    redrawn after every check."""
     from .widget import Quiz
 
     if phase not in PHASES:
         raise ValueError(f"phase must be \"pre\" (lesson 00) or \"post\" (lesson 10); got {phase!r}.")
     title = "Concept quiz, before the course" if phase == "pre" else "Concept quiz, after the course"
-    return Quiz("concepts", questions=[c.question for c in CONCEPTS], title=title,
-                respond=_respond(phase, folder))
+    if phase == "pre":
+        return Quiz("concepts", questions=[c.question for c in CONCEPTS], title=title,
+                    respond=_respond(phase, folder))
+    import ipywidgets as widgets
+
+    table = widgets.HTML()
+    table.add_class("lessons-concept-comparison")
+    found: set[str] = set()   # the questions whose right answer the learner has checked in this lesson
+
+    def refresh(key: str | None = None, right: bool = False) -> None:
+        if right:
+            found.add(key)
+        try:
+            table.value = comparison_html(read_record(_file(folder)), found)
+        except ValueError as exc:
+            table.value = f"<p>{exc}</p>"
+
+    quiz = Quiz("concepts", questions=[c.question for c in CONCEPTS], title=title,
+                respond=_respond(phase, folder, on_record=refresh))
+    refresh()
+    quiz.comparison = table
+    quiz.widget.children = (*quiz.widget.children, table)
+    return quiz

@@ -43,9 +43,10 @@ def _naive_softmax(x):
      "inverted", ["convention trap", "True = blocked"]),
     (lambda s: ll.softmax(np.where(np.tril(np.ones(s.shape, bool), -1), s, -np.inf)), "no_diagonal",
      ["itself"]),
-    (lambda s: ll.softmax(s * np.tril(np.ones(s.shape))), "zero_not_minus_infinity", ["exp(0) = 1"]),
+    (lambda s: ll.softmax(s * np.tril(np.ones(s.shape))), "zero_not_minus_infinity",
+     ["instead of −∞", "no weight"]),
     (lambda s: ll.softmax(np.where(np.triu(np.ones(s.shape, bool)), s, -np.inf)), "upper_triangle",
-     ["np.tril instead of np.triu"]),
+     ["future is allowed", "looks ahead"]),
     (lambda s: ll.softmax(s), "no_mask", ["no mask"]),
 ])
 def test_each_notebook_07_mistake_is_named(fn, key, words):

@@ -5,11 +5,11 @@ words written for the course's authors.
   output: in the teacher's copy that output is the worked solution's ("largest change of rows 0-3 when token 4
   is replaced: 0.0"); the learner's run prints what their own code does.
 * The words are the learner's. The course's source material, its tests and its maintainers' plans are not
-  the learner's business: "source lesson", "the seed's questions", "test suite", "hypothesis", "a reference run"
-  and the like fail. The rule for **seed**: in code (a code cell, or `code` in the text) it is the random seed,
-  ``SEED = 0`` or ``seed=2``, and always fine; in prose and in printed output it must read as a random seed,
-  "random seed" or a seed with its value ("seed 0", ``seed = 2``), never as the course's source ("the seed's
-  pair", "seed lesson").
+  the learner's business: "source lesson", "the seed's questions", "test suite", "hypothesis", "a reference
+  run" and the like fail. The rule for **seed**: in code (a code cell, or `code` in the text) it is the
+  random seed, ``SEED = 0`` or ``seed=2``, and always fine; in prose and in printed output it must read as a
+  random seed, "random seed" or a seed with its value ("seed 0", ``seed = 2``), never as the course's source
+  ("the seed's pair", "seed lesson").
 """
 
 from __future__ import annotations

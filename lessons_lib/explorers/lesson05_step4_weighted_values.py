@@ -119,9 +119,10 @@ class PipelineExplorer(Explorer):
                                  title=titles["row"], alt=f"one query's weights; {alt}: {row}")
         v = r["v"]
         self.readout.value = (
-            f"Row {qi} of the output is Σ_j weights[{qi}, j]·v_j, a weighted average of the value vectors, "
-            f"so it stays in their range: V from {v.min():.2f} to {v.max():.2f}, output from {out.min():.2f} "
-            f"to {out.max():.2f}."
+            f"Row {qi} ({quoted(toks[qi])}) of the output is Σ_j weights[{qi}, j]·v_j, a weighted average of "
+            f"the value vectors, so it stays in their range: V from {v.min():.2f} to {v.max():.2f}; this row "
+            f"from {out[qi].min():.2f} to {out[qi].max():.2f}, all {n} output rows from {out.min():.2f} to "
+            f"{out.max():.2f}."
         )
 
     def still(self):

@@ -9,7 +9,7 @@ and ``ll.concept_quiz("post")`` at the end of lesson 10 show the same questions 
 
 Later picks change nothing (a second try after feedback says nothing about what the learner knew). In
 lesson 00 a check only records and says the answers come in lesson 10; in lesson 10 it records and
-explains, as every quiz does, and says what the learner answered in lesson 00; under the quiz a table
+explains, as every quiz does, and says what the learner answered in lesson 00; in the quiz's last tab a table
 (:func:`comparison`) sets each question's answer of lesson 00 beside the one of lesson 10, kept up to date
 as the learner checks. On a hub that grades with nbgrader, the file is handed in with the
 notebook (``nbgrader submit`` takes the assignment's folder), and ``tools/class_report.py`` reads the
@@ -250,23 +250,28 @@ def comparison_text(record: dict, found=None) -> str:
 
 
 def comparison_html(record: dict, found=None) -> str:
-    """:func:`comparison` as an HTML table (a caption, a header row, one row per question) and the totals."""
+    """:func:`comparison` as an HTML table (a caption, a header row, one row per question) and the totals;
+    one line until the first question of lesson 10 is answered, so that the quiz stays one screen high."""
     import html
 
     rows = comparison(record, found)
-    head = "".join(f"<th scope='col' style='text-align:left'>{h}</th>"
-                   for h in ("question", "lesson 00 (before)", "lesson 10 (after)", "what changed"))
-    body = "".join(
-        f"<tr><th scope='row' style='text-align:left;font-weight:normal'>Q{row['number']}. "
-        f"{html.escape(row['question'])}</th><td>{_answer_words(row['before'])}</td>"
-        f"<td>{_answer_words(row['after'])}</td><td>{html.escape(row['change'])}</td></tr>"
-        for row in rows)
     missing = ("" if record.get("pre") else
                f"<p>No answers of lesson 00 were found in <code>{RECORD}</code>: lesson 00 keeps them beside "
                "its notebook, so they show here when both lessons are in the same folder.</p>")
+    if all(row["after"] is None for row in rows):  # one line until the first check, so the quiz stays short
+        return (f"<div class='lessons-concept-comparison'><p>As you check your answers, a table here sets "
+                f"each one beside your answer of lesson 00.</p>{missing}</div>")
+    head = "".join(f"<th scope='col' style='text-align:left'>{h}</th>"
+                   for h in ("question", "lesson 00 (before)", "lesson 10 (after)", "what changed"))
+    body = "".join(
+        f"<tr><th scope='row' style='text-align:left;font-weight:normal'>Q{row['number']} ({row['key']})</th>"
+        f"<td>{_answer_words(row['before'])}</td>"
+        f"<td>{_answer_words(row['after'])}</td><td>{html.escape(row['change'])}</td></tr>"
+        for row in rows)
     caption = "<caption style='text-align:left'><b>Your answers, before the course and after it</b></caption>"
+    totals = f"<p>{html.escape(_totals(rows))}</p>" if _totals(rows) else ""
     return (f"<div class='lessons-concept-comparison'><table>{caption}<thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table><p>{html.escape(_totals(rows))}</p>{missing}</div>")
+            f"<tbody>{body}</tbody></table>{totals}{missing}</div>")
 
 
 def _before_words(phase: str, key: str, folder: Path | str | None) -> str:
@@ -313,9 +318,9 @@ def concept_quiz(phase: str, folder: Path | str | None = None):
     that records each question's first checked answer in ``folder``/concept-quiz.json (default: the
     kernel's working folder, which is the notebook's).
 
-    In lesson 10 each check also says what the learner answered in lesson 00, and a table under the quiz
-    (``quiz.comparison``, :func:`comparison_html`) sets the two answers side by side, question by question,
-    redrawn after every check."""
+    In lesson 10 each check also says what the learner answered in lesson 00, and a table in the quiz's last
+    tab, "Before and after" (``quiz.comparison``, :func:`comparison_html`), sets the two answers side by side,
+    question by question, redrawn after every check."""
     from .widget import Quiz
 
     if phase not in PHASES:
@@ -341,6 +346,7 @@ def concept_quiz(phase: str, folder: Path | str | None = None):
     quiz = Quiz("concepts", questions=[c.question for c in CONCEPTS], title=title,
                 respond=_respond(phase, folder, on_record=refresh))
     refresh()
-    quiz.comparison = table
-    quiz.widget.children = (*quiz.widget.children, table)
+    quiz.comparison = table  # a tab of its own after the questions' tabs: the quiz stays one screen high
+    quiz.tabs.children = (*quiz.tabs.children, table)
+    quiz.tabs.set_title(len(quiz.tabs.children) - 1, "Before and after")
     return quiz

@@ -110,7 +110,7 @@ def test_lesson_10_says_per_question_what_the_learner_answered_in_lesson_00(tmp_
     assert rows["shapes"]["change"] == "not answered yet"
     table = quiz.comparison.value
     assert "<caption" in table and "scope='col'" in table and "learned" in table
-    assert quiz.comparison in quiz.widget.children, "the table is shown under the quiz"
+    assert quiz.tabs.children[-1] is quiz.comparison and quiz.tabs.titles[-1] == "Before and after"
 
 
 def test_the_comparison_never_gives_an_answer_away(tmp_path):

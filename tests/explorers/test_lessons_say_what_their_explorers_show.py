@@ -72,12 +72,12 @@ def test_lesson_05_the_pipeline_read_out_gives_the_range_of_the_row_it_names():
     qi = explorer.controls["query"].value
     out = explorer._view()[4]["output"]
     readout = explorer.readout.value
-    row = re.search(r"this row from (\S+) to (\S+?),", readout)
-    every = re.search(r"all \d+ output rows from (\S+) to (\S+?)\.$", readout)
+    row = re.search(r"this row from (\S+) to (\S+) \(", readout)
+    every = re.search(r"\(all \d+ rows: (\S+) to (\S+?)\)\.$", readout)
     assert row and every, readout
     assert [float(x) for x in row.groups()] == pytest.approx([out[qi].min(), out[qi].max()], abs=0.005)
     assert [float(x) for x in every.groups()] == pytest.approx([out.min(), out.max()], abs=0.005)
-    assert f"Row {qi} (“sat”)" in readout
+    assert f"Output row {qi} (“sat”)" in readout
 
 
 # ---------------------------------------------------------------------------- lesson 05: the hull's alt text

@@ -169,7 +169,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises.lesson08_cost_and_flashattention": ("check_online_update",),
     "exercises.lesson09_attention_in_action": ("check_softmax_off",),
     "quizzes.concepts": ("Concept", "CONCEPTS", "concept_quiz", "record_answer", "read_record",
-        "phase_score", "normalised_gain"),
+        "phase_score", "normalised_gain", "comparison", "comparison_text", "comparison_html"),
     "quizzes.model": ("Option", "Question"),
     "quizzes.widget": ("Quiz", "QUIZZES", "show"),
 }

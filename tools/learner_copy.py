@@ -14,7 +14,9 @@ The learner copy replaces every such region by ``raise NotImplementedError("your
 rather than writes a function: ``### BEGIN SOLUTION; learner starts from: my_query = np.zeros(4)``.
 It clears the outputs a learner should not see before they have
 tried: the exercise cell itself, every cell that calls an exercise's check (its feedback in
-the source says "passed"), and every code cell between a **Predict** prompt and its answer.
+the source says "passed"), every other cell whose code calls a function or reads a value the learner
+writes (``my_causal_weights``: its output in the source is the worked solution's), and every code cell
+between a **Predict** prompt and its answer.
 
 A prediction is marked in the source, in the teacher's copy too (``tools/conventions.py``): the prompt is
 a line that opens with ``**Predict``, and its answer is a fold further on, before the next prompt,
@@ -143,6 +145,19 @@ def fold_caption(source: str, reveal: str = REVEAL) -> str:
     return f"<details><summary>{reveal}</summary>\n\n{caption}\n\n</details>\n\n{rest}".rstrip("\n")
 
 
+#: a name the learner defines or sets in an exercise cell: ``def my_softmax(…)``, ``my_query = …``
+_LEARNERS_NAME = re.compile(r"^\s*(?:def\s+(my_\w+)\s*\(|(my_\w+)\s*=)", re.MULTILINE)
+
+
+def learners_names(cells) -> set[str]:
+    """The names the learner writes: those defined or set in a cell that holds a solution region."""
+    names = set()
+    for cell in cells:
+        if cell.cell_type == "code" and BEGIN in cell.source:
+            names |= {a or b for a, b in _LEARNERS_NAME.findall(cell.source)}
+    return names
+
+
 def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook",
                      page: bool = False) -> tuple[nbformat.NotebookNode, int]:
     """The learner version of ``nb`` (a copy) and how many solution regions it removed.
@@ -154,12 +169,16 @@ def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook",
     nb = nbformat.from_dict(nb)  # deep copy
     nb.cells = [c for c in nb.cells if GRADED_TAG not in c.metadata.get("tags", [])]
     hidden = {i for prompt, answer in prediction_spans(nb.cells, name) for i in range(prompt + 1, answer)}
+    learners = learners_names(nb.cells)
+    uses_learners = re.compile(rf"\b(?:{'|'.join(sorted(learners))})\b") if learners else None
     removed = 0
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
         source, count = strip_solutions(cell.source, f"{name}, cell {index}")
-        clear = count > 0 or bool(CHECK_CALL.search(cell.source)) or (index in hidden and not page)
+        calls_learners = bool(uses_learners and uses_learners.search(source))
+        clear = (count > 0 or bool(CHECK_CALL.search(cell.source)) or calls_learners
+                 or (index in hidden and not page))
         cell.source = source
         removed += count
         if page and index in hidden and not clear and cell.outputs:

@@ -176,7 +176,8 @@ LESSONS: dict[str, Lesson] = _by_number(
         slug="08_cost_and_flashattention",
         title="The cost of attention, and FlashAttention",
         short="Cost and FlashAttention",
-        summary="N² scores, measured; tiling and the online softmax; torch SDPA on CPU or GPU",
+        summary="the cost of attention, counted and measured; tiling and the online softmax; torch SDPA "
+                "on CPU or GPU",
         minutes=65,
         torch=True,
         points={"my_online_update": 4},

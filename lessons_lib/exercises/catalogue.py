@@ -57,8 +57,8 @@ TYPE_MISTAKES = (
         + "These inputs are tiny: a right answer takes about a millisecond. An endless loop is the usual "
         "cause (a `while` whose condition never becomes False, or a loop that changes a copy instead of "
         "its counter).",
-        "Look at each loop: does something inside it move it toward its end? Numpy needs no loop "
-        "here at all: whole-array operations (@, np.exp, .sum(axis=-1, keepdims=True)) do the work.",
+        "Look at each loop: does something inside it move it toward its end? This exercise needs no loop "
+        "at all: numpy works on whole arrays at once.",
         lambda o: o.timed_out,
     ),
     Mistake(
@@ -80,8 +80,7 @@ TYPE_MISTAKES = (
         "returned_tensor", "it returns a torch tensor, not a numpy array",
         "Your function returned a torch tensor. These exercises work in numpy, and the next step of "
         "the lesson expects a numpy array.",
-        "Stay in numpy (np.exp, @, .sum(axis=-1, keepdims=True)); if you used torch on purpose, "
-        "end with .numpy().",
+        "Stay in numpy from start to end; if you used torch on purpose, end with .numpy().",
         lambda o: _returned(o) and (_is_torch(o.result) or (
             isinstance(o.result, (tuple, list)) and any(_is_torch(p) for p in o.result))),
     ),
@@ -97,9 +96,9 @@ TYPE_MISTAKES = (
     Mistake(
         "returned_list", "it returns a Python list",
         lambda o: f"Your function returned a {type(o.result).__name__}, not a numpy array. Lists do not "
-        "support @, broadcasting or .shape, so the next step of attention could not use it.",
-        "Work with numpy operations from start to end (np.exp, @, .sum(axis=-1, keepdims=True)), "
-        "or convert at the end with np.array(...).",
+        "support numpy's whole-array arithmetic, broadcasting or .shape, so the next step of attention "
+        "could not use it.",
+        "Work with numpy arrays from start to end, or convert the result at the end with np.array(...).",
         lambda o: _single(o) and _returned(o) and isinstance(o.result, list),
     ),
     Mistake(
@@ -124,7 +123,7 @@ TYPE_MISTAKES = (
         lambda o: (lambda i, part: f"Output {i + 1} ({_output_names(o)[i]}) is {kind_of(part)}"
                    + (f" holding {dtype_words(part.dtype)}" if isinstance(part, np.ndarray) else "")
                    + ", not a numpy array of floats.")(*_first_bad_part(o)),
-        "Compute each output with numpy (for example X @ W), and return the arrays themselves.",
+        "Compute each output as a numpy array of floats, and return the arrays themselves.",
         lambda o: not _single(o) and _returned(o) and isinstance(o.result, (tuple, list))
         and len(o.result) == len(o.expected) and _first_bad_part(o) is not None,
     ),
@@ -132,15 +131,16 @@ TYPE_MISTAKES = (
         "not_an_array", "it does not return a numpy array",
         lambda o: f"Your function returned {kind_of(o.result)} {show(o.result)}, but the answer is "
         f"an array of shape {np.shape(o.expected)}."
-        + (" A reduction without an axis (like .sum()) collapses a whole array into one number."
+        + (" A reduction applied to the whole array, with no axis given, collapses it into one number."
            if np.ndim(o.result) == 0 else ""),
-        "Return the whole array; reduce only along one axis (axis=-1) and keep it (keepdims=True).",
+        "Return an array of the shape the exercise asks for: write the shape of each intermediate result "
+        "next to its line, and find the line where it becomes a single number.",
         lambda o: _single(o) and _returned(o) and not isinstance(o.result, np.ndarray),
     ),
     Mistake(
         "not_numeric", "it returns an array that does not hold real numbers",
         lambda o: f"Your function returned an array of {dtype_words(o.result.dtype)}",
-        "Keep the computation in numpy floats from start to end (np.exp, @, /).",
+        "Keep the computation in numpy floats from start to end.",
         lambda o: _single(o) and _returned(o) and _bad_dtype(o.result),
     ),
 )
@@ -206,13 +206,15 @@ FALLBACK_MISTAKES = (
         "wrong_shape", "the result has the wrong shape",
         lambda o: (f"Expected shape {o.expected.shape}, got {o.result.shape}." if _single(o)
                    else f"The shapes differ: {_differences(o)}."),
-        "Write the shapes next to each line, e.g. (L, d_k) @ (d_k, S) -> (L, S), and check each step.",
+        "Write the shape next to each line of your function, and compare the last one with the shape the "
+        "exercise asks for: the first line whose shape differs from your plan is the one to fix.",
         lambda o: (o.result.shape != o.expected.shape if _single(o)
                    else any(r.shape != e.shape for r, e in zip(o.result, o.expected))),
     ),
     Mistake(
         "not_finite", "the result contains NaN or infinity",
-        "Some entries are NaN (not a number) or ±inf, usually from exp of a large number or from 0/0.",
+        "Some entries are NaN (not a number) or ±inf: somewhere a number grew too large for a float, or a "
+        "0/0 happened.",
         "Print the intermediate arrays on the case below to find where the first NaN or inf appears.",
         lambda o: not all(np.all(np.isfinite(part)) for part in (o.result if not _single(o) else [o.result])),
     ),
@@ -236,7 +238,8 @@ FALLBACK_MISTAKES = (
         lambda o: f"Your answer is right, but your function changed its input {quoted_names(o.mutated)}. "
         "In-place operations (like x -= ..., x /= ..., x[...] = ...) overwrite the caller's array, "
         "so the scores or weights the notebook computed earlier are silently altered.",
-        "Build a new array instead: y = x - m rather than x -= m.",
+        "Build a new array instead of changing the one you were given: give each result a new name, "
+        "and never write into an argument (no x[...] = or x -= on it).",
         lambda o: bool(o.mutated),
     ),
 )

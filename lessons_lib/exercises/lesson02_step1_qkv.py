@@ -67,31 +67,42 @@ PROJECTION = Exercise(
     cases=_cases,
     library_answers=(attention.project_qkv,),
     hidden=_hidden,
-    start_hint="Each output is one matrix product of the embeddings with one weight matrix. Write the "
-               "shapes down first: X is (L, d_model) and W_Q is (d_model, d_k); which order of the two "
-               "gives one row per token? The function hands back the three results together, as a tuple.",
+    start_hint="Start from the shapes the comment in the cell gives: x is (L, d_model), w_q and w_k are "
+               "(d_model, d_k), w_v is (d_model, d_v). Write down the shape each result must have, then one "
+               "line per result; the three go back together, as a tuple.",
     mistakes=(
         Mistake(
-            "weights_on_the_left", "the product is in the wrong order (W·X instead of X·W)",
-            "A matrix product is not commutative. X has one row per token, (L, d_model), and W_Q turns "
-            "d_model features into d_k: only X @ W_Q lines up d_model with d_model and keeps one row "
-            "per token. W_Q @ X (or Wᵀ·Xᵀ) gives the transpose at best, one column per token.",
-            ("Put X first in each product: the token axis must stay the first axis of the result.",
-             "Write the shapes of each product: (L, d_model) times (d_model, d_k) is the one that fits."),
+            "weights_on_the_left", "the two factors are in the wrong order",
+            "Row i of the queries must belong to token i, so the embeddings come first: their d_model "
+            "features meet the d_model rows of each weight matrix. With the weights first the sizes only "
+            "fit by accident, and the result has one column per token at best, not one row.",
+            ("X first: each query is made from one token's row of the embeddings.",
+             "(L, d_model) and (d_model, d_k): only one order makes the inner sizes meet and keeps one row "
+             "per token.",
+             "Try x = np.array([[1.0, 0.0]]) (one token, d_model = 2) with w_q = np.array([[1.0, 2.0], "
+             "[3.0, 4.0]]): its query must be [[1, 2]], the first row of w_q."),
             like(_each(lambda x, w: w @ x), _each(lambda x, w: w.T @ x.T)),
         ),
         Mistake(
             "transposed_weights", "the weight matrices are transposed",
             "W_Q is already (d_model, d_k): its rows match the d_model features of X. With W_Q.T the "
             "sizes only fit when d_k = d_model, and even then the numbers are wrong.",
-            "Use the weight matrices as they are given: their rows already match the features of X.",
+            ("Use the weight matrices as they are given: their rows already match the features of X.",
+             "A query has d_k numbers, one per column of w_q; its rows count the d_model features.",
+             "Try x = np.array([[1.0, 0.0]]) with w_q = np.array([[1.0, 2.0], [3.0, 4.0]]): the query must "
+             "be [[1, 2]], not [[1, 3]]."),
             like(_each(lambda x, w: x @ w.T)),
         ),
         Mistake(
-            "elementwise", "* multiplies element by element instead of a matrix product",
-            "x * w_q pairs up matching entries; a projection sums over the d_model features of each "
-            "token, which is what @ does.",
-            "A projection is a matrix product (the @ operator), not an element-wise one (*).",
+            "elementwise", "* multiplies element by element",
+            "x * w_q pairs up the entries that sit in the same place. A projection does more: for each "
+            "token and each column of the weights it adds up the d_model products of the token's features "
+            "with that column, a dot product.",
+            ("Each number of a query is a dot product: one token's row with one column of the weights.",
+             "The result has one row per token and one column per column of the weights: (L, d_k), "
+             "whatever the shapes of x and w_q.",
+             "Try x = np.array([[1.0, 2.0]]) with w_q = np.array([[1.0], [1.0]]): the query is "
+             "[[3]], 1·1 + 2·1."),
             like(_each(lambda x, w: x * w), _each(lambda x, w: x * w.T)),
         ),
         Mistake(
@@ -99,7 +110,10 @@ PROJECTION = Exercise(
             "Q, K and V each have their own learned matrix: that is what lets a token ask for one "
             "thing (its query), be found for another (its key) and hand over a third (its value). With "
             "one matrix for all three, Q, K and V would be the same.",
-            "Each output has its own weight matrix: look at which one each of your three lines uses.",
+            ("Each output has its own weight matrix: look at which one each of your three lines uses.",
+             "Your three results are equal; in the check's cases they differ, because w_q, w_k and w_v "
+             "differ.",
+             "Print your three results for the case below: all three are the same array."),
             like(*(lambda x, w_q, w_k, w_v, _i=i: (x @ (w_q, w_k, w_v)[_i],) * 3 for i in range(3))),
         ),
         Mistake(
@@ -108,24 +122,30 @@ PROJECTION = Exercise(
             "token is pulled toward itself. Queries and keys have their own matrices, W_Q and W_K, so "
             "that what a token looks for can differ from what it offers.",
             ("Queries and keys each come from their own matrix: check the one your keys use.",
-             "The keys come from w_k, the second weight argument; the queries from w_q."),
+             "The keys come from w_k, the second weight argument; the queries from w_q.",
+             "Print your Q and K for the case below: they are equal, and they must not be."),
             like(lambda x, w_q, w_k, w_v: (x @ w_q, x @ w_q, x @ w_v),
                  lambda x, w_q, w_k, w_v: (x @ w_k, x @ w_k, x @ w_v)),
         ),
         Mistake(
             "wrong_order", "Q, K and V come back in the wrong order (or a weight is used for the wrong one)",
-            "The three products are right, but not in their places: the caller unpacks "
-            "`q, k, v = my_projection(...)`, so the first output must be X·W_Q, the second X·W_K and "
-            "the third X·W_V.",
+            "The three results are right, but not in their places: the caller unpacks "
+            "`q, k, v = my_projection(...)`, so the first output must be the queries (made with w_q), the "
+            "second the keys (w_k) and the third the values (w_v).",
             ("The order of the returned tuple matters: queries, then keys, then values.",
              "Read the `def` line: the weights come in the order w_q, w_k, w_v, and the outputs go back "
-             "in the same order."),
+             "in the same order.",
+             "On the case below, compare the expected Q, K and V with yours: the same arrays, in other "
+             "places."),
             like(*(_reordered(order) for order in _ORDERS)),
         ),
         Mistake(
             "scaled_too_early", "the queries (or keys) are already divided by √d_k",
-            "Scaling belongs to step 3, after the scores Q·Kᵀ; the projection itself is only X·W.",
-            "The projection is only the matrix product; leave the division by √d_k to step 3.",
+            "Scaling belongs to step 3, after the scores; a projection only combines each token's "
+            "features with the weights.",
+            ("Leave the scaling by √d_k to step 3: this step stops at the queries, keys and values.",
+             "Your queries are √d_k times smaller than the expected ones, and your values are right.",
+             "Try x = np.array([[1.0, 0.0]]) with w_q = np.eye(2) * 4: the query must be [[4, 0]]."),
             like(lambda x, w_q, w_k, w_v: (x @ w_q / np.sqrt(w_q.shape[1]), x @ w_k, x @ w_v),
                  lambda x, w_q, w_k, w_v: (x @ w_q / np.sqrt(w_q.shape[1]), x @ w_k / np.sqrt(w_k.shape[1]),
                                            x @ w_v)),

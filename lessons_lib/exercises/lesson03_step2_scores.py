@@ -71,9 +71,14 @@ def _multiplied_elementwise(o: Outcome) -> bool:
 
 def _scaled_explain(o: Outcome) -> str:
     c, d_k = _divisor(o), o.case.args["Q"].shape[-1]
-    return (f"Your scores are Q·Kᵀ divided by {c:.4g} (here d_k = {d_k}, √d_k = {np.sqrt(d_k):.4g}). "
-            "Scaling is the next step (my_scale); this function returns the raw scores Q·Kᵀ.")
+    return (f"Your scores are the dot products divided by {c:.4g} (here d_k = {d_k}, "
+            f"√d_k = {np.sqrt(d_k):.4g}). "
+            "Scaling is the next step (my_scale); this function returns the raw dot products.")
 
+
+#: the hand-checked case the hints offer: one query, three keys (d_k = 2)
+_TRY = ("Try Q = np.array([[1.0, 0.0]]) (one query) and K = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]]) "
+        "(three keys): the scores must be [[1, 0, 2]], shape (1, 3).")
 
 SCORES = Exercise(
     name="my_scores",
@@ -84,54 +89,66 @@ SCORES = Exercise(
     cases=_cases,
     library_answers=(attention.attention_scores,),
     hidden=_hidden,
-    start_hint="Entry (i, j) is the dot product of query row i with key row j. Q is (L, d_k) and K is "
-               "(S, d_k): which one has to be transposed so that a matrix product gives (L, S)?",
+    start_hint="Start from the definition: entry (i, j) is the dot product of query i (row i of Q) with key "
+               "j (row j of K). Write down the shapes, Q (L, d_k), K (S, d_k) and the answer (L, S), before "
+               "you write the line.",
     mistakes=(
         Mistake(
-            "k_not_transposed", "K is not transposed",
-            "Q @ K multiplies the rows of Q with the columns of K. Q is (L, d_k) and K is (S, d_k), so "
-            "the sizes only fit by accident (when S = d_k), and even then the numbers are not query-key "
-            "dot products.",
-            ("One of the two matrices has to be transposed so that the inner sizes (d_k) meet.",
-             "Write the shapes: (L, d_k) times (d_k, S) gives (L, S). Which of Q and K is (d_k, …) after "
-             "a transpose?"),
+            "k_not_transposed", "the keys are used as they are stored, one key per row",
+            "Your product pairs the rows of Q with the columns of K as it stands, and the columns of K are "
+            "its d_k features, not its keys. The sizes only fit by accident (when S = d_k), and even then "
+            "the numbers are not query-key dot products.",
+            ("Every entry must pair a query (a row of Q) with a key (a row of K).",
+             "Write the shapes: (L, d_k) and (S, d_k). For a product the inner sizes must be equal, so K "
+             "has to enter it with its d_k first, as a (d_k, S) array.",
+             _TRY),
             like(lambda Q, K: Q @ K),
         ),
         Mistake(
-            "q_transposed", "Q is transposed instead of K",
-            lambda o: "Q.T @ K compares features with features and gives a (d_k, d_k) matrix"
+            "q_transposed", "the features of Q are paired with the features of K",
+            lambda o: "Your result compares features with features and is (d_k, d_k)"
             + (f" (here {shape_text(o.result)})" if o.is_array else "")
             + ", not one score per (query, key) pair.",
-            "Transpose the keys, not the queries: the result needs one row per query.",
+            ("The result needs one row per query and one column per key.",
+             "The answer is (L, S), here with L queries and S keys; yours has d_k rows, one per feature.",
+             _TRY),
             like(lambda Q, K: Q.T @ K),
         ),
         Mistake(
-            "swapped", "rows and columns are swapped (K·Qᵀ)",
-            "With K on the left of the product, the result has one row per key and one column per query: "
-            "the transpose of the scores. "
-            "By convention each row belongs to a query, so the softmax later runs over the keys.",
-            "The queries go on the left of the product: each row of the result belongs to a query.",
+            "swapped", "rows and columns are swapped: one row per key",
+            "The result has one row per key and one column per query: the mirror image of the scores. By "
+            "convention each row belongs to a query, so that the softmax later runs over the keys.",
+            ("Each row of the result belongs to a query: the queries come first.",
+             "The answer is (L, S): L queries down, S keys across; yours is (S, L).",
+             _TRY),
             like(lambda Q, K: K @ Q.T),
         ),
         Mistake(
-            "elementwise", "* multiplies element by element instead of a matrix product",
+            "elementwise", "* multiplies element by element",
             "Q * K multiplies entries in the same place: it pairs query i only with key i, never with the "
             "other keys, so it cannot give the (L, S) table of all dot products (and where L ≠ S numpy "
             "cannot even line the two arrays up). Summing afterwards does not help.",
-            "All dot products at once are one matrix product (the @ operator), not an element-wise *.",
+            ("Every query must meet every key, not only the key in the same position.",
+             "The answer has L · S entries, one dot product for each (query, key) pair.",
+             _TRY),
             either(like(lambda Q, K: Q * K, lambda Q, K: Q * K.T), _multiplied_elementwise),
         ),
         Mistake(
             "scaled_too_early", "the scores are already scaled down",
             _scaled_explain,
-            "Leave out the division: scaling is the next step's job (my_scale).",
+            ("Leave out the scaling: it is the next step's job (my_scale).",
+             "Your scores are all smaller than the expected ones by the same factor.",
+             _TRY),
             either(like(lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]), lambda Q, K: Q @ K.T / Q.shape[-1]),
                    every_case(lambda o: o.values_ok or _divisor(o) is not None)),
         ),
         Mistake(
             "softmax_too_early", "softmax is already applied",
-            "Your rows sum to 1: that is the job of a later step. This one returns the raw scores Q·Kᵀ.",
-            "Leave out the softmax: this step stops at the raw scores.",
+            "Your rows sum to 1: that is the job of a later step. This one returns the raw dot products, "
+            "which may be negative and sum to anything.",
+            ("Leave out the softmax: this step stops at the raw scores.",
+             "A raw score can be negative or larger than 1; yours all lie between 0 and 1.",
+             _TRY),
             like(lambda Q, K: attention.softmax(Q @ K.T), lambda Q, K: attention.softmax(Q @ K.T / np.sqrt(
                 Q.shape[-1]))),
         ),

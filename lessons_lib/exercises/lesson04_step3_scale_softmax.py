@@ -114,81 +114,95 @@ SOFTMAX = Exercise(
     cases=_softmax_cases,
     library_answers=(attention.softmax, attention.softmax_in_place),
     hidden=_softmax_hidden,
-    start_hint="Exponentiate with np.exp, then divide each row by its own sum (.sum(axis=-1, "
-               "keepdims=True)). Subtract each row's maximum first, so that exp cannot overflow.",
+    start_hint="Start with what each row must become (section 2): positive numbers, in the same order as "
+               "the scores, that add up to 1. Work out one small row by hand first, say [1, 2, 3], then "
+               "write the function for a whole (L, S) array.",
     mistakes=(
         Mistake(
-            "global_max", "the maximum of the whole array is subtracted, not each row's",
-            "A row whose scores lie far below the overall maximum (here a row near -1000 beside a row "
-            "near +1000) underflows to all zeros, and 0/0 gives NaN.",
-            ("Each row needs its own maximum: reduce along the last axis, and keep that axis.",
-             "x.max() without an axis is one number for the whole array; with axis=-1 and keepdims=True "
-             "it is one number per row, shape (L, 1)."),
+            "global_max", "the safeguard uses one number for the whole array, not one for each row",
+            "A row whose scores lie far below those of another row (here a row near -1000 beside a row "
+            "near +1000) comes out as all zeros before the last step, and 0/0 gives NaN.",
+            ("Softmax looks at each row on its own: whatever makes a row safe must come from that row's own "
+             "numbers.",
+             "The number you take from each row must have shape (L, 1), one per row, so that numpy pairs it "
+             "with its own row of the (L, S) array.",
+             "Try x = np.array([[1000.0, 999.0], [-1000.0, -999.0]]): the answer is [[0.731, 0.269], "
+             "[0.269, 0.731]]."),
             like(_global_max_softmax),
         ),
         Mistake(
-            "no_max_subtraction", "no max-subtraction, so exp overflows at large logits",
-            "On small scores your function is right, but on logits near ±1000 it returns NaN or inf "
-            "(or stops with an overflow): np.exp(1000) is too large for a float and becomes inf "
-            "(inf/inf is NaN), and np.exp(-1000) rounds to 0 (0/0 is NaN).",
-            ("Softmax does not change when one number is subtracted from a whole row: pick the number "
-             "that makes the largest exponent exp(0) = 1.",
-             "Subtract each row's own maximum (.max along the last axis, keeping the axis) before np.exp."),
+            "no_max_subtraction", "large scores overflow: nothing keeps them in range",
+            "On small scores your function is right, but on scores near ±1000 it returns NaN or inf (or "
+            "stops with an overflow): a score of 1000 gives a number too large for a float (inf), and "
+            "inf/inf is NaN; a score of -1000 gives one that rounds to 0, and 0/0 is NaN.",
+            ("Only the differences between the scores of a row matter (the last cell of section 2).",
+             "Rows that differ by a constant give the same weights: [1000, 1001, 1002] must give what "
+             "[0, 1, 2] gives.",
+             "Try x = np.array([[1000.0, 1001.0, 1002.0]]): the answer is [[0.090, 0.245, 0.665]]."),
             either(like(_naive_softmax),
                    every_case(lambda o: o.values_ok if o.case.tag != "large" else _breaks(o))),
         ),
         Mistake(
-            "shift_not_row_max", "each row is shifted by something other than its own maximum",
-            "You shift the scores before exponentiating, which is the right idea, and your function is "
-            "right on small scores. But on a row that spans more than about 710 (here from -1000 to "
-            "1500), only subtracting that row's maximum keeps every exponent at 0 or below: after "
-            "subtracting the mean, the minimum, the first entry or a fixed number, some exponent is "
-            "still above 709.8, where np.exp overflows to inf (or all of them fall below -745, and 0/0 "
-            "gives NaN).",
-            ("Only the row's own maximum puts every exponent at 0 or below: use that shift.",
-             "Reduce with .max along the last axis and keepdims=True, so each row is shifted by its own "
-             "largest score."),
+            "shift_not_row_max", "the safeguard works on small rows, not on rows that span more than 710",
+            "You change the scores first, which is the right idea, and your function is right on small "
+            "scores. But a float overflows to inf once a score above about 709.8 goes in (and every score "
+            "below about -745 rounds to 0, so 0/0 gives NaN). On a row that spans more than about 710 "
+            "(here from -1000 to 1500), only one choice of the number keeps every score of the row in "
+            "range: the mean, the minimum, the first entry or a fixed number leave one out.",
+            ("After your change, every score of the row must be at most 0, and one of them exactly 0.",
+             "Which number of the row, taken from every score, leaves them all at 0 or below? It must be "
+             "worked out for each row.",
+             "Try x = np.array([[1500.0, -1000.0, 0.0, 10.0]]): the answer is [[1, 0, 0, 0]] (to three "
+             "decimals), with no NaN."),
             every_case(_unstable),
         ),
         Mistake(
             "wrong_axis", "softmax over the wrong axis (columns sum to 1 instead of rows)",
             lambda o: _column_sums(o) + "Row i holds query i's scores over all keys, so each row must "
             "become a probability distribution.",
-            ("Both reductions (the maximum and the sum) run along each row: the last axis.",
-             "axis=0 runs down the columns; axis=-1 (or 1 for a 2-D array) runs along the rows."),
+            ("Row i holds query i's scores over the keys: it is the row that becomes a distribution.",
+             "Along a row the second index of x[i, j] changes and the first stays: work across the "
+             "columns, once for each row.",
+             "Try x = np.array([[0.0, 0.0], [1.0, 1.0]]): the answer is [[0.5, 0.5], [0.5, 0.5]]."),
             like(lambda x: attention.softmax(x, axis=0), lambda x: _naive_softmax(x.T).T),
         ),
         Mistake(
-            "missing_keepdims", "keepdims is missing, so the row sums line up with the columns",
-            "x.sum(axis=-1) turns a (L, S) array into shape (L,), and numpy then divides column j by "
-            "the sum of row j (or refuses when L ≠ S).",
-            ("Keep the reduced axis, so that there is one total per row, shape (L, 1).",
-             "Pass keepdims=True to the sum (and to the max): numpy then lines each total up with its "
-             "own row."),
+            "missing_keepdims", "the numbers worked out per row line up with the columns",
+            "Reducing a (L, S) array row by row gives shape (L,), and numpy pairs a shape (L,) with the "
+            "columns: column j then meets row j's number (or numpy refuses when L ≠ S).",
+            ("One number per row must stay a column, shape (L, 1), so that numpy pairs it with its own row.",
+             "Print the shape of each number you work out per row: (L,) lines up with the columns, (L, 1) "
+             "with the rows.",
+             "Try x = np.array([[0.0, 0.0], [0.0, 10.0]]): the first row must come out [0.5, 0.5]."),
             like(lambda x: np.exp(x) / np.exp(x).sum(axis=-1),
                  lambda x: np.exp(x - x.max(axis=-1)) / np.exp(x - x.max(axis=-1)).sum(axis=-1),
                  lambda x: _stable_exp(x) / _stable_exp(x).sum(axis=-1)),
         ),
         Mistake(
-            "floor_division", "// rounds the division down to whole numbers",
-            "`a // b` is floor division: it divides and then rounds down, so every weight below 1 "
-            "becomes 0. Softmax weights are fractions between 0 and 1.",
-            "Use true division, a single slash (/), not //.",
+            "floor_division", "// rounds down to whole numbers",
+            "`a // b` rounds its result down to a whole number, so every weight below 1 becomes 0. Softmax "
+            "weights are fractions between 0 and 1.",
+            ("Weights are fractions between 0 and 1: whole numbers cannot be right.",
+             "// keeps only whole numbers; which operator keeps the fractions?",
+             "Try x = np.array([[0.0, 0.0]]): the answer is [[0.5, 0.5]], and // gives [[0, 0]]."),
             like(lambda x: _stable_exp(x) // _stable_exp(x).sum(axis=-1, keepdims=True),
                  lambda x: np.exp(x) // np.exp(x).sum(axis=-1, keepdims=True)),
         ),
         Mistake(
-            "whole_sum", "divided by the sum of the whole array instead of each row's",
-            "All entries together sum to 1, but each row on its own does not.",
-            ("Divide by one total per row, not by one total for everything.",
-             "Give the sum an axis (the last one) and keep it, so the totals have shape (L, 1)."),
+            "whole_sum", "the whole array is normalised as one, instead of each row",
+            "All entries together add up to 1, but each row on its own does not.",
+            ("Each row is its own probability distribution: it must add up to 1 by itself.",
+             "In your result only all rows together add up to 1; each row must.",
+             "Try x = np.array([[0.0, 0.0], [0.0, 0.0]]): the answer is 0.5 everywhere; yours is 0.25."),
             lambda o: _rows_proportional(o) and bool(np.isclose(o.result.sum(), 1.0)),
         ),
         Mistake(
-            "not_normalised", "the exponentials are not divided by their row sums",
-            "Your rows do not sum to 1: after exponentiating, each row still has to be divided by its total.",
-            ("After exponentiating, divide each row by its total, so that it sums to 1.",
-             "The total of each row is a sum along the last axis, kept as a column (keepdims=True)."),
+            "not_normalised", "the rows do not add up to 1",
+            "Your numbers are positive and in the right order, but each row sums to more or less than 1: "
+            "they are not yet probabilities.",
+            ("A probability distribution adds up to 1: every row must.",
+             "Your rows are the right answer times a factor, one factor per row.",
+             "Try x = np.array([[0.0, 0.0]]): the answer is [[0.5, 0.5]]; yours is [[1, 1]]."),
             _rows_proportional,
         ),
     ),
@@ -256,6 +270,10 @@ def _same_divisor_everywhere(failing: Outcome, outcomes: list[Outcome]) -> bool:
     return all(d is not None for d in divisors) and np.allclose(divisors, divisors[0], rtol=1e-9)
 
 
+#: the hand-checked case the hints offer: d_k = 9, so the scores shrink 3 times
+_TRY_SCALE = "Try scores = np.array([[6.0, -3.0]]) with d_k = 9: the answer is [[2, -1]]."
+
+
 class _FixedNumber:
     """Every case's scores are divided by the same number, whatever d_k is."""
 
@@ -275,73 +293,93 @@ SCALING = Exercise(
     cases=_scaling_cases,
     library_answers=(attention.scale_scores, attention.scale_by),
     hidden=_scaling_hidden,
-    start_hint="Divide the scores by the square root of d_k (np.sqrt).",
+    start_hint="Start from section 4: the typical size of a raw score grows with d_k, and this step brings "
+               "it back to about 1. d_k is an argument of its own, not a size of the scores.",
     mistakes=(
         Mistake(
             "forgot_scaling", "the scaling is missing",
             "Your function returns the scores unchanged.",
-            "The scores must come back divided by a factor that grows with d_k: which one?",
+            ("The typical size of a raw score grows with d_k; after this step it is about 1, whatever d_k "
+             "is.",
+             "For d_k > 1 your answer must be smaller than the scores, by a factor that depends on d_k only.",
+             _TRY_SCALE),
             like(lambda scores, d_k: scores),
         ),
         Mistake(
-            "divided_by_d_k", "divided by d_k instead of √d_k",
-            "Dividing by d_k shrinks the scores too much (by 64 instead of 8 when d_k = 64), so softmax "
-            "comes out nearly uniform and attention cannot focus. The spread of a dot product grows "
-            "like √d_k, so √d_k is what brings it back to about 1.",
-            ("The spread of a dot product grows like the square root of d_k, not like d_k.",
-             "np.sqrt gives the square root; the number to take it of is the d_k argument."),
+            "divided_by_d_k", "the scores shrink by a factor of d_k, which is too much",
+            "Your scores come out d_k times smaller (64 times when d_k = 64), so softmax comes out nearly "
+            "uniform and attention cannot focus. The spread of a dot product of d_k terms grows more slowly "
+            "than d_k (section 4 measured it), so the factor must grow more slowly too.",
+            ("Section 4 measured the variance of q·k: about d_k. The typical size of a score is its standard "
+             "deviation, which grows more slowly.",
+             "With d_k = 9 the scores must shrink by a factor of 3, with d_k = 64 by a factor of 8.",
+             _TRY_SCALE + " Yours is [[0.667, -0.333]]."),
             like(lambda scores, d_k: scores / d_k),
         ),
         Mistake(
-            "multiplied", "multiplied instead of divided",
-            "Multiplying makes large scores even larger, so softmax saturates even more (one weight near "
-            "1, the rest near 0).",
-            "Scaling makes the scores smaller: divide by the factor instead of multiplying.",
+            "multiplied", "the scores grow instead of shrinking",
+            "Your scores come out larger than they went in, so softmax saturates even more (one weight "
+            "near 1, the rest near 0).",
+            ("This step makes the scores smaller, so that their typical size is about 1.",
+             "For d_k > 1 every score must come out closer to 0 than it went in.",
+             _TRY_SCALE),
             like(lambda scores, d_k: scores * np.sqrt(d_k), lambda scores, d_k: scores * d_k),
         ),
         Mistake(
-            "power_precedence", "`d_k ** 1/2` is d_k / 2, not √d_k",
-            "Python applies ** before /, so d_k ** 1/2 means (d_k ** 1) / 2. It equals √d_k only when "
-            "d_k = 4, which is why one case may pass.",
-            "Use np.sqrt, or put the exponent in brackets, d_k ** (1/2): then the power comes first.",
+            "power_precedence", "`d_k ** 1/2` is half of d_k",
+            "Python computes ** before what follows it, so d_k ** 1/2 means (d_k ** 1) / 2, half of d_k. "
+            "That is the right factor only when d_k = 4, which is why one case may pass.",
+            ("The factor you meant is not half of d_k: check what the power in your line applies to.",
+             "Brackets decide what a power applies to: Python does ** first, then the rest, from left to "
+             "right.",
+             "Try d_k = 9: the factor must be 3, and d_k ** 1/2 gives 4.5."),
             like(lambda scores, d_k: scores / (d_k / 2), lambda scores, d_k: scores / d_k / 2),
         ),
         Mistake(
             "d_k_from_shape", "d_k is taken from the shape of the scores",
             "scores has shape (L, S): its sizes count queries and keys, not d_k, the length of each "
             "query and key vector. The two only agree by accident.",
-            "The d_k argument is the length of each query and key vector: take the factor from it.",
+            ("d_k is the length of each query and key vector: only the d_k argument says what it is.",
+             "scores is (L, S): its sizes count queries and keys, which have nothing to do with d_k.",
+             _TRY_SCALE + " Its shape is (1, 2), whatever d_k is."),
             like(lambda scores, d_k: scores / np.sqrt(scores.shape[-1]),
                  lambda scores, d_k: scores / np.sqrt(scores.shape[0])),
         ),
         Mistake(
             "softmax_too_early", "softmax is applied as well",
             "This step only scales; the softmax comes next, in its own function.",
-            "Stop after the scaling: the softmax is a step of its own.",
+            ("Stop after the scaling: the softmax is a step of its own.",
+             "A scaled score may be negative or larger than 1; yours all lie between 0 and 1.",
+             _TRY_SCALE),
             like(lambda scores, d_k: attention.softmax(scores / np.sqrt(d_k))),
         ),
         Mistake(
-            "floor_division", "// rounds the division down to whole numbers",
-            "`a // b` is floor division: it divides and then rounds down (2.5 becomes 2.0, -0.5 becomes "
-            "-1.0), so the scaled scores lose their fractions.",
-            "Use true division, a single slash (/), not //.",
+            "floor_division", "// rounds down to whole numbers",
+            "`a // b` rounds its result down to a whole number (2.5 becomes 2.0, -0.5 becomes -1.0), so the "
+            "scaled scores lose their fractions.",
+            ("Scaled scores keep their fractions: 2.5 must stay 2.5.",
+             "// keeps only whole numbers; which operator keeps the fractions?",
+             "Try scores = np.array([[5.0]]) with d_k = 4: the answer is [[2.5]], and // gives [[2.0]]."),
             like(lambda scores, d_k: scores // np.sqrt(d_k), lambda scores, d_k: scores // d_k ** 0.5),
         ),
         Mistake(
-            "fixed_number", "the scores are divided by a fixed number, not by √d_k",
-            lambda o: f"Every case is divided by {_divisor(o):.4g}, whatever d_k is (here d_k = "
-            f"{o.case.args['d_k']}, so √d_k = {np.sqrt(o.case.args['d_k']):.4g}). A number written into "
-            "the function fits only the d_k it was worked out for; the check passes other values of d_k.",
-            "Compute the factor from the d_k argument each time, instead of writing a number into the "
-            "function.",
+            "fixed_number", "the scores shrink by a fixed factor, whatever d_k is",
+            lambda o: f"Every case comes out {_divisor(o):.4g} times smaller, whatever d_k is (here d_k = "
+            f"{o.case.args['d_k']}, which needs a factor of {np.sqrt(o.case.args['d_k']):.4g}). A number "
+            "written into the function fits only the d_k it was worked out for; the check passes other "
+            "values of d_k.",
+            ("The factor must come from the d_k argument, each time the function runs.",
+             "With d_k = 9 the factor is 3, with d_k = 25 it is 5: it changes with d_k.",
+             _TRY_SCALE),
             _FixedNumber(),
         ),
         Mistake(
-            "wrong_divisor", "the scores are divided by the wrong number",
-            lambda o: f"Your answer is the scores divided by {_divisor(o):.4g}, but here d_k = "
-            f"{o.case.args['d_k']}, so the factor is √d_k = {np.sqrt(o.case.args['d_k']):.4g}.",
-            ("The factor is the square root of the d_k argument; check what your divisor is built from.",
-             "Print your divisor next to np.sqrt(d_k) for the case below: they should be the same number."),
+            "wrong_divisor", "the scores shrink by the wrong factor",
+            lambda o: f"Your answer is the scores made {_divisor(o):.4g} times smaller, but here d_k = "
+            f"{o.case.args['d_k']}, which needs a factor of {np.sqrt(o.case.args['d_k']):.4g}.",
+            ("The factor comes from the d_k argument alone: check what yours is built from.",
+             "With d_k = 9 the factor is 3, with d_k = 25 it is 5, with d_k = 64 it is 8.",
+             _TRY_SCALE),
             every_case(lambda o: o.values_ok or _divides_by_other(o)),
         ),
     ),

@@ -37,6 +37,10 @@ def _hidden(rng) -> list[Case]:
             _random_case(rng, 1, n_keys, d_v, kind="unseen")]
 
 
+#: the hand-checked case the hints offer: one query, two keys, d_v = 1
+_TRY = ("Try weights = np.array([[0.5, 0.5]]) with V = np.array([[2.0], [4.0]]): the answer is [[3]], the "
+        "average of 2 and 4.")
+
 WEIGHTED_SUM = Exercise(
     name="my_weighted_sum",
     params=("weights", "V"),
@@ -46,22 +50,26 @@ WEIGHTED_SUM = Exercise(
     cases=_cases,
     library_answers=(attention.weighted_values,),
     hidden=_hidden,
-    start_hint="Output row i is Σ_j weights[i, j] · V[j]: one matrix product. weights is (L, S) and V is "
-               "(S, d_v); the answer is (L, d_v).",
+    start_hint="Start from one output row: row i mixes all the value vectors, each with its weight from row "
+               "i of the weights (section 2 did it by hand for \"sat\"). Write down the shapes, weights "
+               "(L, S), V (S, d_v) and the answer (L, d_v), before you write the line.",
     mistakes=(
         Mistake(
             "divided_by_s", "the weighted sum is divided by S, the number of keys",
-            "Each row of the weights already sums to 1, so Σ_j weights[i, j] · V[j] is already an "
-            "average of the values: dividing by S as well shrinks every output S times, out of the "
-            "range of the values.",
-            "The weights already average: leave out the division by the number of keys.",
+            "Each row of the weights already sums to 1, so mixing the values with them already gives an "
+            "average: dividing by S as well shrinks every output S times, out of the range of the values.",
+            ("The weights already average: they add up to 1 in every row.",
+             "Each output lies within the range of the values (section 4); yours are S times too small.",
+             _TRY),
             like(lambda weights, V: weights @ V / V.shape[0]),
         ),
         Mistake(
             "transposed_weights", "the weights are transposed",
-            "weights.T @ V uses column i of the weights for output i, but row i holds query i's weights "
+            "Your function uses column i of the weights for output i, but row i holds query i's weights "
             "(the row that sums to 1).",
-            "Use the weights as they are: row i of the weights belongs to query i.",
+            ("Use the weights as they are: row i of the weights belongs to query i.",
+             "Output i takes in every value vector with the weights of row i, which add up to 1.",
+             _TRY),
             like(lambda weights, V: weights.T @ V),
         ),
         Mistake(
@@ -69,35 +77,44 @@ WEIGHTED_SUM = Exercise(
             "Your numbers are right but laid out as (d_v, L): one row per value feature instead of "
             "one row per query: transposing both factors of a product and swapping them transposes the "
             "result, (AB)ᵀ = BᵀAᵀ.",
-            ("The product needs no transpose at all: write the shapes, (L, S) times (S, d_v).",
-             "(L, S) times (S, d_v) gives (L, d_v): one row per query, which is the layout asked for."),
+            ("No transpose is needed at all: each row of the answer belongs to a query.",
+             "The answer is (L, d_v): one row per query, d_v numbers each.",
+             _TRY),
             like(lambda weights, V: (weights @ V).T),
         ),
         Mistake(
             "reversed_order", "the product is in the wrong order",
-            "A matrix product is not commutative. With V first, the rows of the result no longer "
-            "belong to the queries.",
-            ("The weights go on the left of the product: each output row belongs to a query.",
-             "(L, S) times (S, d_v) fits; (S, d_v) times (L, S) does not, unless sizes happen to match."),
+            "The order of the two factors matters: with V first, the rows of the result no longer belong "
+            "to the queries.",
+            ("Each output row belongs to a query: the weights come first.",
+             "(L, S) and (S, d_v) fit in this order; the other order fits only when sizes happen to match.",
+             _TRY),
             like(lambda weights, V: V @ weights, lambda weights, V: V.T @ weights),
         ),
         Mistake(
             "v_transposed", "V is transposed",
             "V is already (S, d_v), one value vector per row, which is what the product needs.",
-            "Use V as it is: its rows are the value vectors, one per key.",
+            ("Use V as it is: its rows are the value vectors, one per key.",
+             "The weights have one column per key, and V one row per key: these must meet.",
+             _TRY),
             like(lambda weights, V: weights @ V.T),
         ),
         Mistake(
-            "elementwise", "* multiplies element by element instead of a matrix product",
-            "weights * V pairs up matching entries and never sums over the keys.",
-            "Use the matrix product (the @ operator): it sums weights[i, j] · V[j] over j.",
+            "elementwise", "* multiplies element by element",
+            "weights * V pairs up the entries that sit in the same place and never adds up over the keys.",
+            ("Each output row takes in every value vector, each with its own weight.",
+             "Output row i is one vector of d_v numbers: the value vectors v_j, each scaled by its weight "
+             "w_ij, added up.",
+             _TRY),
             like(lambda weights, V: weights * V, lambda weights, V: weights * V.T),
         ),
         Mistake(
             "softmax_again", "softmax is applied to the weights again",
             "The weights are already probabilities (each row sums to 1). A second softmax flattens "
             "them toward uniform and changes which values get mixed in.",
-            "Use the weights as they are: they are already the softmax of the scores.",
+            ("Use the weights as they are: they are already the softmax of the scores.",
+             "Weights of 1 and 0 must pick one value vector exactly; a second softmax blurs them.",
+             _TRY),
             like(lambda weights, V: attention.softmax(weights) @ V),
         ),
     ),

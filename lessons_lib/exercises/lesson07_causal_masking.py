@@ -91,6 +91,10 @@ def _triu(k):
     return lambda n: np.triu(np.ones((n, n), dtype=bool), k=k)
 
 
+#: the hand-checked case the hints offer: equal scores give the running average of section 1
+_TRY = ("Try scores = np.zeros((3, 3)): the answer is the running average of section 1, [[1, 0, 0], "
+        "[0.5, 0.5, 0], [1/3, 1/3, 1/3]].")
+
 CAUSAL_WEIGHTS = Exercise(
     name="my_causal_weights",
     params=("scores",),
@@ -100,31 +104,34 @@ CAUSAL_WEIGHTS = Exercise(
     cases=_cases,
     library_answers=(attention.attention_weights, attention.mask_and_softmax_in_place),
     hidden=_hidden,
-    start_hint="Three steps: a boolean mask that is True where key j ≤ query i (np.tril of a matrix of "
-               "True), the scores with −∞ written where the mask is False (np.where), then the softmax of "
-               "each row (exp(−∞) = 0 does the rest).",
+    start_hint="Start from the ✓/✗ table of section 3: which keys may query i see? Mark them in a boolean "
+               "array, True = may attend; then follow section 4 number by number for one row, and do the "
+               "same for every row.",
     mistakes=(
         Mistake(
             "mask_after_softmax", "the mask is applied after the softmax",
-            "Zeroing the weights after softmax leaves the rows summing to less than 1, and the future "
-            "keys have already taken their share of each row's total: the past weights still depend on "
-            "the future scores, so the future leaks. The mask goes on the scores, before the softmax.",
-            "Write −∞ into the scores where the mask is False, then take the softmax.",
+            "Zeroing the weights after the softmax leaves the rows adding up to less than 1, and the future "
+            "keys have already taken their share of the row: the past weights still depend on the future "
+            "scores, so the future leaks. The mask goes on the scores, before the softmax.",
+            ("The mask goes on the scores, before the softmax: a masked key must never take a share.",
+             "After masking, every row still adds up to 1, and the keys after the query get exactly 0.",
+             "Try scores = np.array([[0.0, 10.0], [0.0, 0.0]]): the answer is [[1, 0], [0.5, 0.5]]."),
             like(lambda scores: attention.softmax(scores) * _tril(0)(len(scores)),
                  lambda scores: _softmax_plain(scores) * _tril(0)(len(scores))),
         ),
         Mistake(
             "renormalised_after_softmax", "the mask comes after the softmax, and the rows are renormalised",
-            "On paper this is right: setting the future weights to 0 and dividing each row by what is left "
+            "On paper this is right: setting the future weights to 0 and making each row add up to 1 again "
             "gives exactly the weights of the masked softmax. In floating point it is not: the softmax of "
-            "the whole row is shifted by the row's largest score, which may be a future one. When the "
-            "past lies far below the future (here about −1000 against 0), exp of every past score "
-            "underflows to exactly 0 before the mask is applied, and the renormalisation divides 0 by 0: "
-            "NaN. Masking the scores first makes the maximum a past one, so nothing underflows.",
-            ("Put the mask on the scores, before the softmax: −∞ where a key is in the future, so that "
-             "each row's maximum is taken over the keys the query may see.",
-             "Look at the row of the case below where the first keys are near −1000 and a later one near "
-             "0: print the softmax of that whole row before you mask it."),
+            "the whole row is made safe with the help of the row's future scores too. When the past lies "
+            "far below the future (here about −1000 against 0), every past weight underflows to exactly 0 "
+            "before the mask is applied, and renormalising gives 0/0: NaN. Masking the scores first keeps "
+            "the future out of every step.",
+            ("Put the mask on the scores, before the softmax, so that the future plays no part in any step.",
+             "Where the past of a row lies far below its future, the softmax of the whole row rounds every "
+             "past weight to 0.",
+             "Try scores = np.array([[-1000.0, 0.0], [0.0, 0.0]]): the answer is [[1, 0], [0.5, 0.5]], "
+             "with no NaN."),
             like(_renormalised(attention.softmax), _renormalised(_softmax_plain)),
         ),
         Mistake(
@@ -132,56 +139,61 @@ CAUSAL_WEIGHTS = Exercise(
             "Your mask blocks exactly the keys a query should see. This is the convention trap: "
             "nn.MultiheadAttention's attn_mask means True = blocked, torch SDPA's (and this course's) "
             "True = may attend. A row that may see nothing gets 0 (or NaN).",
-            ("The course's masks say True = may attend: keep the scores where the mask is True, and write "
-             "−∞ where it is False.",
-             "np.where(condition, a, b) takes a where the condition is True and b elsewhere: check which "
-             "of the two your call puts first."),
+            ("The course's masks say True = may attend: a True marks a key the query keeps.",
+             "Query 0 may see only key 0, and the last query every key: check those two rows of your mask.",
+             _TRY),
             like(*_both_softmaxes(_triu(1))),
         ),
         Mistake(
             "no_diagonal", "the diagonal is masked: no token may look at itself",
-            "np.tril(..., k=-1) keeps only the keys strictly before the query, so the first token sees "
-            "nothing (a row of −∞). Every token may see itself and the tokens before it.",
-            ("Every token may see itself: keep the diagonal in the mask.",
-             "np.tril's k argument moves the edge of the triangle: k=0, the default, keeps the diagonal."),
+            "Your mask keeps only the keys strictly before each query, so the first token sees nothing (a "
+            "row of −∞). Every token may see itself and the tokens before it.",
+            ("Every token may see itself: key i is allowed for query i.",
+             "Query 0 may see exactly one key, key 0.",
+             _TRY),
             like(*_both_softmaxes(_tril(-1))),
         ),
         Mistake(
-            "upper_triangle", "the future is allowed instead of the past (upper triangle)",
-            "Query i may see keys j ≤ i: those on and below the diagonal, np.tril. np.triu keeps the keys "
-            "on and after the diagonal: every token looks ahead.",
-            ("Query i may see keys 0 … i: on and below the diagonal. Use np.tril instead of np.triu.",
-             "np.tril keeps the lower triangle (the past), np.triu the upper one (the future)."),
+            "upper_triangle", "the future is allowed instead of the past",
+            "Query i may see keys j ≤ i. Your mask allows the keys on and after the diagonal instead: "
+            "every token looks ahead.",
+            ("Query i may see keys 0 … i: itself and the tokens before it.",
+             "Row 0 of the mask has a single True, at key 0; the last row is True everywhere.",
+             _TRY),
             like(*_both_softmaxes(_triu(0))),
         ),
         Mistake(
             "zero_not_minus_infinity", "masked scores are set to 0 instead of −∞",
-            "exp(0) = 1, so a masked key still gets a share of the weight, the same as a key with score 0. "
-            "Only −∞ gives exp(−∞) = 0: exactly no weight.",
-            ("A masked key must get exactly no weight: fill with −∞ (-np.inf), whose exp is 0.",
-             "exp(0) = 1, exp(−∞) = 0: which fill value gives a masked key no share at all?"),
+            "A masked key with a score of 0 still gets a share of the weight, the same as any key whose "
+            "score is 0: a masked key must get none at all.",
+            ("A masked key must get exactly no weight, whatever the other scores are.",
+             "Only a score of −∞ gives a weight of exactly 0 (section 4).",
+             "Try scores = np.zeros((2, 2)): row 0 must be [1, 0]; a fill of 0 gives [0.5, 0.5]."),
             like(_with(_tril(0), fill=0.0), _with(_tril(0), _softmax_plain, fill=0.0)),
         ),
         Mistake(
-            "one_diagonal_too_many", "one future key too many is allowed (np.tril(..., k=1))",
-            "With k=1 each query also sees the very next token: one step into the future.",
-            ("No query may see the next token: the edge of the triangle is the diagonal itself.",
-             "np.tril's k argument: k=0 (the default) stops at the diagonal, k=1 goes one step beyond."),
+            "one_diagonal_too_many", "one future key too many is allowed: each token also sees the next",
+            "Each query also sees the very next token: one step into the future.",
+            ("No query may see the token after it: the edge of what it sees is itself.",
+             "Row 0 of the mask has exactly one True.",
+             _TRY),
             like(*_both_softmaxes(_tril(1))),
         ),
         Mistake(
-            "columns", "the softmax runs down the columns (axis=0)",
-            "Each query's weights are its row: the softmax must normalise along the last axis, over the "
-            "keys.",
-            ("Normalise each row, over the keys: the last axis, in the max and in the sum.",
-             "axis=0 runs down the columns; axis=-1 (or 1) runs along each row."),
+            "columns", "the softmax runs down the columns",
+            "Each query's weights are its row: the softmax must turn each row into a distribution over the "
+            "keys, not each column.",
+            ("Each row is one query's distribution over the keys.",
+             "Every row of your answer must add up to 1; in yours the columns do.",
+             _TRY),
             like(lambda scores: _softmax_plain(np.where(_tril(0)(len(scores)), scores, -np.inf), axis=0)),
         ),
         Mistake(
             "no_mask", "no mask is applied",
             "These are the weights of plain attention: every token sees every other, the future included.",
-            ("Before the softmax, write −∞ into every score of a key that comes after its query.",
-             "np.tril of a matrix of True marks the keys a query may see; np.where writes −∞ elsewhere."),
+            ("Before the softmax, every key after its query must get the score −∞.",
+             "Above the diagonal, every weight of your answer must be exactly 0.",
+             _TRY),
             like(attention.softmax),
         ),
     ),

@@ -170,6 +170,12 @@ def _no_column(m, ell, chunk, guard):
     return m_new, ell * np.exp(m - c) + np.exp(chunk - c).sum(axis=-1)
 
 
+#: hand-checked cases the hints offer: m grows from 2 to 5 in one row; two rows that tell the axes apart
+_TRY_GROW = ("Try m = np.array([2.0]), ell = np.array([1.0]), chunk = np.array([[5.0]]): the answer is "
+             "m_new = [5], ell_new = [1.0498].")
+_TRY_ROWS = ("Try m = np.array([0.0, 0.0]), ell = np.array([1.0, 1.0]), chunk = np.array([[0.0, 0.0], "
+             "[1.0, 1.0]]): the answer is m_new = [0, 1], ell_new = [3, 2.3679].")
+
 ONLINE_UPDATE = Exercise(
     name="my_online_update",
     params=("m", "ell", "chunk"),
@@ -180,95 +186,103 @@ ONLINE_UPDATE = Exercise(
     cases=_cases,
     library_answers=(flash.online_softmax_update,),
     hidden=_hidden,
-    start_hint="Two steps. First the new maximum of each row: the larger of the old maximum and the chunk's "
-               "own maximum (np.maximum). Then the new sum: the old sum was measured against the old "
-               "maximum, so rescale it by exp(m − m_new) (a number ≤ 1), and add the chunk's terms "
-               "exp(chunk − m_new), summed along each row. Hand back the maximum first, then the sum.",
+    start_hint="Start from section 3, where the online softmax runs on one row, chunk by chunk, and prints "
+               "m and ell after each chunk. Work out its first two lines by hand; then write the same for "
+               "several rows at once: m and ell are (rows,), chunk is (rows, c).",
     mistakes=(
         Mistake(
             "swapped_outputs", "the two outputs are returned in the wrong order",
             "Your numbers are right, but you return (ell_new, m_new); the check (and flash_attention) "
-            "expects the maximum first.",
-            "The maximum comes first in the returned pair, then the sum.",
+            "expects (m_new, ell_new).",
+            ("The pair goes back in the order of the arguments: m first, then ell.",
+             "The check unpacks `m_new, ell_new = my_online_update(m, ell, chunk)`.",
+             "On the case below, compare the expected pair with yours: the same two arrays, in the other "
+             "order."),
             _variants(_swapped),
         ),
         Mistake(
-            "no_rescale", "the old sum is not rescaled when the maximum grows",
-            "Every term in ell was computed as exp(s − m) with the OLD maximum m. Once the maximum "
-            "becomes m_new, those terms must read exp(s − m_new) = exp(s − m) · exp(m − m_new). "
-            "Without that factor the old terms count too much whenever the maximum grows (your answer "
-            "is right only in the rows where it did not).",
-            ("Before adding the new chunk's terms, rescale the old sum to the new maximum: multiply it by "
-             "exp(m − m_new).",
-             "That factor turns every old term exp(s − m) into exp(s − m_new); it is 1 in the rows whose "
-             "maximum did not grow."),
+            "no_rescale", "the old ell is not brought up to date when m grows",
+            "Every term in ell was measured against the old m. Once m grows to m_new, those terms are too "
+            "big next to the new ones, which are measured against m_new: your answer is right only in the "
+            "rows whose m did not grow.",
+            ("All of ell_new must be measured against m_new, the old terms as well as the chunk's.",
+             "In a row where m grows, the old ell must shrink before the chunk's terms come in; where m "
+             "stays, it stays.",
+             _TRY_GROW),
             _variants(_no_rescale),
         ),
         Mistake(
-            "rescale_upside_down", "the old sum is rescaled by exp(m_new − m) instead of exp(m − m_new)",
-            "The factor is upside down. The maximum only grows, so m_new ≥ m and the right factor "
-            "exp(m − m_new) is at most 1: old terms shrink, as they should when they are measured "
-            "against a larger maximum. exp(m_new − m) makes them grow, and on the first chunk "
-            "(m = -inf) it is exp(+inf) = inf, so 0 · inf gives NaN.",
-            ("Turn the factor round: old maximum minus new maximum, a number ≤ 1.",
-             "exp(m − m_new) shrinks the old terms; exp(m_new − m) blows them up."),
+            "rescale_upside_down", "the correction of the old ell goes the wrong way",
+            "The factor is upside down. m only grows, so the old terms must shrink when they are measured "
+            "against the new m; yours grow, and on the first chunk (m = -inf) yours is inf, and 0 · inf "
+            "gives NaN.",
+            ("m only grows, so the factor that brings the old terms up to date is at most 1.",
+             "In a row whose m goes from 2 to 5, the old ell must become about 20 times smaller, not "
+             "larger.",
+             _TRY_GROW),
             _variants(_rescale_upside_down),
         ),
         Mistake(
-            "old_max_for_chunk", "the new chunk's scores are shifted by the old maximum, not the new one",
-            "The two parts of ell_new must be measured against the same maximum, m_new. With the old "
-            "maximum the chunk's terms exp(chunk − m) can exceed 1 (even overflow), and on the first "
-            "chunk (m = -inf) they are exp(+inf) = inf.",
-            ("Shift the chunk's scores by the new maximum, the same one the old sum is rescaled to.",
-             "Inside the chunk's exponential, subtract m_new (as a column, one value per row)."),
+            "old_max_for_chunk", "the chunk's terms are measured against the old m, not against m_new",
+            "Both parts of ell_new must be measured against the same number, m_new. Against the old m "
+            "the chunk's terms can exceed 1 (even overflow), and on the first chunk (m = -inf) they are "
+            "inf.",
+            ("Both parts of ell_new are measured against m_new.",
+             "After the update every term of ell_new is at most 1, and the one of the score equal to m_new "
+             "is exactly 1.",
+             _TRY_GROW),
             _variants(_old_max_for_chunk),
         ),
         Mistake(
-            "no_max_subtraction", "the maximum is not subtracted, so exp overflows on large scores",
-            "ell must be Σ exp(s − m), not Σ exp(s): the whole point of carrying m is that every exponent "
-            "is ≤ 0, so no exp can overflow. Here scores near 1000 give exp(1000) = inf.",
-            ("Every exponent must be ≤ 0: subtract the new maximum inside the exponential, and rescale "
-             "the old sum to it.",
-             "Carry m along: the chunk's terms are exp(chunk − m_new), the old sum is multiplied by "
-             "exp(m − m_new)."),
+            "no_max_subtraction", "large scores overflow",
+            "The terms of ell must never be above 1: that is why m is carried along. Here scores near 1000 "
+            "overflow to inf.",
+            ("Every term that goes into ell must be at most 1: measure each score against m_new.",
+             "A score equal to m_new brings exactly 1 into ell_new.",
+             "Try m = np.array([1000.0]), ell = np.array([1.0]), chunk = np.array([[1000.0]]): the answer "
+             "is m_new = [1000], ell_new = [2]."),
             _variants(_no_max_subtraction),
         ),
         Mistake(
-            "chunk_max_only", "the new maximum forgets the old one",
-            "m_new must be the maximum of everything seen so far: max(m, max of the chunk). Taking only "
-            "the chunk's maximum makes m_new fall when a chunk holds smaller scores, and exp(m − m_new) "
-            "then exceeds 1.",
-            ("The new maximum is the larger of the old maximum and the chunk's own.",
-             "np.maximum compares two arrays entry by entry; the chunk's own maximum is a reduction along "
-             "its rows."),
+            "chunk_max_only", "m_new forgets the old one",
+            "m_new must be at least as large as every score seen so far, the old m included. Yours falls "
+            "when a chunk holds smaller scores, and then the old ell grows instead of staying.",
+            ("m_new is never smaller than m.",
+             "m_new is at least m and at least every score of the chunk, and equal to one of them.",
+             "Try m = np.array([5.0]), ell = np.array([1.0]), chunk = np.array([[2.0]]): the answer is "
+             "m_new = [5], ell_new = [1.0498]."),
             _variants(_chunk_max_only),
         ),
         Mistake(
-            "wrong_axis", "the chunk is reduced over the wrong axis",
-            "chunk holds one row of scores per entry of m: (rows, c). Its maximum and its sum must be "
-            "taken along each row (axis=-1), not down the columns (axis=0).",
-            ("Reduce the chunk along each row (the last axis), in the max and in the sum.",
-             "axis=0 runs down the columns of chunk; axis=-1 along its rows."),
+            "wrong_axis", "the chunk is read down its columns instead of along its rows",
+            "chunk holds one row of scores per entry of m: (rows, c). Everything you take from it must "
+            "come from each row, not from each column.",
+            ("Row i of chunk belongs to m[i] and ell[i].",
+             "What you take from chunk must have one number per row: shape (rows,).",
+             _TRY_ROWS),
             _variants(_wrong_axis),
         ),
         Mistake(
             "no_column", "m_new does not line up with the rows of chunk",
-            "m_new has shape (rows,) and chunk (rows, c). numpy lines arrays up from the last axis, so "
-            "chunk - m_new subtracts m_new from each row (or refuses when c ≠ rows), instead of "
-            "subtracting row i's maximum from row i.",
-            ("Give m_new a column axis, m_new[:, None] of shape (rows, 1), so that it lines up with the "
-             "rows of chunk.",
-             "Print the shapes of chunk and of what you subtract from it: (rows, c) against (rows, 1)."),
+            "m_new has shape (rows,) and chunk (rows, c). numpy lines arrays up from the right, so row i's "
+            "m_new meets column i of chunk (or numpy refuses when c ≠ rows), instead of row i.",
+            ("Each row of chunk must meet its own row's m_new.",
+             "Print the shapes: chunk is (rows, c); for numpy to pair each row with its own number, that "
+             "number must be (rows, 1).",
+             _TRY_ROWS),
             _variants(_no_column),
         ),
         Mistake(
             "nan_for_masked_row", "a row that has seen only -inf becomes NaN",
             "Your formula is right wherever a row has seen a real score. But in a row masked so far, "
-            "m and m_new are both -inf, and -inf − (-inf) is NaN (not a number), so exp gives NaN. "
+            "m and m_new are both -inf, and -inf − (-inf) is NaN (not a number), so the row becomes NaN. "
             "FlashAttention meets such rows with padding masks; the row must stay m = -inf, ell = 0.",
-            ("Where a row has seen only -inf, shift by 0 instead of by its maximum (np.where can choose "
-             "per row): the row then keeps m = -inf and ell = 0.",
-             "Make one shift, 0 where m_new is -inf and m_new elsewhere, and use it in both exponentials."),
+            ("A row that has seen only -inf has nothing to measure against: it must come out as m = -inf "
+             "and ell = 0.",
+             "In a masked row no step may produce NaN: find the first line where row 2 of the case below "
+             "becomes NaN.",
+             "Try m = np.array([float('-inf')]), ell = np.array([0.0]), chunk = np.array([[float('-inf'), "
+             "float('-inf')]]): the answer is m_new = [-inf], ell_new = [0]."),
             like(_textbook),
         ),
     ),

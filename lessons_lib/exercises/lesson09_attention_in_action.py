@@ -121,6 +121,9 @@ def _breaks_on_large(outcome: Outcome) -> bool:
     return outcome.is_array and not np.all(np.isfinite(outcome.result))
 
 
+#: the hand-checked case the hints offer: two keys of score 0 and the off slot share the weight in thirds
+_TRY = "Try scores = np.array([[0.0, 0.0]]): the answer is [[1/3, 1/3]]."
+
 SOFTMAX_OFF = Exercise(
     name="my_softmax_off",
     params=("scores",),
@@ -130,80 +133,89 @@ SOFTMAX_OFF = Exercise(
     cases=_cases,
     library_answers=(softmax_off,),
     hidden=_hidden,
-    start_hint="weights_j = exp(s_j) / (1 + Σ_i exp(s_i)) along each row (axis=-1). For stability subtract "
-               "m = max(0, row maximum) from every score, and remember that the off slot's score 0 "
-               "becomes −m: its exponential is exp(−m), not 1.",
+    start_hint="Start from the formula above the cell: the softmax of each row with one more score, 0, that "
+               "is dropped at the end. Work out one row by hand first, say [0, 0]: each weight is 1/3.",
     mistakes=(
         Mistake(
             "plain_softmax", "there is no off slot: this is the ordinary softmax",
             "Your rows sum to exactly 1, so a row still has to give all of its weight to some word; "
             "that is what makes heads park weight on a sink token.",
-            ("The off slot is one more key with score 0: its exp(0) = 1 belongs in each row's total.",
-             "Add 1 to the denominator, once per row, beside the sum of the row's exponentials."),
+            ("The off slot is one more key with score 0, dropped at the end: it takes its share, so the "
+             "rows come out below 1.",
+             "Every row must come out below 1: the off slot keeps the rest of the weight.",
+             _TRY),
             like(_plain_softmax),
         ),
         Mistake(
-            "off_slot_not_shifted", "the scores are shifted by their maximum, but the off slot is not",
-            "Subtracting m (the row maximum, or max(0, row maximum)) from every score is fine, but the "
-            "off slot's score 0 must move too: it becomes −m, and its exponential exp(−m), not 1. Adding 1 "
-            "after the shift gives the off slot a score of +m instead of 0, so on rows whose maximum is "
-            "above 0 your weights are too small.",
-            ("Shift the off slot's score with the others: 0 − m, so its term in the total is exp(−m).",
-             "In the denominator, the 1 that stood for exp(0) must become the exponential of −m, with the "
-             "same m you subtracted from the scores."),
+            "off_slot_not_shifted", "the scores are made safe, but the off slot is left as it was",
+            "Changing every score by the same m is fine, but the off slot's score 0 must change with them. "
+            "Left as it was, it counts as a score of +m instead of 0, so on rows whose scores are above 0 "
+            "your weights are too small.",
+            ("The off slot is a score like the others (0): whatever you do to the scores, do to it.",
+             "Rows far above 0 must still come out right: the off slot's share of [[800, 800]] is almost "
+             "nothing.",
+             "Try scores = np.array([[800.0, 800.0]]): the answer is [[0.5, 0.5]] (to many decimals)."),
             like(_shift_without_off, _shift_then_add_one),
         ),
         Mistake(
-            "shift_not_per_row", "the shift is not each row's own maximum",
-            "Any constant cancels in exact arithmetic, but not in floating point: exp overflows above about "
-            "709 and underflows below about −745. Shifting by the maximum of the whole array, by a row's "
-            "minimum or by its mean leaves some exponent out of range on rows far apart from each other or "
-            "on a row that spans more than exp's range, and inf/inf or 0/0 gives NaN there.",
-            ("Shift each row by its own m = max(0, that row's maximum): every exponent is then ≤ 0.",
-             "The row maximum is a reduction along the last axis (kept as a column); np.maximum then "
-             "compares it with 0."),
+            "shift_not_per_row", "the safeguard is not worked out for each row",
+            "Any constant cancels in exact arithmetic, but not in floating point: a float overflows once a "
+            "score above about 709 goes in, and rounds to 0 below about −745. A number taken from the whole "
+            "array, or a row's smallest score, or its mean, leaves some score out of range on rows far "
+            "apart from each other or on a row that spans more than 710, and inf/inf or 0/0 gives NaN there.",
+            ("Each row is made safe from its own numbers, and the off slot's 0.",
+             "After your change no score of a row, the off slot's included, may be above 0.",
+             "Try scores = np.array([[900.0, 899.0], [-900.0, -899.0]]): the answer is [[0.731, 0.269], "
+             "[0, 0]] to three decimals."),
             like(_shift(lambda s: np.maximum(s.max(), 0.0)), _shift(lambda s: s.max()),
                  _shift(lambda s: s.min(axis=-1, keepdims=True)),
                  _shift(lambda s: s.mean(axis=-1, keepdims=True))),
         ),
         Mistake(
-            "shift_by_first", "each row is shifted by its first score, not by its largest",
-            "Shifting by a number taken from the row is the right idea, but only the row's largest score "
-            "keeps every exponent at 0 or below. The first score is the largest only by chance: in a row "
-            "such as (−800, 5, 900), after subtracting −800 (or 0) the last exponent is far above 709, "
-            "np.exp overflows to inf, and inf/inf gives NaN.",
-            "Look for the largest score of each row, wherever it stands in the row, and shift by that "
-            "(or by 0 when every score is below 0).",
+            "shift_by_first", "each row is made safe by its first score, which need not be the largest",
+            "Using a number taken from the row is the right idea, but the first score is the largest only "
+            "by chance: in a row such as (−800, 5, 900), made safe with the first score (or with 0), the "
+            "last score is still far above 709, overflows to inf, and inf/inf gives NaN.",
+            ("Whatever number you take from a row must leave every score of that row at 0 or below.",
+             "It must not depend on where the scores stand in the row.",
+             "Try scores = np.array([[-800.0, 5.0, 900.0]]): the answer is [[0, 0, 1]] to three decimals."),
             like(_shift(lambda s: np.maximum(s[..., :1], 0.0)), _shift(lambda s: s[..., :1])),
         ),
         Mistake(
-            "no_max_subtraction", "no max-subtraction, so exp overflows at large scores",
-            "On small scores your function is right, but at scores near +800 np.exp overflows to inf "
+            "no_max_subtraction", "large scores overflow: nothing keeps them in range",
+            "On small scores your function is right, but at scores near +800 a float overflows to inf, "
             "and inf/inf gives NaN.",
-            ("Subtract m = max(0, row maximum) from every score before exponentiating, and shift the off "
-             "slot's 0 as well.",
-             "Taking the maximum with 0 keeps exp(−m) from overflowing when every score is very negative."),
+            ("Only the differences between the scores matter, the off slot's 0 included.",
+             "[[800, 800]] must give about 0.5 each, and [[0, 0]] 1/3 each: here the off slot does not "
+             "move with the scores.",
+             "Try scores = np.array([[800.0, 800.0]]): the answer is [[0.5, 0.5]], with no NaN."),
             either(like(_no_max), _breaks_on_large),
         ),
         Mistake(
-            "one_per_key", "1 is added for every key, not once per row",
-            "There is a single off slot per query, so the total gets one extra exp(0) = 1, whatever the "
-            "number of keys. Adding 1 for each key makes the off slot grow with the sentence.",
-            "Add the off slot's 1 once per row, not once per key.",
+            "one_per_key", "the off slot is counted once for every key, not once per row",
+            "There is a single off slot per query, whatever the number of keys. Counting it for each key "
+            "makes the off slot grow with the sentence.",
+            ("One query has one off slot.",
+             "With S keys of score 0, each weight is 1/(S + 1).",
+             "Try scores = np.array([[0.0, 0.0, 0.0]]): the answer is [[0.25, 0.25, 0.25]]."),
             like(lambda scores: np.exp(scores) / (scores.shape[-1] + np.exp(scores).sum(-1, keepdims=True)),
                  _one_per_key),
         ),
         Mistake(
             "sigmoid", "each weight is a sigmoid of its own score",
-            "1 / (1 + exp(−s_j)) looks at one score at a time, so the keys no longer compete: the row can "
-            "sum to more than 1. It agrees with the off-slot softmax only when a row has a single key.",
-            "Divide each exponential by the whole row's total (plus the off slot), so the keys compete.",
+            "Your weights each look at one score alone, so the keys no longer compete: a row can add up to "
+            "more than 1. It agrees with the off-slot softmax only when a row has a single key.",
+            ("The keys of a row share out the weight: they compete with each other and with the off slot.",
+             "Every row must add up to less than 1.",
+             _TRY + " A sigmoid of each score gives [[0.5, 0.5]]."),
             like(lambda scores: 1.0 / (1.0 + np.exp(-scores))),
         ),
         Mistake(
             "wrong_axis", "the softmax runs down the columns instead of along the rows",
             "Each row holds one query's scores over the keys; it is that row that shares out the weight.",
-            "Reduce along the last axis: .sum(axis=-1, keepdims=True) and .max(axis=-1, keepdims=True).",
+            ("Each row holds one query's scores over the keys: the row shares out the weight.",
+             "Every row of your answer must add up to less than 1, not every column.",
+             "Try scores = np.array([[0.0, 0.0], [10.0, 10.0]]): row 0 of the answer is [1/3, 1/3]."),
             like(lambda scores: softmax_off(scores.T).T),
         ),
     ),

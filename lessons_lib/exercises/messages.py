@@ -84,23 +84,23 @@ ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], s
         lambda e: "the two matrices of a product do not fit together"
         + (f" (inner sizes {m[1]} and {m[2]})" if (m := re.search(r"size (\d+) is different from (\d+)",
                                                                    str(e))) else f" ({e})")
-        + ". In A @ B, the number of columns of A must equal the number of rows of B.",
-        "Print the shapes just before the product, e.g. print(A.shape, B.shape); "
-        "a missing or extra .T is the usual cause.",
+        + ": the first one's number of columns must equal the second one's number of rows.",
+        "Print the shapes just before the product, e.g. print(A.shape, B.shape), and write down which two "
+        "sizes must be equal.",
     ),
     (
         lambda e: error_kind(e).startswith("broadcast shapes"),
         lambda e: "numpy could not line up two arrays element by element"
         + (f" (shapes {m[1]} and {m[2]})" if (m := re.search(r"shapes (\(.*?\)) (\(.*?\))", str(e))) else "")
         + ". Element-wise operations (+, -, *, /) need matching sizes, or sizes of 1.",
-        "A reduction such as .sum(axis=-1) or .max(axis=-1) drops that axis; add keepdims=True so "
-        "the result keeps one column per row. If you meant a matrix product, use @ instead of *.",
+        "Write the shape of each array on that line: numpy lines up their sizes from the right, and only "
+        "equal sizes, or a size of 1, fit together.",
     ),
     (
         lambda e: isinstance(e, np.exceptions.AxisError),
         lambda e: f"it asked for an axis that does not exist ({e}).",
-        "A 2-D array has axis 0 (down the rows) and axis 1 (along each row); axis=-1 always means "
-        "the last axis.",
+        "Count the axes of the array you work on: print its .ndim, and compare it with the axis your "
+        "line asks for.",
     ),
     (
         lambda e: isinstance(e, NotImplementedError),
@@ -116,12 +116,13 @@ ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], s
     (
         lambda e: isinstance(e, RecursionError),
         lambda e: "it calls itself again and again until Python gives up.",
-        "Inside the function, use numpy (np.exp, @, .sum) instead of calling the function you are writing.",
+        "Inside the function, compute with numpy instead of calling the function you are writing.",
     ),
     (
         lambda e: isinstance(e, (OverflowError, FloatingPointError)),
         lambda e: f"a number grew too large for a float ({e}).",
-        "exp of a big number overflows; subtract each row's maximum before exponentiating.",
+        "A float holds numbers up to about 1.8e308 (lesson 04, section 3): print the intermediate arrays "
+        "on the case below to find the line where one grows past that.",
     ),
     (
         lambda e: isinstance(e, AttributeError),
@@ -135,7 +136,7 @@ ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], s
     ),
     (
         lambda e: True,
-        lambda e: f"{type(e).__name__}: {e}.",
+        lambda e: f"{str(e).rstrip('.') or 'no message'}.",
         "Read the message, then run your function by hand on a small array to see where it stops.",
     ),
 )

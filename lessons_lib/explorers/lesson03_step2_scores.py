@@ -39,7 +39,7 @@ class ScoresExplorer(Explorer):
 
     title = "Raw attention scores Q·Kᵀ"
     hint = ("seq_len: how many tokens take part (the grid has seq_len² cells). d_k: the length of each "
-            "query and key; watch the colour scale widen. Hover a cell for its exact score.")
+            "query and key; watch the colour scale as d_k grows. Hover a cell for its exact score.")
 
     def __init__(self, sentence: str = LESSON_SENTENCE, *, seq_len: int | None = None, d_k: int = LESSON_D_K,
                  d_model: int = LESSON_D_MODEL, seed: int = LESSON_SEED):

@@ -119,9 +119,9 @@ class PipelineExplorer(Explorer):
                                  title=titles["row"], alt=f"one query's weights; {alt}: {row}")
         v = r["v"]
         self.readout.value = (
-            f"Row {qi} of the output is Σ_j weights[{qi}, j]·v_j, a weighted average of the value vectors, "
-            f"so it stays in their range: V from {v.min():.2f} to {v.max():.2f}, output from {out.min():.2f} "
-            f"to {out.max():.2f}."
+            f"Output row {qi} ({quoted(toks[qi])}) is a weighted average of the values, so it stays in their "
+            f"range: V from {v.min():.2f} to {v.max():.2f}, this row from {out[qi].min():.2f} to "
+            f"{out[qi].max():.2f} (all {n} rows: {out.min():.2f} to {out.max():.2f})."
         )
 
     def still(self):

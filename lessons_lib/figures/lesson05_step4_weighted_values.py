@@ -129,7 +129,27 @@ def plot_convex_combination(values, outputs, tokens, *, weights=None, query=None
     ax.set_aspect("equal", adjustable="datalim")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=FONT_ANNOT, loc="best")
-    ax.set_title(title or "Every output is a weighted average of the values:\n"
-                          "it lies inside their convex hull",
-                 fontsize=FONT_TITLE)
-    return ax.get_figure()
+    title = title or "Every output is a weighted average of the values:\nit lies inside their convex hull"
+    ax.set_title(title, fontsize=FONT_TITLE)
+    fig = ax.get_figure()
+    if len(fig.axes) == 1:  # a figure of its own: its alt text names every point, not only the first two
+        fig.alt = _convex_alt(title, v, o, keys, hull, w, query, queries)
+    return fig
+
+
+def _convex_alt(title, v, o, keys, hull, w, query, queries) -> str:
+    """The alt text of :func:`plot_convex_combination`: every value point, the hull's corners, the outputs,
+    and the selected query's weight on each value."""
+    on_hull = [any(np.allclose(v[j], p) for p in hull) for j in range(v.shape[0])]
+    corners = [f"“{keys[j]}”" for j in range(v.shape[0]) if on_hull[j]]
+    inside = [f"“{keys[j]}”" for j in range(v.shape[0]) if not on_hull[j]]
+    text = (f"{' '.join(title.split())}. {v.shape[0]} value vectors drawn as labelled points in the plane "
+            f"(value feature 0 across, value feature 1 up), and the grey polygon around them, their convex "
+            f"hull: its corners are {', '.join(corners)}"
+            + (f"; {', '.join(inside)} {'lies' if len(inside) == 1 else 'lie'} inside it" if inside else "")
+            + f". The {o.shape[0]} outputs, drawn as black crosses, all lie inside the polygon.")
+    if query is not None:
+        shares = ", ".join(f"“{keys[j]}” {float(w[query, j]):.2f}" for j in range(v.shape[0]))
+        text += (f" The output of “{queries[query]}” is the large cross, joined to every value by a line as "
+                 f"wide as its weight: {shares}.")
+    return text

@@ -123,10 +123,12 @@ FILES = {
         DOUBLE = Exercise(
             name="my_double", params=("x",), task="doubles every entry of x",
             reference=lambda x: 2 * np.asarray(x, dtype=float), cases=_cases, hidden=_hidden,
-            start_hint="Multiply the whole array by 2.",
+            start_hint="Start from one entry: 3 must become 6.",
             mistakes=(Mistake("squared", "x is squared instead of doubled",
-                              "x * x multiplies each entry by itself.",
-                              "Each entry should be twice what it was.",
+                              "Each entry came out as itself squared.",
+                              ("Each entry should be twice what it was.",
+                               "Negative entries stay negative: -1 becomes -2, not 1.",
+                               "Try x = np.array([[3.0]]): the answer is [[6]]."),
                               like(lambda x: x * x)),),
         )
 
@@ -157,7 +159,8 @@ CELLS = [
     ("markdown", "# 99 · A throwaway lesson\n\n⏱ **about 5 minutes**\n\n"
                  "Made by tests/docs/test_add_a_lesson_recipe.py."),
     ("code", "import numpy as np\n\nimport lessons_lib as ll"),
-    ("markdown", "## The explorer\n\n**Predict:** what does the doubled matrix look like? Then move it."),
+    ("markdown", "## The explorer\n\n**Predict:** what does the doubled matrix look like? Then move it.",
+     {"lessons": {"predict": {"answer_phrases": ["every cell twice as large"]}}}),
     ("code", "ll.DoublingExplorer()"),
     ("markdown", "<details><summary>Check your answer</summary>\n\nEvery cell twice as large.\n\n</details>"),
     ("markdown", "## Exercise: double it\n\n*Easy, about 2 minutes.* Write `my_double(x)`: it returns 2·x."),
@@ -229,8 +232,8 @@ def test_a_lesson_added_by_the_recipe_passes_the_tools_and_the_edit_loop(tmp_pat
     classroom.write_text(text.replace(course[0], row), encoding="utf-8")
     # 7. the notebook
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell(s) if kind == "markdown" else nbformat.v4.new_code_cell(s)
-                for kind, s in CELLS]
+    nb.cells = [(nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell)(
+        s, metadata=metadata[0] if metadata else {}) for kind, s, *metadata in CELLS]
     nb.metadata = nbformat.read(REPO / "notebooks" / "10_review_and_paper.ipynb", as_version=4).metadata
     nbformat.write(nb, copy / "notebooks" / f"{SLUG}.ipynb")
     last = nbformat.read(copy / "notebooks" / "10_review_and_paper.ipynb", as_version=4)  # it links onward

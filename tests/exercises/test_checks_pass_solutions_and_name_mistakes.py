@@ -198,3 +198,24 @@ def test_the_street_query_check_names_each_outcome(query, status, key, words):
     for word in words:
         assert word in text, f"{word!r} not in: {text}"
     assert "more (" not in text or "tie" not in text, "a tie is never called 'more'"
+
+
+@pytest.mark.parametrize("scale", [1.0, 20.0])
+def test_a_head_that_looks_at_itself_is_named_so_whether_it_is_soft_or_sharp(scale):
+    """Identity matrices make a head that looks at itself: too soft to pass at scale 1, sharp at 20. Either
+    way the check says where it looks (it used to call the soft one "pointing the right way")."""
+    feedback = exercises.check_next_token_head(lambda n: (scale * np.eye(n), np.eye(n)))
+    assert feedback.mistake == "itself", str(feedback)
+    assert "right way" not in feedback.message
+    assert "expected key with the largest weight" in feedback.details
+
+
+def test_a_soft_head_that_points_the_right_way_is_told_so_and_passes_once_sharper():
+    soft = exercises.check_next_token_head(lambda n: (np.eye(n, k=1), np.eye(n)))
+    assert soft.mistake == "too_soft" and "leans the right way" in soft.message
+    assert exercises.check_next_token_head(lambda n: (10 * np.eye(n, k=1), np.eye(n))).passed
+
+
+def test_an_error_of_the_check_is_said_once():
+    feedback = exercises.check_next_token_head(lambda n: (np.eye(n + 1), np.eye(n + 1)))
+    assert "ValueError: ValueError" not in str(feedback) and "one row per position" in feedback.message

@@ -57,3 +57,15 @@ def test_no_softmax_shifted_by_anything_but_each_rows_maximum_passes(shift):
     is named for it (tests/helpers/wrong_answers.py, ``shift_not_per_row``)."""
     feedback = exercises.check_softmax(UNSTABLE_SOFTMAXES[shift])
     assert feedback.passed is False, f"a softmax shifted by {shift} passes"
+
+
+def test_the_hints_own_warning_is_named():
+    """Lesson 09's hint: whatever makes the scores safe must be done to the off slot's 0 too; a softmax
+    shifted by m = max(0, row maximum) whose off slot still counts 1 is named for it."""
+    def answer(scores):
+        m = np.maximum(scores.max(axis=-1, keepdims=True), 0)
+        e = np.exp(scores - m)
+        return e / (1 + e.sum(axis=-1, keepdims=True))
+    feedback = exercises.check_softmax_off(answer)
+    assert feedback.mistake == "off_slot_not_shifted", str(feedback)
+    assert "off slot is left as it was" in str(feedback)

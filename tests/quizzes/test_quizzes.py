@@ -62,7 +62,7 @@ def test_seed_questions_sit_in_their_lessons():
     # notebook 10 asks the seed's three questions first, in order, each written once
     assert [q.source[-2:] for q in QUIZZES["10"][:3]] == ["Q1", "Q2", "Q3"]
     assert QUIZZES["10"][0] is next(q for q in QUIZZES["02"] if "Q1" in q.source)
-    assert "cost grow" in q3 and "sequence length" in q3 and "dot products" in q3
+    assert "exchange information" in q3 and "cost grow" in q3 and "sequence length" in q3
     assert q3 == correct_text("08", "Check Your Understanding Q3")  # lesson 08 asks it first
 
 

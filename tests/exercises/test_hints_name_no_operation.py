@@ -39,7 +39,7 @@ def _static_texts(exercise) -> list[tuple[str, str]]:
         parts = [("title", mistake.title), ("explain", mistake.explain),
                  *((f"hint {i + 1}", hint) for i, hint in enumerate(_tiers(mistake)))]
         texts += [(f"{mistake.key} {label}", text) for label, text in parts if isinstance(text, str)]
-    texts += [("error hint", hint) for _, _, hint in messages._ERRORS]
+    texts += [("error hint", hint) for _, _, hint in messages.ERRORS]
     return texts
 
 

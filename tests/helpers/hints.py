@@ -308,7 +308,7 @@ def learner_texts(exercise) -> list[tuple[str, str]]:
                 if outcome.error is not None and str(outcome.error):
                     text = text.replace(str(outcome.error), "<Python's message>")
                 texts.append((f"{mistake.key} {label}", text))
-    for _, _, hint in messages._ERRORS:
+    for _, _, hint in messages.ERRORS:
         texts.append(("error hint", hint))
     for outcome in pool:
         if outcome.error is not None:

@@ -38,8 +38,12 @@ folder              what lives there
 from __future__ import annotations
 
 import importlib
+import sys
 
+from . import _seal
 from .core import attention, flash, masks, multihead  # noqa: F401  (the numpy reference loads at once)
+from .course import feedback as _feedback  # noqa: F401  (the judge's box and verdicts: recorded below)
+from .lab import data as _data  # noqa: F401  (lesson 01's check reads its sentence: recorded below)
 
 
 def _version() -> str:
@@ -180,3 +184,8 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | set(_WHERE) | set(_PACKAGES))
+
+
+# What the exercise checks rely on, recorded before any notebook cell can change it (lessons_lib/_seal.py).
+_seal.record_library()
+_seal.record_exports(sys.modules[__name__], _WHERE)

@@ -47,6 +47,7 @@ import importlib
 import pkgutil
 
 from ..course.feedback import Feedback
+from . import integrity
 from .engine import TIME_LIMIT_S, Case, Exercise, Mistake, like  # noqa: F401 - for lessons and tests
 
 __all__ = ["Feedback", "EXERCISES"]  # and every content module's check_* functions, added below
@@ -72,3 +73,6 @@ def _collect() -> None:
 
 
 _collect()
+from . import grading  # noqa: E402, F401  (loaded with the rest of the judge, so that the seal records it)
+
+integrity.seal(EXERCISES)  # the judge as it loaded, before a notebook cell can reach it

@@ -45,10 +45,20 @@ import os
 import re
 import secrets
 
+# Python's own functions as they were when the library loaded: the graded cell's verdict must not run on a
+# builtin a notebook rebound (lessons_lib/_seal.py names it instead).
+from builtins import (  # noqa: UP029  (captured on purpose)
+    callable,
+    isinstance,
+    str,
+    type,
+    vars,
+)
+
 import numpy as np
 
 from .._checks import check_seed
-from ..course.feedback import PASSED, Feedback
+from ..course.feedback import Feedback
 from . import integrity
 from .catalogue import TAMPERED
 from .engine import Case
@@ -56,7 +66,6 @@ from .runner import Outcome
 
 __all__ = ["assert_passes", "read_verdict", "Verdict", "hidden_cases", "check_hidden"]
 
-_PASSED = PASSED  # captured: a notebook cell may rebind the module's name
 #: The environment variable holding the course's secret for the unseen cases (set in nbgrader_config.py).
 SECRET_VARIABLE = "LESSONS_HIDDEN_SECRET"
 
@@ -79,7 +88,7 @@ def assert_passes(feedback: Feedback) -> None:
         raise _one_line(AssertionError(
             f"{exercise}: NOT YET ({TAMPERED.key}): Likely mistake: {TAMPERED.title}. "
             f"{TAMPERED.explain(outcome)} Hint: {TAMPERED.hints(outcome)[0]}"))
-    if vars(feedback).get("status") == _PASSED:  # the field itself, not a property a cell could replace
+    if vars(feedback).get("status") == "passed":  # the field itself, against the word: no name to rebind
         return
     raise _one_line(AssertionError(verdict(feedback)))
 

@@ -62,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _seal
 from . import integrity
 
 __all__ = ["TIME_LIMIT_S", "ISOLATION", "SETTINGS", "Case", "Outcome", "Watch", "InputRequested", "run",
@@ -523,12 +524,19 @@ def _child(fn, args, watch, snapshot, write_end, items) -> None:
                   "error": _pack_error(error, fn) if error is not None else None,
                   "line": _learner_line(error, fn) if error is not None else "",
                   "args": [_pack(a, items) for a in args], "borrowed": list(done.hits),
-                  "tampered": snapshot.changes(), "too_deep": done.too_deep, "broken_watch": done.broken,
+                  "tampered": _tampered(snapshot), "too_deep": done.too_deep, "broken_watch": done.broken,
                   "output": out.getvalue()[:_MAX_OUTPUT]}
         data = _DUMPS(report, 5)
     except BaseException as exc:  # the report says what went wrong instead
         data = _DUMPS({"broken": f"the check could not pack its answer ({type(exc).__name__})"}, 5)
     _send(write_end, b"R", data)
+
+
+def _tampered(snapshot: integrity.Snapshot) -> list[str]:
+    """In the child, after the call: what it rebound of the watched namespaces, and what the seal of the
+    library finds changed (a name of the flat ``ll.X`` namespace, a function's code)."""
+    found = snapshot.changes()
+    return found + [name for name in _seal.changes() if name not in found]
 
 
 # --------------------------------------------------------------------------- what the call started

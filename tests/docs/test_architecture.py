@@ -1,7 +1,8 @@
 """The layout of lessons_lib is its architecture: layers, lesson names, no private imports.
 
 * Imports flow one way: ``core`` ← ``lab`` ← ``figures`` ← ``explorers`` ← ``course``/``exercises``/
-  ``quizzes`` (``_checks`` lies under them all); a module imports from its own layer or lower ones.
+  ``quizzes`` (``_checks`` and ``_seal`` lie under them all); a module imports from its own layer or
+  lower ones.
 * A lesson's parts carry its notebook's name: ``lesson07_causal_masking`` is the stills, the explorer,
   the exercise and the quiz of ``notebooks/07_causal_masking.ipynb``.
 * No module imports a private ``_name`` of another module (nor reaches one as ``module._name``):
@@ -22,8 +23,8 @@ from tests.helpers import REPO
 
 PACKAGE = REPO / "lessons_lib"
 HELPERS = REPO / "tests" / "helpers"
-LAYER = {"_checks": 0, "core": 1, "lab": 2, "figures": 3, "explorers": 4, "course": 5, "exercises": 5,
-         "quizzes": 5}
+LAYER = {"_checks": 0, "_seal": 0, "core": 1, "lab": 2, "figures": 3, "explorers": 4, "course": 5,
+         "exercises": 5, "quizzes": 5}
 #: folders whose modules, besides their shared pieces, are one per lesson
 PER_LESSON = {"figures": {"base", "style", "attention_maps"}, "explorers": {"base"},
               "exercises": {"engine", "runner", "mistakes", "messages", "catalogue", "grading", "integrity"},
@@ -138,7 +139,7 @@ def test_contributings_map_names_every_folder_and_tool():
     text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
     rows = set(re.findall(r"^\| `lessons_lib/([\w.]+/?)`", text, re.M))
     tree = {p.name + "/" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    tree |= {"__init__.py", "_checks.py"}
+    tree |= {"__init__.py", "_checks.py", "_seal.py"}
     assert rows == tree, f"CONTRIBUTING.md's table has rows {sorted(rows)}; lessons_lib holds {sorted(tree)}"
     tools_row = next(line for line in text.splitlines() if line.startswith("| `tools/`"))
     missing = [p.name for p in sorted((REPO / "tools").glob("*.py")) if f"`{p.name}`" not in tools_row]

@@ -163,15 +163,38 @@ def _exercises() -> dict:
     return EXERCISES
 
 
-def _exercise(name: str):
+def _graded_names() -> list[str]:
+    """Every graded exercise of the course, by the name the learner defines (the registry's points)."""
+    from ..course.lessons import LESSONS
+
+    return [name for lesson in LESSONS.values() for name in lesson.points]
+
+
+def _exercise(name, fn=None):
+    """The exercise with unseen cases called ``name``; else a ValueError that says what went wrong: the
+    arguments in the wrong order, an exercise with no unseen cases, or a name that is none (with the
+    nearest one)."""
     exercises = _exercises()
-    if name in exercises and exercises[name].hidden is not None:
-        return exercises[name]
-    exercises = {key: exercise for key, exercise in exercises.items() if exercise.hidden is not None}
-    close = difflib.get_close_matches(str(name), exercises, n=1)
+    with_unseen = {key: exercise for key, exercise in exercises.items() if exercise.hidden is not None}
+    if isinstance(name, str) and name in with_unseen:
+        return with_unseen[name]
+    order = ("check_hidden takes the exercise's name first, then your function: "
+             'll.check_hidden("{name}", {name}).')
+    if not isinstance(name, str):
+        given = getattr(name, "__name__", None) if callable(name) else None
+        if isinstance(fn, str) or given in with_unseen:
+            shown = fn if isinstance(fn, str) and fn in with_unseen else given or "my_softmax"
+            raise ValueError(f"The name and the function are swapped: {order.format(name=shown)}")
+        raise TypeError(f"check_hidden needs the exercise's name as text, such as \"my_softmax\"; got "
+                        f"{type(name).__name__} {name!r:.60}. {order.format(name='my_softmax')}")
+    if name in exercises or name in _graded_names():
+        kind = " (a value to design, not a function)" if name not in exercises else ""
+        raise ValueError(f"{name} is an exercise of the course{kind}, but it has no unseen cases: its own "
+                         "check is the whole test, and its graded cell runs only that.")
+    close = difflib.get_close_matches(name, with_unseen, n=1)
     guess = f" Did you mean {close[0]!r}?" if close else ""
     raise ValueError(f"There is no exercise called {name!r}.{guess} The exercises with unseen cases are: "
-                     f"{', '.join(sorted(exercises))}.")
+                     f"{', '.join(sorted(with_unseen))}.")
 
 
 def _seed(name: str) -> tuple[int, bool]:
@@ -194,7 +217,7 @@ def hidden_cases(name: str, seed: int | None = None) -> list[Case]:
 
 def check_hidden(name: str, fn) -> Feedback:
     """The check of exercise ``name`` (e.g. ``"my_softmax"``) run on :func:`hidden_cases` only."""
-    exercise = _exercise(name)
+    exercise = _exercise(name, fn)
     seed, from_secret = _seed(name)
     drawn = ("drawn with this course's secret" if from_secret else
              f"drawn at random: no course secret is set ({SECRET_VARIABLE}, see the teacher's guide)")

@@ -368,7 +368,7 @@ def _call_in_child(fn: Callable, args: tuple, time_limit: float, watch: Watch | 
         os.setpgid(pid, pid)  # its own process group (the child does the same: no race)
     except OSError:
         pass
-    report, clock = _Reader(read_end, _MAX_REPORT + 64 * items), _ChildClock(pid)
+    report, clock = _Reader(read_end, _MAX_REPORT + 128 * items), _ChildClock(pid)  # answer and inputs
     left: tuple[str, ...] = ()
     try:
         while not report.done:

@@ -15,7 +15,8 @@ recorded module that ``sys.modules`` no longer holds. :mod:`lessons_lib.exercise
 a cell planted before the record (a function or class of the learner's own, wherever it sits).
 
 What cannot be sealed in the learner's kernel (a cell that replaces ``ll`` itself, or rewrites the graded
-cell before it runs) needs a judge outside the kernel.
+cell before it runs) is why nbgrader's grade comes from a judge outside the kernel
+(:mod:`lessons_lib.exercises.judge`).
 """
 
 from __future__ import annotations

@@ -26,9 +26,10 @@ BEGIN, END = "# exports:begin", "# exports:end"
 #: the library's layers, lowest first: a module imports only from its own layer or lower ones
 LAYERS = ("core", "lab", "figures", "explorers", "course", "exercises", "quizzes")
 #: modules whose ``__all__`` is for the library's own lesson modules, not for learners: the exercise
-#: engine and its pieces (its ``run``, ``show`` and ``Case`` would shadow the quizzes' ``show``)
+#: engine and its pieces (its ``run``, ``show`` and ``Case`` would shadow the quizzes' ``show``), and the
+#: grade's judge and its nbgrader step, which autograde runs (the latter imports nbgrader)
 INTERNAL = ("exercises.engine", "exercises.runner", "exercises.mistakes", "exercises.messages",
-            "exercises.catalogue", "exercises.integrity")
+            "exercises.catalogue", "exercises.integrity", "exercises.judge", "exercises.autograde")
 
 
 def public_modules() -> list[str]:

@@ -221,12 +221,11 @@ class Exercise:
             code = getattr(function, "__code__", None)
             if code is not None:
                 codes[id(code)] = _shown_name(function, self.name)
-        trusted = frozenset()
+        own = [*_own_codes(fn)]  # the grade's judge builds the learner's function where it runs
         if self.adapt is not None:  # the check's own wrapper calls the learner's function, and more
             wrapper = self.adapt(fn)
-            own = (getattr(vars(type(wrapper)).get("__call__"), "__code__", None),
-                   getattr(wrapper, "__code__", None) if wrapper is not fn else None)
-            trusted = frozenset({id(c) for c in own if c is not None and c.co_filename.startswith(_FOLDER)})
+            own += [*_own_codes(wrapper), getattr(wrapper, "__code__", None) if wrapper is not fn else None]
+        trusted = frozenset({id(c) for c in own if c is not None and c.co_filename.startswith(_FOLDER)})
         return Watch(codes, _FOLDER, trusted)
 
     def _feedback(self, mistake: Mistake, outcome: Outcome, learner=None) -> Feedback:
@@ -279,6 +278,13 @@ _FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _OWN = "lessons_lib.exercises."
 #: How often each (exercise, mistake) was named for a notebook's function in this kernel.
 _ATTEMPTS: dict[tuple[str, str], int] = {}
+
+
+def _own_codes(wrapper) -> list:
+    """The code of the methods of ``wrapper``'s class (an object of this folder that calls the learner's
+    function for the check), which the watch must not count as the library's answer."""
+    methods = vars(type(wrapper)).values() if not isinstance(wrapper, type) else ()
+    return [getattr(m, "__code__", None) for m in methods if callable(m)]
 
 
 def _public(name: str) -> str:

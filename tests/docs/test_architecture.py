@@ -27,7 +27,8 @@ LAYER = {"_checks": 0, "_seal": 0, "core": 1, "lab": 2, "figures": 3, "explorers
          "exercises": 5, "quizzes": 5}
 #: folders whose modules, besides their shared pieces, are one per lesson
 PER_LESSON = {"figures": {"base", "style", "attention_maps"}, "explorers": {"base"},
-              "exercises": {"engine", "runner", "mistakes", "messages", "catalogue", "grading", "integrity"},
+              "exercises": {"engine", "runner", "mistakes", "messages", "catalogue", "grading", "integrity",
+                            "judge", "autograde"},
               "quizzes": {"model", "widget", "concepts"}}
 LESSON = re.compile(r"^lesson(\d\d)_[a-z0-9_]+$")
 

@@ -171,12 +171,14 @@ test-binder: $(STAMP_DEV)
 	$(PY) tools/binder_env.py --dest $(BINDER_ENV)
 	$(BIN)/pytest -m binder -s tests/binder/test_binder.py
 
-# nbgrader's real pipeline in a temporary course directory: generate_assignment for every lesson
-# with exercises, autograde and generate_feedback for three students: all right (every lesson), one
-# planted mistake per exercise (lessons 01-07; GRADING_ALL_LESSONS=1 adds 08 and 09), some
-# exercises untouched (04, 06); then the class report on a class of four graded the same way. A few minutes.
+# nbgrader's real pipeline in a temporary course directory, with the course's judge: generate_assignment
+# for every lesson with exercises, autograde and generate_feedback for three students: all right (every
+# lesson), one planted mistake per exercise (lessons 01-07; GRADING_ALL_LESSONS=1 adds 08 and 09), some
+# exercises untouched (04, 06); every way of getting points without the work (one submission each, all 0);
+# the course's secret (no learner's process holds it; a file that cannot be trusted stops grading); then
+# the class report on a class of four graded the same way. A few minutes.
 test-grading: $(STAMP_DEV)
-	$(BIN)/pytest -m grading tests/grading/test_nbgrader_pipeline.py tests/grading/test_class_report.py
+	$(BIN)/pytest -m grading tests/grading/
 
 # A class on a real JupyterHub: configurable-http-proxy from npm (into build/node) as a service of its
 # own, the Binder environment (binder/'s kernels over Unix sockets) as each learner's server, the hub

@@ -23,6 +23,8 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
 ``_checks.py``
     Every validator of the library: errors in a learner's words that name the argument, the memory
     guard, the figures' text, label and colour-range rules.
+``_seal.py``
+    What the course's judge relies on, as it was before a notebook's cells could change it.
 ``core/``
     The formulas in numpy, read like the paper: ``attention`` (the four steps, their composition,
     the low-memory variant), ``masks`` (causal, padding and sliding-window masks, True = may attend,
@@ -76,9 +78,13 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
 from __future__ import annotations
 
 import importlib
+import sys
 
+from . import _seal
 from .core import attention, flash, masks, multihead  # noqa: F401  (the numpy reference loads at once)
+from .course import feedback as _feedback  # noqa: F401  (the judge's box and verdicts: recorded below)
 from .course import project
+from .lab import data as _data  # noqa: F401  (lesson 01's check reads its sentence: recorded below)
 
 #: the course's version, written once in pyproject.toml (:func:`lessons_lib.course.project.version`)
 __version__ = project.version()
@@ -182,8 +188,8 @@ for _module, _names in EXPORTS.items():
 
 #: the library's layers, lowest first: a module imports from its own layer or a lower one (the packages of
 #: the last layer may import each other); each layer says what it holds in its own docstring
-LAYERS: tuple[tuple[str, ...], ...] = (("_checks",), ("core",), ("lab",), ("figures",), ("explorers",),
-                                       ("course", "exercises", "quizzes"))
+LAYERS: tuple[tuple[str, ...], ...] = (("_checks", "_seal"), ("core",), ("lab",), ("figures",),
+                                       ("explorers",), ("course", "exercises", "quizzes"))
 #: the subpackages, each loaded on first use as ``ll.core``, ``ll.figures``, ...
 _PACKAGES = tuple(name for layer in LAYERS[1:] for name in layer)
 
@@ -203,3 +209,8 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | set(_WHERE) | set(_PACKAGES))
+
+
+# What the exercise checks rely on, recorded before any notebook cell can change it (lessons_lib/_seal.py).
+_seal.record_library()
+_seal.record_exports(sys.modules[__name__], _WHERE)

@@ -19,8 +19,9 @@ set-up, in three steps, each a subcommand of this tool:
 ``teacher --course ~/course`` (the teacher, in a terminal of their own server)
     The teacher's views on again, for the teacher only (at the user's level), and the teacher's nbgrader
     config: the course folder (made, with ``source/``, private to the teacher), the course id, the
-    exchange, and the course's secret for the exercises' unseen cases (``~/.lessons-secret``, made once,
-    readable by the teacher only).
+    exchange, the course's judge in autograde (``lessons_lib/exercises/autograde.py``) and the file of the
+    course's secret for the exercises' unseen cases (``~/.lessons-secret``: made once, or refilled when
+    empty, blank or too short; readable by the teacher only; the config names it, never holds it).
 
 The user's level outranks the environment's only with :data:`SERVER_ENV` in every server's environment:
 in a virtual or conda environment (TLJH's, repo2docker's) Jupyter reads the environment's config before
@@ -59,7 +60,7 @@ SERVER_ENV = {"JUPYTER_PREFER_ENV_PATH": "0"}
 #: The Littlest JupyterHub's folder of extra hub config
 TLJH_HUB_CONFIG = Path("/opt/tljh/config/jupyterhub_config.d")
 #: what nbgrader's release checks the exchange folder for (0o777), with the sticky bit of /tmp
-#: the teacher's file holding the course's secret (lessons_lib.exercises.grading.SECRET_VARIABLE)
+#: the teacher's file holding the course's secret (lessons_lib.exercises.grading.read_secret reads it)
 SECRET_FILE = Path("~/.lessons-secret")
 #: what autograding copies of a submission besides its notebook: nothing a learner could import instead
 IGNORED = (".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py", "*.pth", "lessons_lib", "numpy",
@@ -104,26 +105,38 @@ def views_on_for_me() -> Path:
     return config
 
 
-def config_text(course_id: str, exchange: str, course: Path | None = None) -> str:
-    """An nbgrader_config.py: the course id and the exchange (and, for the teacher, the course folder)."""
+def config_text(course_id: str, exchange: str, course: Path | None = None,
+                secret_file: str | Path = SECRET_FILE) -> str:
+    """An nbgrader_config.py: the course id and the exchange (and, for the teacher, the course folder, the
+    course's judge and the file of its secret)."""
     lines = ["# Written by tools/hub_grading.py: the course and its exchange (docs/classroom.md).",
              "c = get_config()  # noqa: F821", f"c.CourseDirectory.course_id = {course_id!r}",
              f"c.Exchange.root = {exchange!r}"]
     if course is not None:
         lines += [f"c.CourseDirectory.root = {str(course)!r}",
                   "c.Execute.timeout = 300  # lesson 09 trains its model in the kernel",
-                  "# The secret of the unseen cases, in a file only the teacher can read (new each term).",
-                  "import os",
-                  f"with open(os.path.expanduser({str(SECRET_FILE)!r})) as secret:",
-                  "    os.environ['LESSONS_HIDDEN_SECRET'] = secret.read().strip()",
+                  "# The grade comes from the course's judge as well as the learner's kernel; the judge",
+                  "# reads the secret of the unseen cases from a file only the teacher can read (a new one",
+                  "# each term), and no learner's process ever holds it.",
+                  "from lessons_lib.exercises.autograde import autograde_preprocessors",
+                  "c.Autograde.autograde_preprocessors = autograde_preprocessors()",
+                  f"c.JudgedExecute.secret_file = {str(secret_file)!r}",
                   "# Only a submission's notebook is graded: a module handed in beside it is not imported.",
                   f"c.CourseDirectory.ignore = {list(IGNORED)!r}"]
     return "\n".join(lines) + "\n"
 
 
 def make_secret(path: Path) -> Path:
-    """The course's secret for the unseen cases, made once, readable by its owner only."""
-    if not path.exists():
+    """The course's secret for the unseen cases, readable by its owner only: made when the file is missing,
+    empty, blank or too short to be a secret (nothing was ever graded with it: grading refuses such a file),
+    kept otherwise (a term's secret never changes behind the teacher's back)."""
+    from lessons_lib.exercises.grading import SECRET_LENGTH
+
+    try:
+        kept = path.read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, UnicodeDecodeError):
+        kept = ""
+    if len(kept) < SECRET_LENGTH:
         path.write_text(secrets.token_hex(16) + "\n", encoding="utf-8")
     os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     return path

@@ -236,10 +236,19 @@ def bump_version(new: str, root: Path = ROOT, today: str | None = None) -> list[
 
 
 def check_new_version(new: str, current: str) -> None:
-    """Refuse a VERSION that is not a version, or older than the current one (pyproject.toml's)."""
+    """Refuse a VERSION that is not a version written as pyproject.toml writes one (0.4.0: no leading v,
+    which the tag adds, no spaces, no other spelling of the same number), or older than the current one."""
     from packaging.version import InvalidVersion, Version
 
+    if not isinstance(new, str) or not new:
+        raise ReleaseError(f"VERSION={new!r} is not a version number (such as 0.3.0)")
+    if new[:1] in "vV" and new[1:2].isdigit():
+        raise ReleaseError(f"VERSION={new} starts with a v: give the number alone, VERSION={new[1:]} (the "
+                           f"tag adds the v: learner-v{new[1:]})")
     try:
+        if str(Version(new)) != new:
+            raise ReleaseError(f"VERSION={new!r} is not written as a version is written here: "
+                               f"VERSION={Version(new)} (as in pyproject.toml)")
         if Version(new) < Version(current):
             raise ReleaseError(f"VERSION={new} is older than pyproject.toml's {current}: a release goes "
                                "forward")
@@ -303,9 +312,9 @@ def make_release(new: str, out: Path, branch: str = "learner", root: Path = ROOT
     ``branch`` and tagged.
     """
     tag, today = f"learner-v{new}", today or datetime.date.today().isoformat()
+    check_new_version(new, version(root))
     if tag_exists(tag, root):
         raise ReleaseError(f"tag {tag} exists already and a release tag never moves: choose a new VERSION")
-    check_new_version(new, version(root))
     if _git(root, "status", "--porcelain", "--untracked-files=no"):
         raise ReleaseError("the working tree has uncommitted changes: commit or stash them first (a release "
                            "is made from commits)")

@@ -87,6 +87,8 @@ def balance(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
                 for index, (head, minutes) in enumerate(tables[lesson].items())
                 if head != "total" and (lesson, head) not in skip]
     n = len(sections)
+    check_sessions(sessions, n)
+    check_planned_minutes(most)
     starts = [0]
     for _, _, minutes in sections:
         starts.append(starts[-1] + minutes)
@@ -129,6 +131,31 @@ def balance(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
     return term
 
 
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_sessions(sessions, sections: int) -> None:
+    """Refuse sessions that are not a positive whole number, or more of them than ``sections`` to teach."""
+    if not _whole(sessions) or sessions < 1:
+        raise ValueError(f"a term has a positive whole number of sessions; got {sessions!r}")
+    if sessions > sections:
+        raise ValueError(f"{sessions} sessions is more than the course's {sections} sections (every session "
+                         f"teaches at least one): plan fewer sessions")
+
+
+def check_session_minutes(minutes) -> None:
+    """Refuse session minutes that leave no time to teach after the review that opens every session."""
+    if not _whole(minutes) or minutes <= REVIEW_MINUTES:
+        raise ValueError(f"a session must last a whole number of minutes above the {REVIEW_MINUTES} of "
+                         f"review it opens with; got {minutes!r}")
+
+
+def check_planned_minutes(most) -> None:
+    if not _whole(most) or most <= 0:
+        raise ValueError(f"a session must plan a positive whole number of minutes; got {most!r}")
+
+
 #: up to this many cuts the term looks at every choice from the cut lists; beyond, it cuts in rounds
 EXACT_CUTS = 3
 
@@ -146,6 +173,8 @@ def fitting_term(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
     first cut, then every lesson's second, in course order, until it fits. Raises when even every cut
     does not make it fit.
     """
+    check_sessions(sessions, sum(head != "total" for table in tables.values() for head in table))
+    check_planned_minutes(most)
     listed = {lesson: [head for head, *_ in rows] for lesson, rows in cut_minutes(tables).items()}
     pieces = [(lesson, k) for lesson, heads in sorted(listed.items()) for k in range(len(heads))]
 
@@ -156,12 +185,15 @@ def fitting_term(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
         except ValueError:
             return None
 
-    if term_without(pieces) is None:
+    def too_long() -> ValueError:
         left = sum(t["total"] for t in tables.values()) - sum(tables[lesson][listed[lesson][k]]
                                                                for lesson, k in pieces)
-        raise ValueError(f"the lessons do not fit {sessions} sessions of at most {most} minutes each, even "
-                         f"with every section of the cut lists left out ({left} minutes left): plan more "
-                         f"sessions, or longer ones")
+        return ValueError(f"the lessons do not fit {sessions} sessions of at most {most} minutes each, even "
+                          f"with every section of the cut lists left out ({left} minutes left): plan more "
+                          f"sessions, or longer ones")
+
+    if term_without(()) is None and term_without(pieces) is None:
+        raise too_long()
     for count in range(min(EXACT_CUTS, len(pieces)) + 1):
         fits = [fit for chosen in combinations(pieces, count)
                 if all(k == 0 or (lesson, k - 1) in chosen for lesson, k in chosen)   # first cuts first
@@ -169,7 +201,10 @@ def fitting_term(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
         if fits:
             return min(fits, key=lambda fit: sum(tables[lesson][head] for lesson, head in fit[1]))
     rounds = sorted(pieces, key=lambda piece: (piece[1], piece[0]))
-    return next(fit for taken in range(len(rounds) + 1) if (fit := term_without(rounds[:taken])))
+    found = next((fit for taken in range(len(rounds) + 1) if (fit := term_without(rounds[:taken]))), None)
+    if found is None:
+        raise too_long()
+    return found
 
 
 def _cut_in(part: Part, cut: Cut, heads: list[str]) -> list[str]:
@@ -193,6 +228,7 @@ def _describe(part: Part, heads: list[str]) -> str:
 def term_table(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
                minutes: int = SESSION_MINUTES) -> list[str]:
     """The term as Markdown: a row per session, what it teaches, its planned and its spare minutes."""
+    check_session_minutes(minutes)
     term, cut = fitting_term(tables, sessions, minutes - REVIEW_MINUTES)
     out = [f"### A term of {sessions} sessions of {minutes} minutes", "",
            f"Balanced from the measured minutes: no session plans more than {minutes - REVIEW_MINUTES}, so "

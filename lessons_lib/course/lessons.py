@@ -45,13 +45,28 @@ class Lesson:
     cuts: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self):
-        if not _SLUG.match(self.slug):
+        if not (isinstance(self.slug, str) and _SLUG.match(self.slug)):
             raise ValueError(f"slug must be the notebook's name, two digits then words joined by '_' "
                              f"(07_causal_masking); got {self.slug!r}.")
+        for name in ("title", "short", "summary"):
+            value = getattr(self, name)
+            if not (isinstance(value, str) and value.strip()):
+                raise ValueError(f"lesson {self.number}: {name} must be text; got {value!r}.")
+        if not (_whole(self.minutes) and self.minutes > 0):
+            raise ValueError(f"lesson {self.number}: minutes must be a positive whole number of minutes (the "
+                             f"measured time, written by tools/teaching_times.py --write); got "
+                             f"{self.minutes!r}.")
+        if not isinstance(self.torch, bool):
+            raise ValueError(f"lesson {self.number}: torch must be True or False (does its kernel import "
+                             f"PyTorch?); got {self.torch!r}.")
+        if not isinstance(self.points, dict):
+            raise ValueError(f"lesson {self.number}: points must be a dict of exercise names to points, such "
+                             f"as {{'my_softmax': 3}}; got {self.points!r}.")
         for name, points in self.points.items():
-            if not (name.startswith("my_") and isinstance(points, int) and points > 0):
+            if not (isinstance(name, str) and name.startswith("my_") and _whole(points) and points > 0):
                 raise ValueError(f"lesson {self.number}: points must map an exercise's my_… name to a "
                                  f"positive whole number; got {name!r}: {points!r}.")
+        _check_cuts(self.cuts, self.number)
 
     @property
     def number(self) -> str:
@@ -72,6 +87,28 @@ class Lesson:
     def stated_minutes(self) -> int:
         """The lesson's time as the course states it: the measured minutes rounded to 5."""
         return stated_minutes(self.minutes)
+
+
+def _whole(value) -> bool:
+    """An int that is not a bool (True is 1 to Python, never a number of minutes or points here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_cuts(cuts, number: str) -> None:
+    """``cuts``: a tuple of (a piece of a section's heading, what to do instead) pairs of text."""
+    example = '(("Quiz", "set it as homework"),)'
+    if not isinstance(cuts, tuple):
+        raise ValueError(f"lesson {number}: cuts must be a tuple of (a piece of a heading, what to do "
+                         f"instead) pairs, such as {example}; got {cuts!r}.")
+    for cut in cuts:
+        if not (isinstance(cut, tuple) and len(cut) == 2
+                and all(isinstance(part, str) and part.strip() for part in cut)):
+            raise ValueError(f"lesson {number}: each cut is a pair of texts (a piece of the heading, what to "
+                             f"do instead), such as {example}; got {cut!r}. A single cut needs its trailing "
+                             f"comma: ((\"Quiz\", \"set it as homework\"),).")
+    pieces = [piece for piece, _ in cuts]
+    if len(set(pieces)) != len(pieces):
+        raise ValueError(f"lesson {number}: a section is cut once; {pieces} names one twice.")
 
 
 def stated_minutes(minutes: int) -> int:

@@ -35,7 +35,9 @@ inputs, a forked child process killed at the time limit, a watch on the library'
 :mod:`.integrity` the judge's own comparisons and the seal on the tools it relies on,
 :mod:`.mistakes` holds :class:`Mistake` and its matchers, :mod:`.messages` the feedback's text,
 :mod:`.catalogue` the mistakes any exercise can make. :mod:`.grading` turns a check into an
-nbgrader graded cell and draws the unseen cases. Each ``lessonNN_name`` module holds one
+nbgrader graded cell and draws the unseen cases; :mod:`.judge` is the grade's judge, a process of its own
+that checks a submission's answer cells where the notebook cannot reach, and :mod:`.autograde` its step
+in nbgrader's autograde (the course's secret stays there). Each ``lessonNN_name`` module holds one
 lesson's content, its cases, its generator of unseen cases and its table of likely mistakes,
 and is collected here automatically. The engine's docstring says how a later lesson adds an
 exercise.
@@ -51,6 +53,7 @@ import importlib
 import pkgutil
 
 from ..course.feedback import Feedback
+from . import integrity
 from .engine import TIME_LIMIT_S, Case, Exercise, Mistake, like  # noqa: F401 - for lessons and tests
 
 __all__ = ["Feedback", "EXERCISES"]  # and every content module's check_* functions, added below
@@ -76,3 +79,6 @@ def _collect() -> None:
 
 
 _collect()
+from . import grading  # noqa: E402, F401  (loaded with the rest of the judge, so that the seal records it)
+
+integrity.seal(EXERCISES)  # the judge as it loaded, before a notebook cell can reach it

@@ -13,7 +13,7 @@ import numpy as np
 
 from .messages import dtype_words, error_entry, explain_error, kind_of, quoted_names, show
 from .mistakes import Mistake, like
-from .runner import Outcome, close
+from .runner import InputRequested, Outcome, close
 
 __all__ = ["TYPE_MISTAKES", "FALLBACK_MISTAKES", "TAMPERED", "LIBRARY_ANSWER", "uses_global_instead"]
 
@@ -60,6 +60,34 @@ TYPE_MISTAKES = (
         "Look at each loop: does something inside it move it toward its end? This exercise needs no loop "
         "at all: numpy works on whole arrays at once.",
         lambda o: o.timed_out,
+    ),
+    Mistake(
+        "waits_for_input", "it waits for input",
+        lambda o: f"On the case \"{o.case.label}\" your function asked for input: {_input_words(o)}. A check "
+        "cannot type an answer, so it stopped the function at once instead of waiting for one. input(), "
+        "breakpoint() and a debugger are for trying things by hand; the function itself must compute its "
+        "answer from its arguments alone.",
+        "Remove the line that asks for input (left in from debugging?), run its cell again, then this check.",
+        lambda o: isinstance(o.error, InputRequested),
+    ),
+    Mistake(
+        "out_of_memory", "it runs out of memory",
+        lambda o: f"On the case \"{o.case.label}\" your function needed more memory than there is: "
+        f"{_memory_words(o)}. These inputs are tiny, and the answer is an array about their size. An array "
+        "far larger usually comes from a shape made of values instead of sizes, or from sizes multiplied "
+        "together.",
+        "Print the shape of each array your function makes, on the case named here: which one is far "
+        "larger than the inputs?",
+        lambda o: isinstance(o.error, MemoryError),
+    ),
+    Mistake(
+        "too_deep", "it calls itself too deeply",
+        "Your function calls itself (or functions that call each other) so deeply that it reached Python's "
+        "limit on nested calls, and went on. That deep, the check cannot follow what your function calls, "
+        "so it cannot pass it. These exercises need no recursion at all.",
+        "Work on whole arrays with numpy operations (@, np.exp, .sum(axis=-1, keepdims=True)) instead of a "
+        "function that calls itself.",
+        lambda o: o.too_deep and o.error is None and not o.timed_out,
     ),
     Mistake(
         "returned_none", "it returns None",
@@ -144,6 +172,19 @@ TYPE_MISTAKES = (
         lambda o: _single(o) and _returned(o) and _bad_dtype(o.result),
     ),
 )
+
+
+def _input_words(o: Outcome) -> str:
+    """What the function did to ask for input, from its :class:`InputRequested` ("it calls input()")."""
+    text = str(o.error) if isinstance(o.error, InputRequested) else ""
+    return text or "it calls input(), breakpoint() or reads standard input"
+
+
+def _memory_words(o: Outcome) -> str:
+    """The memory error in words: numpy's "Unable to allocate 7.28 TiB for an array with shape ...", or the
+    system's killing of the process (the runner's words)."""
+    text = str(o.error) if isinstance(o.error, MemoryError) else ""
+    return text.rstrip(".") if text else "it asked for more memory than the system could give"
 
 
 def _names(names) -> str:
@@ -242,7 +283,24 @@ FALLBACK_MISTAKES = (
         "and never write into an argument (no x[...] = or x -= on it).",
         lambda o: bool(o.mutated),
     ),
+    Mistake(
+        "left_running", "it leaves a process running",
+        lambda o: f"Your answer is right, but your function started {_processes(o)} and returned while it "
+        "was still running; the check stopped it. A function that starts a process and does not wait for it "
+        "leaves it using the server's processors and memory after the function is done.",
+        "Compute the answer inside the function itself; a process it starts (multiprocessing, subprocess) "
+        "must be waited for (.join(), .wait()) before the function returns.",
+        lambda o: bool(o.left_running),
+    ),
 )
+
+
+def _processes(o: Outcome) -> str:
+    names = sorted(set(o.left_running))
+    if not names:
+        return "a process"
+    return (f"a process ({names[0]})" if len(names) == 1 and o.left_running.count(names[0]) == 1
+            else f"processes ({', '.join(names)})")
 
 
 def uses_global_instead(fn: Callable, params: tuple[str, ...], formula: Callable) -> list[Mistake]:

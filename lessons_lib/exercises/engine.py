@@ -10,10 +10,10 @@ How a check works
    ``NotImplementedError`` on *every* case, is "not attempted" (shown, not raised,
    so a notebook still runs top to bottom).
 2. The learner's function runs on each case, on copies of the inputs, with a time limit
-   (:data:`TIME_LIMIT_S` per case), in a forked child process where the system has one, one child
-   for all the cases of a check (:mod:`.runner`): a function that does not finish is killed, and
-   the check names the case it hung on. Whatever it raises, returns or changes in place is
-   recorded; nothing escapes but ``KeyboardInterrupt``.
+   (:data:`TIME_LIMIT_S` per case), in a forked child process where the system has one
+   (:mod:`.runner`): a function that does not finish is killed, and the check names the case
+   it hung on. Whatever it raises, returns or changes in place is recorded; nothing escapes but
+   ``KeyboardInterrupt``.
 3. Each answer is compared with the library's own reference function (never a
    solutions file), computed after the learner's function ran: same structure,
    floating-point dtype, values within ``rtol=1e-6, atol=1e-9``, and the inputs left
@@ -87,7 +87,6 @@ returns several arrays is declared with ``outputs=("Q", "K", "V")`` (see
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import re
@@ -102,7 +101,7 @@ from . import integrity
 from .catalogue import FALLBACK_MISTAKES, LIBRARY_ANSWER, TAMPERED, TYPE_MISTAKES, uses_global_instead
 from .messages import count, kind_of, shape_text, show
 from .mistakes import Mistake, either, every_case, like
-from .runner import TIME_LIMIT_S, Case, Outcome, Watch, is_placeholder, run, run_cases
+from .runner import TIME_LIMIT_S, Case, Outcome, Watch, is_placeholder, run
 
 __all__ = [
     "TIME_LIMIT_S",
@@ -186,16 +185,15 @@ class Exercise:
             fn = self.adapt(fn)
         limit = TIME_LIMIT_S if self.time_limit is None else self.time_limit
         outcomes = []
-        calls = run_cases(fn, self.cases(), limit, self.answer_kind, self.outputs, watch)
-        with contextlib.closing(calls):
-            for outcome in calls:
-                # the reference after the call: nothing the call did can reach it
-                outcome.expected = self.reference(*outcome.case.args.values())
-                outcomes.append(outcome)
-                if outcome.tampered:
-                    return self._feedback(TAMPERED, outcome, learner)
-                if outcome.timed_out:  # do not wait for the next cases too
-                    return self._feedback(TYPE_MISTAKES[0], outcome, learner)
+        for case in self.cases():
+            outcome = run(fn, case, None, limit, self.answer_kind, self.outputs, watch)
+            # the reference after the call: nothing the call did can reach it
+            outcome.expected = self.reference(*case.args.values())
+            outcomes.append(outcome)
+            if outcome.tampered:
+                return self._feedback(TAMPERED, outcome, learner)
+            if outcome.timed_out:  # do not wait for the next cases too
+                return self._feedback(TYPE_MISTAKES[0], outcome, learner)
         if all(o.not_attempted for o in outcomes):
             return self._not_attempted()
         failing = next((o for o in outcomes if not o.ok), None)
@@ -225,12 +223,11 @@ class Exercise:
             code = getattr(function, "__code__", None)
             if code is not None:
                 codes[id(code)] = _shown_name(function, self.name)
-        trusted = frozenset()
+        own = [*_own_codes(fn)]  # the grade's judge builds the learner's function where it runs
         if self.adapt is not None:  # the check's own wrapper calls the learner's function, and more
             wrapper = self.adapt(fn)
-            own = (getattr(vars(type(wrapper)).get("__call__"), "__code__", None),
-                   getattr(wrapper, "__code__", None) if wrapper is not fn else None)
-            trusted = frozenset({id(c) for c in own if c is not None and c.co_filename.startswith(_FOLDER)})
+            own += [*_own_codes(wrapper), getattr(wrapper, "__code__", None) if wrapper is not fn else None]
+        trusted = frozenset({id(c) for c in own if c is not None and c.co_filename.startswith(_FOLDER)})
         return Watch(codes, _FOLDER, trusted)
 
     def _feedback(self, mistake: Mistake, outcome: Outcome, learner=None) -> Feedback:
@@ -284,6 +281,13 @@ _FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _OWN = "lessons_lib.exercises."
 #: How often each (exercise, mistake) was named for a notebook's function in this kernel.
 _ATTEMPTS: dict[tuple[str, str], int] = {}
+
+
+def _own_codes(wrapper) -> list:
+    """The code of the methods of ``wrapper``'s class (an object of this folder that calls the learner's
+    function for the check), which the watch must not count as the library's answer."""
+    methods = vars(type(wrapper)).values() if not isinstance(wrapper, type) else ()
+    return [getattr(m, "__code__", None) for m in methods if callable(m)]
 
 
 def _public(name: str) -> str:

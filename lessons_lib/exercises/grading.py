@@ -8,7 +8,11 @@ check, twice::
     ll.assert_passes(ll.check_softmax(my_softmax))                # the cases the learner sees
     ll.assert_passes(ll.check_hidden("my_softmax", my_softmax))   # unseen cases, drawn when it runs
 
-The cell raises exactly when a check does not pass (not yet, or not attempted).
+The cell raises exactly when a check does not pass (not yet, or not attempted). In the learner's kernel
+that is all it can be: a notebook can change anything there, ``ll`` itself included. So ``nbgrader
+autograde`` does not take the kernel's word for it: the course's judge (:mod:`.judge`, run by
+:mod:`.autograde`) runs :func:`graded_calls` of each graded cell again in a process of its own, and a
+cell passes only when both say so.
 
 **The failure, one line.** :func:`assert_passes` raises an ``AssertionError`` whose message is one line
 in this form (another tool, the class report, counts the named mistakes by it)::
@@ -23,13 +27,14 @@ of its inputs, without its numbers. In a notebook (and so in nbgrader's feedback
 that one line only: no traceback, no path of the server's files, no test code.
 
 **Unseen cases.** :func:`check_hidden` runs the same check on cases that each exercise's ``hidden``
-generator draws when the cell runs: new sizes, new values, and the edge rows the exercise is about
-(large logits, masked rows, rows far apart). The generator is seeded from HMAC-SHA256 of the
-exercise's name with the course's secret, the environment variable :data:`SECRET_VARIABLE`, which the
-teacher's ``nbgrader_config.py`` sets (docs/classroom.md): every learner of the course meets the same
-unseen cases, two courses with two secrets meet different ones, and nothing a learner has (this
-library, the release, the notebook) holds the secret. Without it the cases are drawn afresh at random
-on every run, and the feedback says so.
+generator draws: new sizes, new values, and the edge rows the exercise is about (large logits, masked
+rows, rows far apart). In a learner's kernel they are drawn afresh at random on every run. The grade's
+are the course's own: the judge draws them from a seed that autograde derives, outside every learner's
+process, from the course's secret (:func:`course_seed`: HMAC-SHA256 of the exercise's name with the
+secret, which :func:`read_secret` reads from the teacher's ``~/.lessons-secret``). Every learner of the
+course meets the same unseen cases, two courses with two secrets meet different ones, and nothing a
+learner has or can print (this library, the release, the notebook, the environment and memory of the
+kernel that runs their notebook) holds the secret.
 
 **Reading it back.** :func:`read_verdict`, here beside :func:`assert_passes`, reads that line back: the
 class report (``tools/class_report.py``) counts the mistakes of a class from the graded notebooks with it.
@@ -44,21 +49,40 @@ import hmac
 import os
 import re
 import secrets
+import stat
+
+# Python's own functions as they were when the library loaded: the graded cell's verdict must not run on a
+# builtin a notebook rebound (lessons_lib/_seal.py names it instead).
+from builtins import (  # noqa: UP029  (captured on purpose)
+    callable,
+    isinstance,
+    str,
+    type,
+    vars,
+)
+from pathlib import Path
 
 import numpy as np
 
 from .._checks import check_seed
-from ..course.feedback import PASSED, Feedback
+from ..course.feedback import Feedback
 from . import integrity
 from .catalogue import TAMPERED
 from .engine import Case
 from .runner import Outcome
 
+# learners' and teachers' names (ll.check_hidden); the rest is for autograde's judge (.autograde, .judge)
 __all__ = ["assert_passes", "read_verdict", "Verdict", "hidden_cases", "check_hidden"]
 
-_PASSED = PASSED  # captured: a notebook cell may rebind the module's name
-#: The environment variable holding the course's secret for the unseen cases (set in nbgrader_config.py).
-SECRET_VARIABLE = "LESSONS_HIDDEN_SECRET"
+#: The teacher's file holding the course's secret for the unseen cases (a new one each term).
+SECRET_FILE = "~/.lessons-secret"
+#: Fewer characters than this is no secret (``tools/hub_grading.py teacher`` writes 32).
+SECRET_LENGTH = 16
+#: Set (to "on") in the environment of the kernels that autograde starts when the course's judge grades
+#: them: a graded cell that runs under ``nbgrader autograde`` without it says the judge is missing.
+JUDGE_VARIABLE = "LESSONS_JUDGE"
+#: The variable an older config put the secret in, where every learner's kernel could print it.
+LEAKED_VARIABLE = "LESSONS_HIDDEN_SECRET"
 
 
 def assert_passes(feedback: Feedback) -> None:
@@ -72,6 +96,13 @@ def assert_passes(feedback: Feedback) -> None:
     """
     if not isinstance(feedback, Feedback):
         raise TypeError(_not_feedback(feedback))
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde" and os.environ.get(JUDGE_VARIABLE) != "on":
+        exercise = str(vars(feedback).get("exercise", "the exercise"))
+        raise _one_line(AssertionError(
+            f"{exercise}: NOT GRADED: this autograde runs without the course's judge, so no grade can be "
+            "trusted. The course's nbgrader_config.py did not load, or does not set "
+            "c.Autograde.autograde_preprocessors (docs/classroom.md, Grading with nbgrader); nbgrader's log "
+            "says which."))
     planted = integrity.planted()
     if planted:  # the notebook replaced a tool of the judge (Feedback.passed, say): nothing it says can count
         exercise = str(vars(feedback).get("exercise", "the exercise"))
@@ -79,7 +110,7 @@ def assert_passes(feedback: Feedback) -> None:
         raise _one_line(AssertionError(
             f"{exercise}: NOT YET ({TAMPERED.key}): Likely mistake: {TAMPERED.title}. "
             f"{TAMPERED.explain(outcome)} Hint: {TAMPERED.hints(outcome)[0]}"))
-    if vars(feedback).get("status") == _PASSED:  # the field itself, not a property a cell could replace
+    if vars(feedback).get("status") == "passed":  # the field itself, against the word: no name to rebind
         return
     raise _one_line(AssertionError(verdict(feedback)))
 
@@ -154,41 +185,65 @@ def _exercises() -> dict:
     return EXERCISES
 
 
-def _exercise(name: str):
+def _graded_names() -> list[str]:
+    """Every graded exercise of the course, by the name the learner defines (the registry's points)."""
+    from ..course.lessons import LESSONS
+
+    return [name for lesson in LESSONS.values() for name in lesson.points]
+
+
+def _exercise(name, fn=None):
+    """The exercise with unseen cases called ``name``; else a ValueError that says what went wrong: the
+    arguments in the wrong order, an exercise with no unseen cases, or a name that is none (with the
+    nearest one)."""
     exercises = _exercises()
-    if name in exercises and exercises[name].hidden is not None:
-        return exercises[name]
-    exercises = {key: exercise for key, exercise in exercises.items() if exercise.hidden is not None}
-    close = difflib.get_close_matches(str(name), exercises, n=1)
+    with_unseen = {key: exercise for key, exercise in exercises.items() if exercise.hidden is not None}
+    if isinstance(name, str) and name in with_unseen:
+        return with_unseen[name]
+    order = ("check_hidden takes the exercise's name first, then your function: "
+             'll.check_hidden("{name}", {name}).')
+    if not isinstance(name, str):
+        given = getattr(name, "__name__", None) if callable(name) else None
+        if isinstance(fn, str) or given in with_unseen:
+            shown = fn if isinstance(fn, str) and fn in with_unseen else given or "my_softmax"
+            raise ValueError(f"The name and the function are swapped: {order.format(name=shown)}")
+        raise TypeError(f"check_hidden needs the exercise's name as text, such as \"my_softmax\"; got "
+                        f"{type(name).__name__} {name!r:.60}. {order.format(name='my_softmax')}")
+    if name in exercises or name in _graded_names():
+        kind = " (a value to design, not a function)" if name not in exercises else ""
+        raise ValueError(f"{name} is an exercise of the course{kind}, but it has no unseen cases: its own "
+                         "check is the whole test, and its graded cell runs only that.")
+    close = difflib.get_close_matches(name, with_unseen, n=1)
     guess = f" Did you mean {close[0]!r}?" if close else ""
     raise ValueError(f"There is no exercise called {name!r}.{guess} The exercises with unseen cases are: "
-                     f"{', '.join(sorted(exercises))}.")
+                     f"{', '.join(sorted(with_unseen))}.")
 
 
-def _seed(name: str) -> tuple[int, bool]:
-    """The seed of ``name``'s unseen cases and whether it comes from the course's secret."""
-    secret = os.environ.get(SECRET_VARIABLE, "")
-    if not secret:
-        return secrets.randbits(63), False
+def course_seed(secret: str, name: str) -> int:
+    """The seed of exercise ``name``'s unseen cases in the course whose secret is ``secret``: HMAC-SHA256
+    of the name with the secret, 63 bits. Autograde computes it outside every learner's process."""
+    if not isinstance(secret, str) or not secret.strip():
+        raise SecretError("the course's secret is empty")
     digest = hmac.new(secret.encode("utf-8"), f"lessons_lib hidden cases: {name}".encode(), hashlib.sha256)
-    return int.from_bytes(digest.digest()[:8], "big") >> 1, True  # 63 bits: a seed the course accepts
+    return int.from_bytes(digest.digest()[:8], "big") >> 1
 
 
 def hidden_cases(name: str, seed: int | None = None) -> list[Case]:
-    """The unseen cases of exercise ``name`` (e.g. ``"my_softmax"``): from ``seed``, else from the
-    course's secret (:data:`SECRET_VARIABLE`), else drawn afresh at random."""
+    """The unseen cases of exercise ``name`` (e.g. ``"my_softmax"``): from ``seed`` (the course's own:
+    :func:`course_seed`), else drawn afresh at random."""
     exercise = _exercise(name)
     if seed is None:
-        seed, _ = _seed(name)
+        seed = secrets.randbits(63)
     return exercise.hidden(np.random.default_rng(check_seed(seed, allow_generator=False)))
 
 
-def check_hidden(name: str, fn) -> Feedback:
-    """The check of exercise ``name`` (e.g. ``"my_softmax"``) run on :func:`hidden_cases` only."""
-    exercise = _exercise(name)
-    seed, from_secret = _seed(name)
-    drawn = ("drawn with this course's secret" if from_secret else
-             f"drawn at random: no course secret is set ({SECRET_VARIABLE}, see the teacher's guide)")
+def check_hidden(name: str, fn, seed: int | None = None) -> Feedback:
+    """The check of exercise ``name`` (e.g. ``"my_softmax"``) run on :func:`hidden_cases` only: the
+    course's own with ``seed`` (the grade's judge), else cases drawn at random for this run."""
+    exercise = _exercise(name, fn)
+    drawn = ("drawn with this course's secret" if seed is not None else
+             "drawn at random for this run; the grade draws the course's own")
+    seed = secrets.randbits(63) if seed is None else check_seed(seed, allow_generator=False)
     unseen = dataclasses.replace(exercise, cases=lambda: exercise.hidden(np.random.default_rng(seed)))
     feedback = unseen.check(fn)
     if feedback.passed is False and feedback.mistake not in ("tampered", "not_callable", "checker_error"):
@@ -199,3 +254,56 @@ def check_hidden(name: str, fn) -> Feedback:
     if feedback.passed:
         return dataclasses.replace(feedback, message=f"{feedback.message} These cases were unseen, {drawn}.")
     return feedback
+
+
+# ------------------------------------------------------------------ the graded cell, the secret
+_CALL = re.compile(r"\bll\.assert_passes\(\s*ll\.(check_\w+)\("
+                   r"\s*(?:[\"'](my_\w+)[\"']\s*,\s*)?(my_\w+)\s*\)\s*\)")
+
+
+def graded_calls(source: str) -> list[tuple[str, str | None, str]]:
+    """The checks a graded cell runs, in order, as ``(check, exercise name or None, the answer's name)``:
+    ``("check_softmax", None, "my_softmax")`` for ``ll.assert_passes(ll.check_softmax(my_softmax))`` and
+    ``("check_hidden", "my_softmax", "my_softmax")`` for its unseen cases (tools/stamp_notebooks.py writes
+    them so).
+
+    >>> graded_calls('ll.assert_passes(ll.check_hidden("my_scale", my_scale))')
+    [('check_hidden', 'my_scale', 'my_scale')]
+    """
+    return [(m[1], m[2], m[3]) for m in _CALL.finditer(source)]
+
+
+class SecretError(RuntimeError):
+    """The course's secret cannot be used: grading stops, saying why and what to do."""
+
+
+def read_secret(path: str | os.PathLike = SECRET_FILE) -> str:
+    """The course's secret from the teacher's file, or a :class:`SecretError` that stops grading: a file
+    that is missing, not a file, readable or writable by other users, empty, blank or too short to be a
+    secret. (Run in nbgrader's process, never in a learner's kernel.)"""
+    file = Path(os.path.expanduser(os.fspath(path)))
+    make = ("python tools/hub_grading.py teacher makes one (or: python -c \"import secrets; "
+            f"print(secrets.token_hex(16))\" > {path} && chmod 600 {path})")
+    try:
+        info = file.stat()
+    except FileNotFoundError:
+        raise SecretError(f"the course's secret file {path} does not exist: {make}. Grading stops: without "
+                          "it the unseen cases would not be the course's own.") from None
+    except OSError as exc:
+        raise SecretError(f"the course's secret file {path} cannot be read ({exc.strerror}).") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise SecretError(f"the course's secret file {path} is not a file.")
+    if info.st_mode & 0o077:
+        raise SecretError(f"the course's secret file {path} can be read or written by other users (mode "
+                          f"{stat.S_IMODE(info.st_mode):04o}): make it yours alone (chmod 600 {path}) and, "
+                          f"as others may have read it, a new one: {make}.")
+    try:
+        secret = file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SecretError(f"the course's secret file {path} cannot be read ({exc}).") from None
+    if not secret:
+        raise SecretError(f"the course's secret file {path} is empty: {make}.")
+    if len(secret) < SECRET_LENGTH:
+        raise SecretError(f"the course's secret in {path} is {len(secret)} characters long, too short to be "
+                          f"a secret (at least {SECRET_LENGTH}): {make}.")
+    return secret

@@ -3,25 +3,29 @@
 Part of the exercise engine (:mod:`.engine`). A check compares a learner's answer with the
 library's reference; a learner who wants the points without the work may try to change what
 the check judges with instead (``np.allclose = lambda *a, **k: True``, ``Feedback.passed =
-...``, another ``EXERCISES["my_softmax"]``). Three things stand in the way:
+...``, ``ll.assert_passes = print``, another ``EXERCISES["my_softmax"]``). Four things stand in the way:
 
 * **comparisons without module attributes**: :func:`allclose` and :func:`array_equal` use only
   the operators and methods of ``numpy.ndarray`` itself (a C type whose slots Python code cannot
   reassign), never ``np.allclose`` or ``np.array_equal``, which anyone can rebind;
-* **the seal**: :func:`planted` finds a function of the learner's own planted in the tools a
-  check relies on (numpy, ``builtins``, ``math``, ``copy``, ``pickle``, the course library's
-  formulas, the engine, ``EXERCISES`` and the :class:`~lessons_lib.course.feedback.Feedback`
-  class), wherever it sits: a function counts as the learner's when its code was not loaded from
-  Python's own library, an installed package or ``lessons_lib`` itself (a notebook cell's code
-  comes from a temporary file of the kernel). :class:`Snapshot` records those namespaces before a
-  learner's function runs, so that :meth:`Snapshot.changes` can name (and
-  :meth:`Snapshot.restore` undo) whatever the call rebound;
+* **the seal**: :func:`planted` names whatever a notebook changed of what a check relies on (numpy,
+  ``builtins``, ``math``, ``copy``, ``pickle``, the course library's formulas, the engine and its
+  constants, ``EXERCISES`` and each exercise's reference, the :class:`~lessons_lib.course.feedback.Feedback`
+  class, the flat ``ll.X`` names), in two ways: everything rebound since ``import lessons_lib`` recorded
+  it (:mod:`lessons_lib._seal`: to anything at all, a builtin, a numpy function, an object of the
+  learner's class, a plain value, or a function's code swapped in place), and, wherever it sits, a
+  function, class or callable object of the learner's own, even one planted before the record (a
+  function counts as the learner's when its code was not loaded from Python's own library, an installed
+  package or ``lessons_lib`` itself: a notebook cell's code comes from a temporary file of the kernel).
+  :class:`Snapshot` records those namespaces before a learner's function runs, so that
+  :meth:`Snapshot.changes` can name (and :meth:`Snapshot.restore` undo) whatever the call rebound;
 * the learner's function runs in a forked child process where the system allows it
-  (:mod:`.runner`), so whatever it changes during the call stays in the child.
-
-What no check inside the learner's own kernel can stop is code that replaces the grading entry
-points themselves (``ll.assert_passes = ...`` in a notebook cell): docs/classroom.md says what a
-teacher sees then, and why nbgrader's own autograde runs learners' notebooks in the open.
+  (:mod:`.runner`), so whatever it changes during the call stays in the child;
+* **the grade does not trust the learner's kernel at all**: what no check inside that kernel can
+  stop (a cell that rebinds ``ll`` itself, swallows the graded cell's error with IPython's
+  ``set_custom_exc``, or rewrites the graded cell before it runs) is why nbgrader's autograde takes the
+  verdict of a judge in a process of its own, which runs the learner's answer cells in forked children
+  and never executes their code itself (:mod:`.judge`, :mod:`.autograde`; docs/classroom.md).
 """
 
 from __future__ import annotations
@@ -32,11 +36,30 @@ import site
 import sys
 import sysconfig
 import types
+
+# Python's own functions as they were when the library loaded (see lessons_lib/_seal.py).
+from builtins import (  # noqa: UP029  (captured on purpose)
+    any,
+    bool,
+    dict,
+    getattr,
+    id,
+    isinstance,
+    issubclass,
+    list,
+    set,
+    sorted,
+    str,
+    type,
+    vars,
+)
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["allclose", "array_equal", "as_plain_array", "planted", "Snapshot", "watched_modules"]
+from .. import _seal
+
+__all__ = ["allclose", "array_equal", "as_plain_array", "planted", "Snapshot", "watched_modules", "seal"]
 
 # Captured when the engine is imported: the operators below reach numpy only through ndarray's
 # own type slots, and these few names are the only module attributes read afterwards.
@@ -85,8 +108,7 @@ _LIBRARY_PACKAGES = ("numpy.", "lessons_lib.core.", "lessons_lib.exercises.")
 #: The numpy namespaces a learner reaches by name (np.allclose, np.testing, np.linalg ...): what
 #: :class:`Snapshot` watches while a function runs in a forked child, where looking at every module
 #: would cost the child a copy of most of the kernel's memory pages.
-_NUMPY_PUBLIC = ("numpy", "numpy.linalg", "numpy.random", "numpy.testing", "numpy.lib", "numpy._core.numeric",
-                 "numpy._core.fromnumeric")
+_NUMPY_PUBLIC = _seal.NUMPY_PUBLIC
 
 
 def watched_modules(focus: bool = False) -> dict[str, types.ModuleType]:
@@ -181,7 +203,7 @@ def _judge(value, depth: int = 0) -> bool:
         return any(_judge(field, depth + 1) for field in list(vars(value).values()))
     if issubclass(kind, _FUNCTION):  # a subclass cannot be made, but be safe
         return True
-    return False
+    return _judge(kind, depth + 1)  # an object of the learner's own class (a callable one, say)
 
 
 #: id -> (the class, kept alive so that its id stays its own; the verdict)
@@ -206,11 +228,26 @@ def _foreign(value) -> bool:
     return verdict
 
 
+def seal(exercises: dict) -> None:
+    """Record the exercises package's modules, ``EXERCISES`` and each exercise's fields as they are when the
+    package has loaded, before a notebook cell can reach them (:mod:`lessons_lib._seal`)."""
+    for name, module in list(sys.modules.items()):
+        if isinstance(module, types.ModuleType) and _seal.judged(name):
+            _seal.record_module(module)
+    _seal.record_namespace("EXERCISES", exercises)
+    for key, exercise in list(exercises.items()):
+        _seal.record_object(f"EXERCISES[{key!r}]", exercise)
+
+
 def planted() -> list[str]:
-    """Dotted names of the learner's own functions sitting where a check looks for numpy's, Python's
-    or the course library's (e.g. ``numpy.allclose``, ``lessons_lib.course.feedback.Feedback.passed``)."""
+    """Dotted names of what a notebook changed of the tools a check relies on: anything rebound since the
+    library recorded it (:func:`lessons_lib._seal.changes`), and the learner's own functions, classes and
+    callable objects sitting where a check looks for numpy's, Python's or the course library's (e.g.
+    ``numpy.allclose``, ``lessons_lib.course.feedback.Feedback.passed``)."""
+    found = list(_seal.changes())
+    if found:  # enough to refuse; the scan below would run on what was changed (builtins.isinstance, say)
+        return found
     modules = watched_modules()
-    found = []
     for name, module in modules.items():
         for attr, value in list(vars(module).items()):
             if _foreign(value):
@@ -244,6 +281,12 @@ class Snapshot:
         self._spaces["EXERCISES"] = (exercises, dict(exercises))
         for key, exercise in list(exercises.items()):
             self._spaces[f"EXERCISES[{key!r}]"] = (exercise, dict(vars(exercise)))
+
+    def accept(self, where: str, attr: str, value) -> None:
+        """Count ``value`` at ``where``'s ``attr`` as unchanged: the check's own replacement (the child's
+        ``builtins.input``), not the learner's."""
+        if where in self._spaces:
+            self._spaces[where][1][attr] = value
 
     @staticmethod
     def _current(owner) -> dict:

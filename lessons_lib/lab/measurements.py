@@ -88,6 +88,18 @@ def _largest_text(largest: float, bound: float) -> str:
     return _scientific(largest)                 # 17 digits: exactly largest, which is ≥ bound
 
 
+def _same_infinity(a: np.ndarray, b: np.ndarray) -> None:
+    """Refuse the same infinity in ``a`` and ``b`` at one place: inf − inf is NaN, no difference at all."""
+    both = np.isinf(a) & (a == b)
+    if both.any():
+        where = tuple(int(i) for i in np.argwhere(both)[0])
+        raise ValueError(
+            f"a and b both hold {a[where]:+} at index {where}: inf − inf is no number, so no claim about "
+            f"their difference can be made there (two overflows agree on nothing). Compare where both are "
+            f"finite (np.isfinite), or find why both overflow."
+        )
+
+
 def _not_a_number(x: np.ndarray, name: str) -> None:
     if x.dtype.kind == "f" and np.isnan(x).any():
         where = tuple(int(i) for i in np.argwhere(np.isnan(x))[0])
@@ -107,10 +119,11 @@ def difference_claim(a, b, *, below: float) -> str:
     (1e-12 for float64, 1e-6 for float32 at the lessons' sizes). Notebooks 00 and 08 print it.
 
     ``a`` and ``b`` must have the same shape (one is never stretched against the other, as numpy's
-    broadcasting would). The difference is measured in float64. The same infinity in both places is no
-    difference (two overflows agree); an infinity against anything else is an infinite one. NaN is
-    refused: it is no number to compare. The printed bound is ``below`` exactly, and a difference not
-    below it is printed with the digits it needs not to read as below.
+    broadcasting would). The difference is measured in float64. An infinity against a number, or against
+    the other infinity, is an infinite difference. The same infinity in both places is refused, as NaN
+    is: inf − inf is no number, and two overflows say nothing of how close the computations are, so no
+    bound can be claimed there. The printed bound is ``below`` exactly, and a difference not below it is
+    printed with the digits it needs not to read as below.
 
     >>> difference_claim([1.0, 2.0], [1.0, 2.0 + 4e-16], below=1e-12)
     'largest difference below 1e-12'
@@ -132,8 +145,9 @@ def difference_claim(a, b, *, below: float) -> str:
     _not_a_number(a, "a")
     _not_a_number(b, "b")
     a, b = a.astype(np.float64), b.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):       # inf − inf is handled just below
-        differences = np.where(a == b, 0.0, np.abs(a - b))
+    _same_infinity(a, b)
+    with np.errstate(over="ignore"):                          # an overflow of |a − b| is an infinite one
+        differences = np.abs(a - b)
     largest = float(differences.max(initial=0.0))
     if largest < below:
         return f"largest difference below {_scientific(below)}"

@@ -1,5 +1,5 @@
 """``difference_claim`` says nothing it cannot stand behind: same shapes only, a printed bound that never
-contradicts the verdict, infinities without numpy's warning, NaN refused.
+contradicts the verdict, infinities without numpy's warning, NaN and the same infinity in both refused.
 
 The printed sentence is read back as a learner reads it: the numbers in it must make it true.
 """
@@ -26,7 +26,7 @@ VALUES = st.floats(allow_nan=False, width=64)                  # ±inf included
 
 
 def _largest(a, b) -> float:
-    """max |a − b| entry by entry, the same infinity in both places counting as no difference."""
+    """max |a − b| entry by entry (equal entries: 0; the same infinity in both is refused before)."""
     return max((0.0 if x == y else abs(x - y) for x, y in zip(np.ravel(a).tolist(), np.ravel(b).tolist())),
                default=0.0)
 
@@ -49,6 +49,10 @@ def test_the_printed_sentence_is_true_whatever_the_values(below, data):
     factor = data.draw(st.sampled_from([0.0, 0.5, 0.999999, 1.0, 1.000001, 1.04, 1.3, 7.0]), label="factor")
     b = data.draw(st.one_of(hnp.arrays(np.float64, shape, elements=VALUES),
                             st.just(np.where(np.isfinite(a), a + below * factor, a))), label="b")
+    if (np.isinf(a) & (a == b)).any():   # inf − inf is no number: refused, never claimed below a bound
+        with pytest.raises(ValueError, match="inf − inf is no number"):
+            ll.difference_claim(a, b, below=below)
+        return
     claim = ll.difference_claim(a, b, below=below)
     said_below, printed_bound, printed_largest = _read(claim)
     largest = _largest(a, b)
@@ -74,13 +78,23 @@ def test_four_by_four_against_four_is_refused():
 
 
 @pytest.mark.parametrize(("a", "b", "claim"), [
-    ([np.inf], [np.inf], "largest difference below 1e-12"),                  # the same overflow agrees
-    ([-np.inf, 1.0], [-np.inf, 1.0], "largest difference below 1e-12"),
     ([np.inf], [-np.inf], "largest difference inf, NOT below 1e-12"),
     ([np.inf], [3.0], "largest difference inf, NOT below 1e-12"),
+    ([1e308, 0.0], [-1e308, 0.0], "largest difference inf, NOT below 1e-12"),   # |a − b| overflows
 ])
-def test_infinities_agree_only_with_the_same_infinity_and_warn_nothing(a, b, claim):
+def test_an_infinity_against_anything_else_is_an_infinite_difference_and_warns_nothing(a, b, claim):
     assert ll.difference_claim(a, b, below=1e-12) == claim
+
+
+@pytest.mark.parametrize(("a", "b", "where"), [
+    ([np.inf], [np.inf], r"\+inf at index \(0,\)"),
+    ([1.0, -np.inf], [1.0, -np.inf], r"-inf at index \(1,\)"),
+    ([[0.0, 2.0], [np.inf, 1.0]], [[0.0, 2.0], [np.inf, 1.0]], r"\+inf at index \(1, 0\)"),
+])
+def test_the_same_infinity_in_both_is_refused_never_claimed_below_a_bound(a, b, where):
+    """inf − inf is NaN: two overflows at one place say nothing of how close two computations are."""
+    with pytest.raises(ValueError, match=rf"both hold {where}.*inf − inf is no number"):
+        ll.difference_claim(a, b, below=1e-12)
 
 
 @pytest.mark.parametrize(("a", "b", "name"), [([np.nan], [np.nan], "a"), ([1.0, 2.0], [1.0, np.nan], "b")])

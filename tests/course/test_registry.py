@@ -51,19 +51,6 @@ def test_the_quizzes_are_those_of_registered_lessons():
     assert set(ll.QUIZZES) <= set(LESSONS)
 
 
-@pytest.mark.parametrize(("fields", "message"), [
-    ({"slug": "7_causal"}, "two digits"),
-    ({"slug": "07 causal masking"}, "two digits"),
-    ({"points": {"causal_weights": 3}}, "my_"),
-    ({"points": {"my_causal_weights": 0}}, "positive"),
-])
-def test_a_malformed_entry_is_refused_with_what_to_write(fields, message):
-    entry = dict(slug="07_causal_masking", title="Causal masking", short="Causal masking", summary="s",
-                 minutes=50)
-    with pytest.raises(ValueError, match=message):
-        Lesson(**{**entry, **fields})
-
-
 def test_a_lessons_parts_are_named_from_its_slug():
     lesson = LESSONS["07"]
     assert (lesson.number, lesson.notebook, lesson.module) == (

@@ -1,7 +1,8 @@
 """The layout of lessons_lib is its architecture: layers, lesson names, no private imports, no import circle.
 
 * Imports flow one way: ``core`` ← ``lab`` ← ``figures`` ← ``explorers`` ← ``course``/``exercises``/
-  ``quizzes`` (``_checks`` lies under them all); a module imports from its own layer or lower ones.
+  ``quizzes`` (``_checks`` and ``_seal`` lie under them all); a module imports from its own layer or
+  lower ones.
 * No import circle in the library or in tools/, counting the imports inside functions: a shared piece
   lives below both of its users.
 * A lesson's parts carry its notebook's name: ``lesson07_causal_masking`` is the stills, the explorer,
@@ -33,7 +34,8 @@ HELPERS = TESTS / "helpers"
 LAYER = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
 #: folders whose modules, besides their shared pieces, are one per lesson
 PER_LESSON = {"figures": {"base", "style", "attention_maps"}, "explorers": {"base"},
-              "exercises": {"engine", "runner", "mistakes", "messages", "catalogue", "grading", "integrity"},
+              "exercises": {"engine", "runner", "mistakes", "messages", "catalogue", "grading", "integrity",
+                            "judge", "autograde"},
               "quizzes": {"model", "widget", "concepts"}}
 LESSON = re.compile(r"^lesson(\d\d)_[a-z0-9_]+$")
 

@@ -12,7 +12,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from lessons_lib import exercises
@@ -92,37 +91,6 @@ def test_the_time_limit_works_inside_a_real_ipykernel():
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
-
-
-def test_one_child_runs_the_cases_of_a_check_and_a_case_that_ends_it_is_reported_alone(monkeypatch):
-    """A check forks once for all its cases; a case that hangs or ends the child's process (``os._exit``)
-    is reported alone, and the cases after it run in a new child."""
-    forks = []
-    fork = os.fork
-    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
-    assert exercises.check_softmax(solutions.my_softmax).passed
-    assert len(forks) == 1, "one fork for all the cases of the check"
-
-    cases = exercises.SOFTMAX.cases()
-    hangs, exits = cases[1].args["x"].shape, cases[3].args["x"].shape
-    assert len({hangs, exits, cases[0].args["x"].shape, cases[-1].args["x"].shape}) == 4
-
-    def pid_or_trouble(x):
-        if x.shape == hangs:
-            while True:
-                pass
-        if x.shape == exits:
-            os._exit(3)
-        return np.full(x.shape, float(os.getpid()))
-
-    forks.clear()
-    outcomes = list(exercises.runner.run_cases(pid_or_trouble, cases, time_limit=0.5))
-    assert [o.timed_out for o in outcomes] == [i == 1 for i in range(len(cases))]
-    assert isinstance(outcomes[3].error, SystemExit) and "ended the Python process" in str(outcomes[3].error)
-    children = [o.result.flat[0] for i, o in enumerate(outcomes) if i not in (1, 3)]
-    assert os.getpid() not in children
-    assert children[0] != children[1] != children[2] == children[-1], "a new child after each that ended"
-    assert len(forks) == 3
 
 
 # ------------------------------------------------------------------ nothing of it keeps running

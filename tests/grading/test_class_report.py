@@ -123,8 +123,7 @@ def graded_class(tmp_path_factory):
     from tests.helpers import grading
 
     course = tmp_path_factory.mktemp("class")
-    (course / "nbgrader_config.py").write_text("c = get_config()\n"
-                                               "c.CourseDirectory.course_id = 'attention'\n")
+    grading.make_course(course)  # the course's judge grades it, as a teacher's course (docs/classroom.md)
     lessons = ["03_step2_scores", "04_step3_scale_softmax"]
     for lesson in lessons:
         (course / "source" / lesson).mkdir(parents=True)

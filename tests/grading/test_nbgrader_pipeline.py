@@ -11,29 +11,18 @@ students hand it in:
   with a planted mistake, one untouched -> the right ones score, the others get zero, and nothing
   errors.
 
-A second assignment, ``gaming``, holds every exercise of the course in one short notebook (each
-lesson's graded cells as its notebook has them, without the rest of the lesson, so that a submission
-autogrades in seconds). It is handed in by a student who solved everything (full points) and by one
-student per way of getting the points without the work (:data:`STRATEGIES`: calling the library's
-answer, the exercise's own reference, patching numpy's comparisons during the call or in a cell,
-patching the judge, a lookup table of the shown answers, a fake ``lessons_lib`` beside the notebook):
-each scores 0 on every exercise the strategy applies to, and the feedback says why.
-
-Every test here runs nbgrader (marked ``grading``, ``make test-grading``); the graded cells themselves,
-run in-process on every exercise's solution and planted mistake, are tested in
-tests/exercises/test_graded_cells.py (``make check``).
+The ways of getting points without the work are handed in as an assignment of their own:
+tests/grading/test_gaming_scores_zero.py.
 
 ``nbgrader autograde`` re-runs each submission in a fresh kernel, the graded cells restored from the
-gradebook; the course's ``nbgrader_config.py`` sets the secret of the unseen cases
-(``LESSONS_HIDDEN_SECRET``) and keeps files a learner hands in beside the notebook out of the
-autograded folder, as docs/classroom.md says.
+gradebook, and takes each graded cell's verdict from the course's judge as well (the course's
+``nbgrader_config.py``, as ``tools/hub_grading.py teacher`` writes it and docs/classroom.md shows it:
+the judge, the file of the course's secret, and the files a learner hands in beside the notebook kept
+out of the autograded folder).
 """
 
 from __future__ import annotations
 
-import html
-import re
-import textwrap
 from pathlib import Path
 
 import nbformat
@@ -46,183 +35,13 @@ from tests.helpers.grading import (
     PARTIAL,
     PLANTED,
     POINTS,
-    functions,
+    feedback_text,
+    make_course,
     named_mistake,
     nbgrader,
+    scores,
     submit,
 )
-
-#: The course's nbgrader_config.py, as docs/classroom.md gives it (the secret is the test course's own).
-COURSE_CONFIG = """\
-import os
-
-c = get_config()
-c.CourseDirectory.course_id = "attention"
-c.Execute.timeout = 300            # lesson 09 trains its model in the kernel
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}
-# the unseen cases of the graded cells are drawn from this secret (docs/classroom.md)
-os.environ["LESSONS_HIDDEN_SECRET"] = "the grading test's secret"
-# copy only the notebook of a submission: a module or package handed in beside it is not imported
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py", "*.pth",
-                            "lessons_lib", "numpy", "IPython", "ipykernel"]
-"""
-
-# ------------------------------------------------------------------ the gaming assignment
-GAMING = "gaming"
-EXERCISES_OF = [name for lesson in LESSONS for name in POINTS[lesson]]
-#: The library's own answer to each exercise, as a learner would call it (``ll.<name>``).
-LIBRARY_CALLS = {
-    "my_projection": "ll.project_qkv(x, w_q, w_k, w_v)", "my_scores": "ll.attention_scores(Q, K)",
-    "my_scale": "ll.scale_scores(scores, d_k)", "my_softmax": "ll.softmax(x)",
-    "my_weighted_sum": "ll.weighted_values(weights, V)", "my_split_heads": "ll.split_heads(x, n_heads)",
-    "my_merge_heads": "ll.merge_heads(heads)",
-    "my_causal_weights": "ll.attention_weights(scores, scale=1.0, causal=True)",
-    "my_online_update": "ll.online_softmax_update(m, ell, chunk)", "my_softmax_off": "ll.softmax_off(scores)",
-}
-#: Exercises whose answer is a function with shown cases (all but my_query, a vector to design).
-FUNCTIONS = [name for name in EXERCISES_OF if name != "my_query"]
-
-
-def _def(name: str, body: str) -> str:
-    from lessons_lib.exercises import EXERCISES
-
-    return f"def {name}({', '.join(EXERCISES[name].params)}):\n" + textwrap.indent(body, "    ")
-
-
-#: An answer of the right shape that is all zeros (wrong), per exercise: what a learner who patched the
-#: comparisons hands back.
-ZEROS = {
-    "my_projection": "np.zeros((len(x), w_q.shape[1])), np.zeros((len(x), w_k.shape[1])), "
-                     "np.zeros((len(x), w_v.shape[1]))",
-    "my_scores": "np.zeros((len(Q), len(K)))", "my_scale": "np.zeros_like(scores)",
-    "my_softmax": "np.zeros_like(x)",
-    "my_weighted_sum": "np.zeros((len(weights), V.shape[1]))",
-    "my_split_heads": "np.zeros((n_heads, len(x), x.shape[1] // n_heads))",
-    "my_merge_heads": "np.zeros((heads.shape[1], heads.shape[0] * heads.shape[2]))",
-    "my_next_token_head": "np.zeros((seq_len, seq_len)), np.zeros((seq_len, seq_len))",
-    "my_causal_weights": "np.zeros_like(scores)", "my_online_update": "np.zeros_like(m), np.zeros_like(ell)",
-    "my_softmax_off": "np.zeros_like(scores)",
-}
-
-
-def _zeros(name: str) -> str:
-    if name == "my_query":
-        return "my_query = np.array([1.0, 0.0, 0.0, 0.0])"
-    return _def(name, f"return {ZEROS[name]}")
-
-
-#: Exercises answered row by row (row i of the answer depends only on row i of the first argument): their
-#: table of the shown answers is kept row by row, which survived unseen cases made by shuffling rows.
-ROWWISE = ("my_softmax", "my_scale", "my_softmax_off")
-
-
-def _table(name: str) -> str:
-    """A lookup table of the shown cases' answers (row by row where the exercise allows it), built in the
-    cell from the check's own cases and reference, and a function that looks its arguments up."""
-    from lessons_lib.exercises import EXERCISES
-
-    args = ", ".join(EXERCISES[name].params)
-    if name in ROWWISE:
-        first, *rest = EXERCISES[name].params
-        key = "(" + ", ".join(["row.tobytes()", *(f"np.asarray({arg}).tobytes()" for arg in rest)]) + ",)"
-        return (f"from lessons_lib.exercises import EXERCISES as _EXERCISES\n"
-                f"_TABLE_{name} = {{}}\n"
-                f"for _case in _EXERCISES[{name!r}].cases():\n"
-                f"    _first, *_rest = _case.args.values()\n"
-                f"    _answers = _EXERCISES[{name!r}].reference(*_case.args.values())\n"
-                f"    for _row, _answer in zip(_first, _answers):\n"
-                f"        _key = (_row.tobytes(), *(np.asarray(v).tobytes() for v in _rest))\n"
-                f"        _TABLE_{name}[_key] = _answer\n"
-                + _def(name, f"return np.array([_TABLE_{name}[{key}] for row in {first}])"))
-    return (f"from lessons_lib.exercises import EXERCISES as _EXERCISES\n"
-            f"_TABLE_{name} = {{tuple(np.asarray(v).tobytes() for v in case.args.values()):\n"
-            f"    _EXERCISES[{name!r}].reference(*case.args.values())\n"
-            f"    for case in _EXERCISES[{name!r}].cases()}}\n"
-            + _def(name, f"return _TABLE_{name}[tuple(np.asarray(v).tobytes() for v in ({args},))]"))
-
-
-_PATCH = "np.allclose = lambda *args, **kwargs: True\nnp.array_equal = lambda *args, **kwargs: True\n"
-#: strategy -> (the code of exercise `name` in its answer cell, or None where the strategy does not apply;
-#:              the mistake its feedback names, or None: only a score of 0 is asserted;
-#:              words the feedback's line for the exercise holds)
-STRATEGIES = {
-    "library": (lambda name: _def(name, f"return {LIBRARY_CALLS[name]}") if name in LIBRARY_CALLS else None,
-                "library_answer", "does not count"),
-    "reference": (lambda name: _def(name, "from lessons_lib.exercises import EXERCISES\nreturn EXERCISES["
-                                    f"{name!r}].reference({', '.join(_params(name))})")
-                  if name in FUNCTIONS and name != "my_next_token_head" else None,
-                  "library_answer", "does not count"),
-    "patch_in_call": (lambda name: _def(name, _PATCH + "np.testing.assert_allclose = lambda *a, **k: None\n"
-                                        f"return {ZEROS[name]}") if name in FUNCTIONS else None,
-                      "tampered", "numpy.allclose"),
-    "patch_numpy": (lambda name: _PATCH + _zeros(name), "tampered", "numpy.allclose"),
-    "patch_judge": (lambda name: "from lessons_lib.course.feedback import Feedback\n"
-                    "Feedback.passed = property(lambda self: True)\n" + _zeros(name),
-                    "tampered", "Feedback.passed"),
-    "table": (lambda name: _table(name) if name in FUNCTIONS and name != "my_next_token_head" else None,
-              None, "On unseen cases (drawn with this course's secret)"),
-    "fake_library": (_zeros, None, ""),
-}
-#: What the fake_library student hands in beside the notebook: a lessons_lib of their own that passes all.
-FAKE_LIBRARY = ("import importlib.util, sys\n"
-                "def assert_passes(*args):\n    pass\n"
-                "def __getattr__(name):\n    return lambda *args, **kwargs: None\n")
-
-
-def _params(name: str) -> tuple[str, ...]:
-    from lessons_lib.exercises import EXERCISES
-
-    return EXERCISES[name].params
-
-
-def gaming_source() -> nbformat.NotebookNode:
-    """One notebook with every exercise of the course: each lesson's nbgrader cells (the exercise, its
-    check, its graded test) as the lesson has them, after one cell of imports."""
-    first = nbformat.read(REPO / "notebooks" / f"{LESSONS[0]}.ipynb", as_version=4)
-    cells = [nbformat.v4.new_code_cell("import numpy as np\n\nimport lessons_lib as ll")]
-    for lesson in LESSONS:
-        for cell in nbformat.read(REPO / "notebooks" / f"{lesson}.ipynb", as_version=4).cells:
-            meta = cell.metadata.get("nbgrader")
-            if not meta:
-                continue
-            if meta.get("solution") and not cell.source.lstrip().startswith("def "):  # 01: the value only
-                end = "### END SOLUTION"
-                cell.source = cell.source[:cell.source.index(end) + len(end)]
-            cells.append(cell)
-    return nbformat.v4.new_notebook(cells=cells, metadata=first.metadata)
-
-
-def submit_gaming(course: Path, student: str, code_of) -> None:
-    """``student`` hands in the gaming assignment: each exercise's code from ``code_of(name)`` (the
-    released cell where it gives None)."""
-    teacher = nbformat.read(course / "source" / GAMING / f"{GAMING}.ipynb", as_version=4)
-    pattern = re.compile(r"^(?:def (my_\w+)\(|(my_\w+) =)", re.M)
-    defined = {c.metadata["nbgrader"]["grade_id"]: pattern.findall(c.source)
-               for c in teacher.cells if c.metadata.get("nbgrader", {}).get("solution")}
-    nb = nbformat.read(course / "release" / GAMING / f"{GAMING}.ipynb", as_version=4)
-    for cell in nb.cells:
-        names = [a or b for a, b in defined.get(cell.metadata.get("nbgrader", {}).get("grade_id"), [])]
-        codes = [code_of(name) for name in names]
-        if names and any(code is not None for code in codes):
-            cell.source = "\n\n".join(code if code is not None else f"{name} = None"
-                                       for name, code in zip(names, codes))
-    folder = course / "submitted" / student / GAMING
-    folder.mkdir(parents=True)
-    nbformat.write(nb, folder / f"{GAMING}.ipynb")
-    (folder / "timestamp.txt").write_text("2026-12-01 09:00:00.000000 UTC")
-
-
-def scores(course: Path, student: str, lesson: str) -> dict[str, float]:
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        nb = gb.find_submission_notebook(lesson, lesson, student)
-        return {g.name.removeprefix("test_"): g.score for g in nb.grades if g.name.startswith("test_")}
-
-
-def feedback_text(course: Path, student: str, lesson: str) -> str:
-    page = (course / "feedback" / student / lesson / f"{lesson}.html").read_text(encoding="utf-8")
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 class Course:
@@ -241,39 +60,20 @@ class Course:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     course = Course(tmp_path_factory.mktemp("course"))
-    (course / "nbgrader_config.py").write_text(COURSE_CONFIG)
+    make_course(course.root)  # its nbgrader_config.py (the course's judge) and its secret, as a teacher's
     # the teacher's way in: stamp_notebooks.py --nbgrader-source (Predict answers folded as for learners)
     assert load_tool("stamp_notebooks").write_nbgrader_source(course / "source") == LESSONS
-    (course / "source" / GAMING).mkdir()
-    nbformat.write(gaming_source(), course / "source" / GAMING / f"{GAMING}.ipynb")
-    nbgrader(course.root, "generate_assignment", "*", "--force")  # one assignment per lesson, and gaming
+    nbgrader(course.root, "generate_assignment", "*", "--force")  # one assignment per lesson
     for lesson in LESSONS:
         submit(course.root, "right", lesson, {n: "right" for n in POINTS[lesson]})
     for lesson in MISTAKEN:
         submit(course.root, "mistaken", lesson, {n: "mistake" for n in POINTS[lesson]})
     for lesson, wanted in PARTIAL.items():
         submit(course.root, "partial", lesson, wanted)
-    teacher = nbformat.read(course / "source" / GAMING / f"{GAMING}.ipynb", as_version=4)
-    submit_gaming(course.root, "gaming_right", lambda name: _worked_solution(teacher, name))
-    for strategy, (code_of, _, _) in STRATEGIES.items():
-        submit_gaming(course.root, strategy, code_of)
-    fake = course / "submitted" / "fake_library" / GAMING / "lessons_lib"
-    fake.mkdir()
-    (fake / "__init__.py").write_text(FAKE_LIBRARY)
-    for student in ("right", "mistaken", "partial", "gaming_right", *STRATEGIES):
+    for student in ("right", "mistaken", "partial"):
         course.logs[student] = nbgrader(course.root, "autograde", "*", f"--student={student}", "--create")
         nbgrader(course.root, "generate_feedback", "*", f"--student={student}")
     return course
-
-
-def _worked_solution(teacher: nbformat.NotebookNode, name: str) -> str:
-    for cell in teacher.cells:
-        if cell.metadata.get("nbgrader", {}).get("solution"):
-            for chunk in functions(cell.source):
-                if re.search(rf"^(def )?{name}\b", chunk.lstrip("#").strip(), re.M) or re.search(
-                        rf"^{name} =", chunk, re.M):
-                    return chunk
-    raise KeyError(name)
 
 
 @pytest.mark.grading
@@ -311,7 +111,7 @@ def test_autograde_finds_no_changed_graded_cell_in_an_honest_submission(course):
     """nbgrader warns "Attribute 'checksum' for cell ... has changed!" when a locked cell differs from the
     gradebook: with hidden-test code in a graded cell it did so for every untouched notebook. The graded
     cells hold no hidden code, so the warning now means a learner really changed a locked cell."""
-    for student in ("right", "mistaken", "partial", "gaming_right"):
+    for student in ("right", "mistaken", "partial"):
         assert "has changed" not in course.logs[student], course.logs[student]
 
 
@@ -335,7 +135,7 @@ def test_each_planted_mistake_loses_exactly_its_points_and_the_feedback_names_it
 
 @pytest.mark.grading
 def test_the_feedback_shows_the_mistake_its_nudge_and_the_case_never_a_traceback_or_a_server_path(course):
-    for student, lesson in [("mistaken", lesson) for lesson in MISTAKEN] + [("table", GAMING)]:
+    for student, lesson in [("mistaken", lesson) for lesson in MISTAKEN]:
         text = feedback_text(course, student, lesson)
         lines = [line for line in text.splitlines() if "NOT YET (" in line]
         assert lines, (student, lesson)
@@ -346,29 +146,6 @@ def test_the_feedback_shows_the_mistake_its_nudge_and_the_case_never_a_traceback
             assert "most recent call last" not in text and "Cell In[" not in text, lesson
         assert "lessons_lib/" not in text and "site-packages" not in text, lesson
         assert str(course.root) not in text and ".py\"" not in text
-
-
-@pytest.mark.grading
-def test_the_student_who_solved_everything_gets_full_points_on_the_gaming_assignment_too(course):
-    everything = {name: points for lesson in LESSONS for name, points in POINTS[lesson].items()}
-    assert scores(course, "gaming_right", GAMING) == everything
-
-
-@pytest.mark.grading
-@pytest.mark.parametrize("strategy", list(STRATEGIES))
-def test_every_way_of_getting_points_without_the_work_scores_zero_and_the_feedback_says_why(course, strategy):
-    code_of, mistake, words = STRATEGIES[strategy]
-    got = scores(course, strategy, GAMING)
-    applies = [name for name in EXERCISES_OF if code_of(name) is not None]
-    assert applies and {name: got[name] for name in applies} == {name: 0 for name in applies}, got
-    text = feedback_text(course, strategy, GAMING)
-    for name in applies:
-        line = next((line for line in text.splitlines() if f"{name}: NOT YET (" in line), "")
-        assert line, (strategy, name)
-        assert mistake is None or f"{name}: NOT YET ({mistake})" in line, (strategy, line)
-        assert words in line, (strategy, line)
-    if strategy == "fake_library":
-        assert not (course / "autograded" / strategy / GAMING / "lessons_lib").exists()
 
 
 @pytest.mark.grading

@@ -1,25 +1,29 @@
-"""What the grading tests share: the planted mistakes, how a student's notebook is filled and handed in,
-nbgrader run as a teacher runs it, the mistake a check names for a planted one, each exercise's graded cell
-and the one-line message of a failed one.
+"""What the grading tests share: the course folder as a teacher sets it up, the planted mistakes, how a
+student's notebook is filled and handed in, nbgrader run as a teacher runs it, the mistake a check names
+for a planted one, and the gaming assignment: every exercise of the course in one short notebook, and the
+ways of getting its points without the work (:data:`STRATEGIES`).
 
-``tests/grading/test_nbgrader_pipeline.py`` grades with these; ``tests/grading/test_class_report.py`` and
-``tests/hub/test_hub_grading.py`` hand in the same submissions; ``tests/exercises/test_graded_cells.py`` runs
-the graded cells in-process.
+``tests/grading/test_nbgrader_pipeline.py`` grades the lessons with these,
+``tests/grading/test_gaming_scores_zero.py`` the gaming assignment, ``tests/grading/test_class_report.py``
+and ``tests/hub/test_hub_grading.py`` hand in the same submissions; ``tests/exercises/test_graded_cells.py``
+runs the graded cells in-process (:func:`graded_cell`, :func:`failed_cell_message`).
 """
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from lessons_lib.course.lessons import LESSONS as REGISTRY
-from tests.helpers import REPO
+from tests.helpers import REPO, load_tool
 
 # the points per lesson, in one place: the registry of lessons
 POINTS = {lesson.slug: lesson.points for lesson in REGISTRY.values() if lesson.points}
@@ -57,16 +61,52 @@ MISTAKEN = LESSONS if os.environ.get("GRADING_ALL_LESSONS") == "1" else \
     [lesson for lesson in LESSONS if lesson not in ("08_cost_and_flashattention", "09_attention_in_action")]
 
 
-def nbgrader(course: Path, *args: str) -> str:
-    """Run nbgrader in the course folder; its log (stderr)."""
+#: The test course's secret (its own file, as a teacher's ~/.lessons-secret; see make_course).
+SECRET = "the grading test's secret, 3f9a1c0e7b"
+
+
+def make_course(root: Path, secret: str | None = SECRET) -> Path:
+    """A course folder as ``tools/hub_grading.py teacher`` makes one: its ``nbgrader_config.py`` (the course's
+    judge, the ignore list, the course id) and the file of its secret, readable by its owner only (beside
+    the course, where a teacher's home would hold it; none when ``secret`` is None); return the file."""
+    root.mkdir(parents=True, exist_ok=True)
+    secret_file = root.parent / f"{root.name}-secret"
+    config = load_tool("hub_grading").config_text("attention", str(root / "exchange"), root, secret_file)
+    code_stub = 'c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}\n'
+    (root / "nbgrader_config.py").write_text(config + code_stub, encoding="utf-8")
+    if secret is not None:
+        secret_file.write_text(secret + "\n", encoding="utf-8")
+        secret_file.chmod(0o600)
+    return secret_file
+
+
+def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess | str:
+    """Run nbgrader in the course folder; its log (stderr), after checking that it succeeded without an
+    error logged (``check=False``: the finished process, whatever happened)."""
     # nbgrader runs `alembic` (its database migrations) from PATH: the one beside this Python
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    env.pop("LESSONS_HIDDEN_SECRET", None)  # the course's own config sets it, as a teacher's does
     result = subprocess.run([*NBGRADER, *args, f"--CourseDirectory.root={course}"],
-                            capture_output=True, text=True, cwd=course, timeout=900, env=env)
+                            capture_output=True, text=True, cwd=course, timeout=1800, env=env)
+    if not check:
+        return result
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     assert "[ERROR]" not in result.stderr, result.stderr
     return result.stderr
+
+
+def scores(course: Path, student: str, assignment: str) -> dict[str, float]:
+    """Each graded cell's score (by exercise name) of ``student``'s ``assignment`` in the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gb:
+        nb = gb.find_submission_notebook(assignment, assignment, student)
+        return {g.name.removeprefix("test_"): g.score for g in nb.grades if g.name.startswith("test_")}
+
+
+def feedback_text(course: Path, student: str, assignment: str) -> str:
+    """The text of ``student``'s feedback page (nbgrader generate_feedback's HTML, without its tags)."""
+    page = Path(course) / "feedback" / student / assignment / f"{assignment}.html"
+    return html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
 
 
 def functions(source: str) -> list[str]:
@@ -148,3 +188,209 @@ def failed_cell_message(feedback) -> str:
     with pytest.raises(AssertionError) as raised:
         assert_passes(feedback)
     return str(raised.value)
+# ------------------------------------------------------------------ the gaming assignment
+GAMING = "gaming"
+EXERCISES_OF = [name for lesson in LESSONS for name in POINTS[lesson]]
+#: The library's own answer to each exercise, as a learner would call it (``ll.<name>``).
+LIBRARY_CALLS = {
+    "my_projection": "ll.project_qkv(x, w_q, w_k, w_v)", "my_scores": "ll.attention_scores(Q, K)",
+    "my_scale": "ll.scale_scores(scores, d_k)", "my_softmax": "ll.softmax(x)",
+    "my_weighted_sum": "ll.weighted_values(weights, V)", "my_split_heads": "ll.split_heads(x, n_heads)",
+    "my_merge_heads": "ll.merge_heads(heads)",
+    "my_causal_weights": "ll.attention_weights(scores, scale=1.0, causal=True)",
+    "my_online_update": "ll.online_softmax_update(m, ell, chunk)", "my_softmax_off": "ll.softmax_off(scores)",
+}
+#: Exercises whose answer is a function with shown cases (all but my_query, a vector to design).
+FUNCTIONS = [name for name in EXERCISES_OF if name != "my_query"]
+
+
+def _def(name: str, body: str) -> str:
+    from lessons_lib.exercises import EXERCISES
+
+    return f"def {name}({', '.join(EXERCISES[name].params)}):\n" + textwrap.indent(body, "    ")
+
+
+#: An answer of the right shape that is all zeros (wrong), per exercise: what a learner who patched the
+#: comparisons hands back.
+ZEROS = {
+    "my_projection": "np.zeros((len(x), w_q.shape[1])), np.zeros((len(x), w_k.shape[1])), "
+                     "np.zeros((len(x), w_v.shape[1]))",
+    "my_scores": "np.zeros((len(Q), len(K)))", "my_scale": "np.zeros_like(scores)",
+    "my_softmax": "np.zeros_like(x)",
+    "my_weighted_sum": "np.zeros((len(weights), V.shape[1]))",
+    "my_split_heads": "np.zeros((n_heads, len(x), x.shape[1] // n_heads))",
+    "my_merge_heads": "np.zeros((heads.shape[1], heads.shape[0] * heads.shape[2]))",
+    "my_next_token_head": "np.zeros((seq_len, seq_len)), np.zeros((seq_len, seq_len))",
+    "my_causal_weights": "np.zeros_like(scores)", "my_online_update": "np.zeros_like(m), np.zeros_like(ell)",
+    "my_softmax_off": "np.zeros_like(scores)",
+}
+
+
+def _zeros(name: str) -> str:
+    if name == "my_query":
+        return "my_query = np.array([1.0, 0.0, 0.0, 0.0])"
+    return _def(name, f"return {ZEROS[name]}")
+
+
+#: Exercises answered row by row (row i of the answer depends only on row i of the first argument): their
+#: table of the shown answers is kept row by row, which survived unseen cases made by shuffling rows.
+ROWWISE = ("my_softmax", "my_scale", "my_softmax_off")
+
+
+def _table(name: str) -> str:
+    """A lookup table of the shown cases' answers (row by row where the exercise allows it), built in the
+    cell from the check's own cases and reference, and a function that looks its arguments up."""
+    from lessons_lib.exercises import EXERCISES
+
+    args = ", ".join(EXERCISES[name].params)
+    if name in ROWWISE:
+        first, *rest = EXERCISES[name].params
+        key = "(" + ", ".join(["row.tobytes()", *(f"np.asarray({arg}).tobytes()" for arg in rest)]) + ",)"
+        return (f"from lessons_lib.exercises import EXERCISES as _EXERCISES\n"
+                f"_TABLE_{name} = {{}}\n"
+                f"for _case in _EXERCISES[{name!r}].cases():\n"
+                f"    _first, *_rest = _case.args.values()\n"
+                f"    _answers = _EXERCISES[{name!r}].reference(*_case.args.values())\n"
+                f"    for _row, _answer in zip(_first, _answers):\n"
+                f"        _key = (_row.tobytes(), *(np.asarray(v).tobytes() for v in _rest))\n"
+                f"        _TABLE_{name}[_key] = _answer\n"
+                + _def(name, f"return np.array([_TABLE_{name}[{key}] for row in {first}])"))
+    return (f"from lessons_lib.exercises import EXERCISES as _EXERCISES\n"
+            f"_TABLE_{name} = {{tuple(np.asarray(v).tobytes() for v in case.args.values()):\n"
+            f"    _EXERCISES[{name!r}].reference(*case.args.values())\n"
+            f"    for case in _EXERCISES[{name!r}].cases()}}\n"
+            + _def(name, f"return _TABLE_{name}[tuple(np.asarray(v).tobytes() for v in ({args},))]"))
+
+
+_PATCH = "np.allclose = lambda *args, **kwargs: True\nnp.array_equal = lambda *args, **kwargs: True\n"
+#: strategy -> (the code of exercise `name` in its answer cell, or None where the strategy does not apply;
+#:              the mistake its feedback names, or None: only a score of 0 is asserted;
+#:              words the feedback's line for the exercise holds)
+STRATEGIES = {
+    "library": (lambda name: _def(name, f"return {LIBRARY_CALLS[name]}") if name in LIBRARY_CALLS else None,
+                "library_answer", "does not count"),
+    "reference": (lambda name: _def(name, "from lessons_lib.exercises import EXERCISES\nreturn EXERCISES["
+                                    f"{name!r}].reference({', '.join(_params(name))})")
+                  if name in FUNCTIONS and name != "my_next_token_head" else None,
+                  "library_answer", "does not count"),
+    "patch_in_call": (lambda name: _def(name, _PATCH + "np.testing.assert_allclose = lambda *a, **k: None\n"
+                                        f"return {ZEROS[name]}") if name in FUNCTIONS else None,
+                      "tampered", "numpy.allclose"),
+    "patch_numpy": (lambda name: _PATCH + _zeros(name), "tampered", "numpy.allclose"),
+    "patch_judge": (lambda name: "from lessons_lib.course.feedback import Feedback\n"
+                    "Feedback.passed = property(lambda self: True)\n" + _zeros(name),
+                    "tampered", "Feedback.passed"),
+    "table": (lambda name: _table(name) if name in FUNCTIONS and name != "my_next_token_head" else None,
+              None, "On unseen cases (drawn with this course's secret)"),
+    "fake_library": (_zeros, None, ""),
+    # the grading cell's own names and the judge's module (issue 38: one line got the points)
+    "assert_passes": (lambda name: "ll.assert_passes = lambda *a, **k: None\n" + _identity_or_zeros(name),
+                      "tampered", "lessons_lib.assert_passes"),
+    "judge_module": (lambda name: "import lessons_lib.exercises.grading as _grading\n"
+                     "_grading.assert_passes = lambda *a, **k: None\n" + _zeros(name),
+                     "tampered", "grading.assert_passes"),
+    "every_check": (lambda name: "for _check in [n for n in dir(ll) if n.startswith('check_')]:\n"
+                    "    setattr(ll, _check, lambda *a, **k: ll.Feedback('my_x', 'passed', 'Well done.'))\n"
+                    + _zeros(name), "tampered", "lessons_lib.check_"),
+    "rebind_ll": (lambda name: _ANYTHING + _zeros(name), None, "NOT YET ("),
+    # the judge's names bound to what is not the learner's own function (issue 39: not seen before)
+    "builtin_bound": (lambda name: "import builtins\nclass _Passed:\n    def __call__(self, *args):\n"
+                      "        return {'status': 'passed', 'exercise': 'x'}\nbuiltins.vars = _Passed()\n"
+                      + _zeros(name), "tampered", "builtins.vars"),
+    "numpy_function": (lambda name: "np.sqrt = np.positive\n" + _def(name, "return scores / d_k")
+                       if name == "my_scale" else None, "tampered", "numpy.sqrt"),
+    "reference_swap": (lambda name: "from lessons_lib.exercises import EXERCISES as _EXERCISES\n"
+                       f"object.__setattr__(_EXERCISES[{name!r}], 'reference', np.zeros_like)\n"
+                       + _def(name, f"return np.zeros_like({_params(name)[0]})")
+                       if name in ONE_ARGUMENT else None, "tampered", ".reference"),
+    "verdict_constant": (lambda name: "import lessons_lib.exercises.mistakes as _mistakes\n"
+                         "_mistakes.FAILED = 'passed'\n" + _zeros(name), "tampered", "mistakes.FAILED"),
+    "tolerance": (lambda name: "import lessons_lib.exercises.runner as _runner\n"
+                  "_runner._RTOL = _runner._ATOL = 1e300\n" + _zeros(name), "tampered", "_RTOL"),
+    # the kernel itself: graded cells rewritten before they run, their errors swallowed
+    "blank_graded_cells": (lambda name: _zeros(name) + "\nget_ipython().input_transformers_post.append(\n"
+                           "    lambda lines: [] if any('assert_passes' in line for line in lines)\n"
+                           "    else lines)\n",
+                           None, "NOT YET ("),
+    "swallow_errors": (lambda name: _zeros(name) + "\nget_ipython().set_custom_exc((AssertionError,), "
+                       "lambda *args, **kwargs: None)\n", None, "NOT YET ("),
+    # the check's watch on the library, taken back or switched off inside the function
+    "clear_the_watch": (lambda name: _def(name, f"import sys\nanswer = {LIBRARY_CALLS[name]}\n"
+                                                "sys.getprofile().hits.clear()\nreturn answer")
+                        if name in LIBRARY_CALLS else None, "library_answer", "does not count"),
+    "switch_off_the_watch": (lambda name: _def(name, f"import sys\nsys.setprofile(None)\n"
+                                                     f"return {LIBRARY_CALLS[name]}")
+                             if name in LIBRARY_CALLS else None, "tampered", "switched off"),
+}
+#: A stand-in for ``ll`` whose every name does nothing: the graded cells' ``ll.assert_passes(...)`` pass.
+_ANYTHING = ("class _Anything:\n    def __getattr__(self, name):\n"
+             "        return lambda *args, **kwargs: None\nll = _Anything()\n")
+#: Exercises whose function takes one array and answers with an array of its shape.
+ONE_ARGUMENT = ("my_softmax", "my_causal_weights", "my_softmax_off")
+
+
+def _identity_or_zeros(name: str) -> str:
+    """The issue's example for my_scale (it returns the scores unchanged), a wrong answer for the others."""
+    return _def(name, "return scores") if name == "my_scale" else _zeros(name)
+
+
+#: What the fake_library student hands in beside the notebook: a lessons_lib of their own that passes all.
+FAKE_LIBRARY = ("import importlib.util, sys\n"
+                "def assert_passes(*args):\n    pass\n"
+                "def __getattr__(name):\n    return lambda *args, **kwargs: None\n")
+
+
+def _params(name: str) -> tuple[str, ...]:
+    from lessons_lib.exercises import EXERCISES
+
+    return EXERCISES[name].params
+
+
+def gaming_source(lessons: list[str] = LESSONS) -> nbformat.NotebookNode:
+    """One notebook with every exercise of ``lessons`` (of the course): each lesson's nbgrader cells (the
+    exercise, its check, its graded test) as the lesson has them, after one cell of imports."""
+    first = nbformat.read(REPO / "notebooks" / f"{LESSONS[0]}.ipynb", as_version=4)
+    cells = [nbformat.v4.new_code_cell("import numpy as np\n\nimport lessons_lib as ll")]
+    for lesson in lessons:
+        for cell in nbformat.read(REPO / "notebooks" / f"{lesson}.ipynb", as_version=4).cells:
+            meta = cell.metadata.get("nbgrader")
+            if not meta:
+                continue
+            if meta.get("solution") and not cell.source.lstrip().startswith("def "):  # 01: the value only
+                end = "### END SOLUTION"
+                cell.source = cell.source[:cell.source.index(end) + len(end)]
+            cells.append(cell)
+    return nbformat.v4.new_notebook(cells=cells, metadata=first.metadata)
+
+
+def submit_gaming(course: Path, student: str, code_of, assignment: str = GAMING) -> None:
+    """``student`` hands in the gaming assignment (or another made by :func:`gaming_source`): each
+    exercise's code from ``code_of(name)`` (the released cell where it gives None)."""
+    teacher = nbformat.read(course / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    pattern = re.compile(r"^(?:def (my_\w+)\(|(my_\w+) =)", re.M)
+    defined = {c.metadata["nbgrader"]["grade_id"]: pattern.findall(c.source)
+               for c in teacher.cells if c.metadata.get("nbgrader", {}).get("solution")}
+    nb = nbformat.read(course / "release" / assignment / f"{assignment}.ipynb", as_version=4)
+    for cell in nb.cells:
+        names = [a or b for a, b in defined.get(cell.metadata.get("nbgrader", {}).get("grade_id"), [])]
+        codes = [code_of(name) for name in names]
+        if names and any(code is not None for code in codes):
+            cell.source = "\n\n".join(code if code is not None else f"{name} = None"
+                                       for name, code in zip(names, codes))
+    folder = course / "submitted" / student / assignment
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / f"{assignment}.ipynb")
+    (folder / "timestamp.txt").write_text("2026-12-01 09:00:00.000000 UTC")
+
+
+
+
+def worked_solution(teacher: nbformat.NotebookNode, name: str) -> str:
+    """The worked solution of exercise ``name`` in a teacher's notebook (its chunk of a solution cell)."""
+    for cell in teacher.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            for chunk in functions(cell.source):
+                if re.search(rf"^(def )?{name}\b", chunk.lstrip("#").strip(), re.M) or re.search(
+                        rf"^{name} =", chunk, re.M):
+                    return chunk
+    raise KeyError(name)

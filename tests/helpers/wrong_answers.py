@@ -179,7 +179,8 @@ MISTAKES = [
      ["softmax"]),
     ("my_scale", lambda scores, d_k: scores // np.sqrt(d_k), "floor_division", ["//"]),
     ("my_scale", lambda scores, d_k: scores / 8, "fixed_number", ["whatever d_k is", "8 times smaller"]),
-    ("my_scale", lambda scores, d_k: scores / np.sqrt(16), "fixed_number", ["whatever d_k is", "4 times smaller"]),
+    ("my_scale", lambda scores, d_k: scores / np.sqrt(16), "fixed_number",
+     ["whatever d_k is", "4 times smaller"]),
     ("my_scale", lambda scores, d_k: scores / np.sqrt(d_k + 1), "wrong_divisor",
      ["3.162 times smaller", "a factor of 3"]),
     ("my_scale", _scale_in_place, "mutates_input", ["in place", "`scores`"]),
@@ -257,7 +258,8 @@ MISTAKES = [
     # lesson 09
     ("my_softmax_off", lambda scores: solutions.my_softmax(scores), "plain_softmax",
      ["no off slot", "sum to exactly 1"]),
-    ("my_softmax_off", _off_shifted_plus_one, "off_slot_not_shifted", ["off slot", "off slot is left as it was"]),
+    ("my_softmax_off", _off_shifted_plus_one, "off_slot_not_shifted",
+     ["off slot", "off slot is left as it was"]),
     # the hint's own warning: m = max(0, row maximum), then + 1 instead of + exp(−m)
     ("my_softmax_off",
      lambda scores: _off_shifted(scores, np.maximum(scores.max(axis=1, keepdims=True), 0), plus_one=True),

@@ -12,13 +12,12 @@ import contextlib
 import io
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import REPO
+from tests.helpers.load import busy_neighbours
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 # A quoted reading: three or more decimals (0.413, 2.6080). Fewer decimals are rounded readings of a
@@ -91,18 +90,6 @@ TIME_OUTCOME = re.compile(r"\b(?:is|was|runs|ran|takes|took|comes out|came out)\
 _KB = {"kB": 1e3, "MB": 1e6, "GB": 1e9}
 
 
-@contextlib.contextmanager
-def _busy_neighbour(seconds: float):
-    """Another process keeping one CPU core busy, for at most ``seconds``; stopped when the block ends."""
-    burner = subprocess.Popen([sys.executable, "-c", "import time\nend = time.monotonic() + "
-                               f"{seconds}\nwhile time.monotonic() < end:\n    pass"])
-    try:
-        yield burner
-    finally:
-        burner.kill()
-        burner.wait(timeout=30)
-
-
 def _saved_numpy_memory(cells) -> dict:
     """(method, N) -> (bytes, half a unit of the last digit shown), as the saved output of lesson 08's
     measuring cell shows them ("1.2 MB": 1.2e6 bytes, give or take 0.05e6)."""
@@ -146,7 +133,7 @@ def test_lesson_08s_sentences_about_its_measurements_hold_on_a_busy_machine():
                         "let the measuring cell print it")
     saved = _saved_numpy_memory(cells)
     assert len(saved) == 8, saved
-    with _busy_neighbour(seconds=240):
+    with busy_neighbours(1, seconds=240):
         namespace, printed = _run_measuring_cells(cells)
     table, blocks = namespace["table"], namespace["blocks"]
     run = {"table": table, "memory": {(m.method, m.n): m.peak_bytes for m in table.measurements}}

@@ -64,8 +64,11 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     mistake, from ``runner`` (the learner's code in a child process under a time limit),
     ``integrity`` (the judge's own comparisons and the seal on them), ``mistakes``, ``messages`` and
     ``catalogue`` (the mistakes, their words, the ones any exercise can make); ``grading``
-    (nbgrader's graded cells, the unseen cases, ``read_verdict``); ``lessonNN_name.py`` (each
-    lesson's cases, unseen-case generator and candidate mistakes).
+    (nbgrader's graded cells, the unseen cases and their seeds from the teacher's secret,
+    ``read_verdict``); ``judge`` (the grade's judge: a fresh Python that checks a submission's
+    answers in forked children, never in the learner's kernel) and ``autograde`` (its step in
+    nbgrader's autograde); ``lessonNN_name.py`` (each lesson's cases, unseen-case generator and
+    candidate mistakes).
 ``quizzes/``
     Quizzes that explain every option: ``model`` (questions, options), ``widget`` (the quiz widgets,
     ``ll.show("04")``), ``concepts`` (the ungraded concept quiz that opens lesson 00 and closes

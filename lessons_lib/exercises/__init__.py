@@ -1,8 +1,11 @@
 """Exercises checked with feedback: ``engine`` runs a learner's function on cases and names the mistake,
 from ``runner`` (the learner's code in a child process under a time limit), ``integrity`` (the judge's own
 comparisons and the seal on them), ``mistakes``, ``messages`` and ``catalogue`` (the mistakes, their words,
-the ones any exercise can make); ``grading`` (nbgrader's graded cells, the unseen cases, ``read_verdict``);
-``lessonNN_name.py`` (each lesson's cases, unseen-case generator and candidate mistakes).
+the ones any exercise can make); ``grading`` (nbgrader's graded cells, the unseen cases and their seeds from
+the teacher's secret, ``read_verdict``); ``judge`` (the grade's judge: a fresh Python that checks a
+submission's answers in forked children, never in the learner's kernel) and ``autograde`` (its step in
+nbgrader's autograde); ``lessonNN_name.py`` (each lesson's cases, unseen-case generator and candidate
+mistakes).
 
 In a notebook the learner fills in a function and hands it to its check::
 
@@ -54,13 +57,9 @@ import pkgutil
 
 from ..course.feedback import Feedback
 from . import integrity
-from .engine import TIME_LIMIT_S, Case, Exercise, Mistake, like  # noqa: F401 - for lessons and tests
+from .engine import EXERCISES, TIME_LIMIT_S, Case, Exercise, Mistake, like  # noqa: F401 - for lessons and tests
 
 __all__ = ["Feedback", "EXERCISES"]  # and every content module's check_* functions, added below
-
-#: Every exercise of the course by the learner's function name, e.g. ``EXERCISES["my_softmax"]``.
-EXERCISES: dict[str, Exercise] = {}
-
 
 def _collect() -> None:
     """Import every ``lesson*`` content module: re-export its ``__all__`` (its check functions)

@@ -63,7 +63,7 @@ TYPE_MISTAKES = (
     ),
     Mistake(
         "waits_for_input", "it waits for input",
-        lambda o: f"On the case \"{o.case.label}\" your function asked for input: {_input_words(o)}. A check "
+        lambda o: f"On the case named below your function asked for input: {_input_words(o)}. A check "
         "cannot type an answer, so it stopped the function at once instead of waiting for one. input(), "
         "breakpoint() and a debugger are for trying things by hand; the function itself must compute its "
         "answer from its arguments alone.",
@@ -72,10 +72,10 @@ TYPE_MISTAKES = (
     ),
     Mistake(
         "out_of_memory", "it runs out of memory",
-        lambda o: f"On the case \"{o.case.label}\" your function needed more memory than there is: "
+        lambda o: f"On the case named below your function needed more memory than there is: "
         f"{_memory_words(o)}. These inputs are tiny, and the answer is an array about their size. An array "
-        "far larger usually comes from a shape made of values instead of sizes, or from sizes multiplied "
-        "together.",
+        "far larger usually comes from a shape made of values instead of sizes, or from sizes combined into "
+        "a far larger one.",
         "Print the shape of each array your function makes, on the case named here: which one is far "
         "larger than the inputs?",
         lambda o: isinstance(o.error, MemoryError),
@@ -85,7 +85,7 @@ TYPE_MISTAKES = (
         "Your function calls itself (or functions that call each other) so deeply that it reached Python's "
         "limit on nested calls, and went on. That deep, the check cannot follow what your function calls, "
         "so it cannot pass it. These exercises need no recursion at all.",
-        "Work on whole arrays with numpy operations (@, np.exp, .sum(axis=-1, keepdims=True)) instead of a "
+        "Work on whole arrays at once, with numpy's array operations as the lesson does, instead of a "
         "function that calls itself.",
         lambda o: o.too_deep and o.error is None and not o.timed_out,
     ),

@@ -281,6 +281,9 @@ _FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _OWN = "lessons_lib.exercises."
 #: How often each (exercise, mistake) was named for a notebook's function in this kernel.
 _ATTEMPTS: dict[tuple[str, str], int] = {}
+#: Every exercise of the course by the learner's function name (``EXERCISES["my_softmax"]``), filled by the
+#: package as it loads its lessons (``lessons_lib.exercises.EXERCISES``, the same dict).
+EXERCISES: dict[str, Exercise] = {}
 
 
 def _own_codes(wrapper) -> list:

@@ -68,7 +68,7 @@ from .._checks import check_seed
 from ..course.feedback import Feedback
 from . import integrity
 from .catalogue import TAMPERED
-from .engine import Case
+from .engine import EXERCISES, Case
 from .runner import Outcome
 
 # learners' and teachers' names (ll.check_hidden); the rest is for autograde's judge (.autograde, .judge)
@@ -179,12 +179,6 @@ def _not_feedback(value) -> str:
             f"ll.assert_passes(ll.check_softmax(my_softmax)); it got {what}.")
 
 
-def _exercises() -> dict:
-    from . import EXERCISES
-
-    return EXERCISES
-
-
 def _graded_names() -> list[str]:
     """Every graded exercise of the course, by the name the learner defines (the registry's points)."""
     from ..course.lessons import LESSONS
@@ -196,7 +190,7 @@ def _exercise(name, fn=None):
     """The exercise with unseen cases called ``name``; else a ValueError that says what went wrong: the
     arguments in the wrong order, an exercise with no unseen cases, or a name that is none (with the
     nearest one)."""
-    exercises = _exercises()
+    exercises = EXERCISES
     with_unseen = {key: exercise for key, exercise in exercises.items() if exercise.hidden is not None}
     if isinstance(name, str) and name in with_unseen:
         return with_unseen[name]

@@ -1,7 +1,7 @@
-"""The unseen cases of grading (``grading.check_hidden``): drawn from the course's secret, the same for one
-secret and different for two, never a shown case, fresh without a secret; a lookup table of the shown
-answers fails them, every solution passes them and no listed mistake does; nothing a learner can read holds
-the secret."""
+"""The unseen cases of grading (``grading.check_hidden``): a lookup table of the shown answers fails them,
+every solution passes them and no listed mistake does, whatever the course's secret; nothing a learner can
+read holds the secret. How the secret gives the seeds:
+tests/exercises/test_unseen_cases_come_from_the_course_seed.py."""
 
 from __future__ import annotations
 
@@ -16,34 +16,6 @@ from lessons_lib.core import attention
 from lessons_lib.exercises import check_softmax, grading
 from tests.helpers import load_tool, solutions
 from tests.helpers.wrong_answers import UNSTABLE_SOFTMAXES, table_candidates
-
-
-@pytest.mark.parametrize("name", sorted(exercises.EXERCISES))
-def test_two_secrets_give_different_unseen_cases_and_one_secret_the_same(name, monkeypatch):
-    def drawn(secret):
-        monkeypatch.setenv(grading.SECRET_VARIABLE, secret)
-        return grading.hidden_cases(name)
-
-    def same(a, b):
-        return len(a) == len(b) and all(x.label == y.label and all(np.array_equal(x.args[k], y.args[k])
-                                                                 for k in x.args) for x, y in zip(a, b))
-
-    first, again = drawn("teacher A's secret"), drawn("teacher A's secret")
-    other = drawn("teacher B's secret")
-    assert same(first, again) and not same(first, other)
-    shown = exercises.EXERCISES[name].cases()
-    assert not any(same([h], [c]) for h in first for c in shown), "an unseen case is never a shown one"
-
-
-def test_without_a_secret_the_unseen_cases_are_fresh_each_time_and_the_feedback_says_so(monkeypatch):
-    monkeypatch.delenv(grading.SECRET_VARIABLE, raising=False)
-    a, b = (grading.hidden_cases("my_scores") for _ in range(2))
-    assert any(not np.array_equal(x.args["Q"], y.args["Q"]) or x.args["Q"].shape != y.args["Q"].shape
-               for x, y in zip(a, b))
-    feedback = grading.check_hidden("my_scores", solutions.my_scores)
-    assert feedback.passed and "no course secret is set" in feedback.message
-    monkeypatch.setenv(grading.SECRET_VARIABLE, "s3cret")
-    assert "drawn with this course's secret" in grading.check_hidden("my_scores", solutions.my_scores).message
 
 
 def test_a_lookup_table_of_the_shown_answers_passes_the_shown_cases_and_fails_the_unseen_ones():
@@ -70,21 +42,19 @@ def test_every_solution_passes_and_every_listed_mistake_fails_on_unseen_cases_of
     wrong = [candidate for _, candidate in table_candidates(exercises.EXERCISES[name])]
     wrong += list(UNSTABLE_SOFTMAXES.values()) if name == "my_softmax" else []
     for secret in SECRETS:
-        monkeypatch.setenv(grading.SECRET_VARIABLE, secret)
-        assert grading.check_hidden(name, getattr(solutions, name)).passed, secret
+        seed = grading.course_seed(secret, name)
+        assert grading.check_hidden(name, getattr(solutions, name), seed=seed).passed, secret
         for candidate in wrong:
-            assert grading.check_hidden(name, candidate).passed is False, (secret, candidate)
+            assert grading.check_hidden(name, candidate, seed=seed).passed is False, (secret, candidate)
 
 
 @pytest.mark.subprocess
-def test_the_installed_package_and_the_learner_copy_hold_nothing_to_compute_the_unseen_cases_from(tmp_path,
-                                                                                                   monkeypatch):
+def test_the_installed_package_and_the_learner_copy_hold_nothing_to_compute_the_unseen_cases_from(tmp_path):
     """The cases come from the secret, which only the teacher's environment holds: every place a learner
     can read (the package's files, the learner copy) lacks it, and any seed a file could hold gives other
     cases than the course's."""
     secret = "a teacher's secret that no file holds"
-    monkeypatch.setenv(grading.SECRET_VARIABLE, secret)
-    course = grading.hidden_cases("my_softmax")
+    course = grading.hidden_cases("my_softmax", seed=grading.course_seed(secret, "my_softmax"))
     package = Path(importlib.util.find_spec("lessons_lib").origin).parent
     learner_release = load_tool("learner_release")
     learner_release.release(tmp_path / "learner")

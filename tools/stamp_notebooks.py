@@ -25,8 +25,10 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
 ``tests/tools/test_launch_links.py`` fails when a notebook or the README is not stamped as this tool would.
 
 ``--nbgrader-source course/source`` writes instead what a graded class's ``nbgrader generate_assignment``
-starts from: each lesson with exercises in nbgrader's source layout, the answers to its Predict prompts
-folded as in the learner copy (:func:`nbgrader_source_notebook`).
+starts from: every lesson in nbgrader's source layout, the answers to its Predict prompts folded as in the
+learner copy (:func:`nbgrader_source_notebook`): the lessons with exercises, and lessons 00 and 10 too,
+which have no points but travel the same way so that each learner's concept quiz (``concept-quiz.json``)
+reaches the class report.
 
 Usage: python tools/stamp_notebooks.py [--check] [notebooks/*.ipynb] | --nbgrader-source FOLDER
 """
@@ -269,12 +271,11 @@ def nbgrader_source_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode
 
 
 def write_nbgrader_source(folder: Path) -> list[str]:
-    """``folder/<lesson>/<lesson>.ipynb`` for every lesson with graded exercises (nbgrader's
-    ``source/`` layout: one assignment per lesson); returns the assignment names."""
+    """``folder/<lesson>/<lesson>.ipynb`` for every lesson of the registry (nbgrader's ``source/`` layout:
+    one assignment per lesson; a lesson without exercises is an assignment of no points, released and
+    handed in like the others); returns the assignment names."""
     written = []
     for lesson in LESSONS.values():
-        if not lesson.points:
-            continue
         nb = nbgrader_source_notebook(nbformat.read(ROOT / lesson.notebook, as_version=4))
         target = folder / lesson.slug / f"{lesson.slug}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -419,8 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 if anything is unstamped")
     parser.add_argument("--nbgrader-source", type=Path, metavar="FOLDER",
-                        help="instead: write the lessons with exercises into nbgrader's source FOLDER "
-                             "(course/source), the answers to Predict prompts folded as in the learner copy")
+                        help="instead: write every lesson into nbgrader's source FOLDER (course/source), the "
+                             "answers to Predict prompts folded as in the learner copy")
     args = parser.parse_args(argv)
     if args.nbgrader_source:
         written = write_nbgrader_source(args.nbgrader_source)

@@ -17,6 +17,8 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
   registry of lessons (``lessons_lib/course/lessons.py``) that raises exactly when the check fails (the
   visible cases, then unseen ones drawn when it runs, ``check_hidden``: see
   ``lessons_lib/exercises/grading.py``); graded cells are skipped in slides;
+* the course version the lesson belongs to, in the notebook's metadata (``lessons_version``): lesson 00's
+  environment check warns when the course library it runs with is older (a hub's, from its image);
 * the course maps, from the registry: the README's launch block (between ``<!-- launch:begin -->`` and
   ``<!-- launch:end -->``: the Binder badge, JupyterLab on lesson 00, and a row per lesson with its Colab
   link), and lesson 00's map (between ``<!-- map:begin -->`` and ``<!-- map:end -->``: each lesson's
@@ -58,6 +60,7 @@ from conventions import (
     stated_minutes,
 )
 
+from lessons_lib.course.environment import VERSION_KEY
 from lessons_lib.figures.base import read_still
 
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
@@ -173,6 +176,7 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
             cell.metadata["slideshow"] = {"slide_type": kind}
     nb.metadata.pop("rise", None)  # no RISE settings: the course presents with jupyterlab-slideshow
     nb.metadata[FONTS_KEY] = projector_fonts()
+    nb.metadata[VERSION_KEY] = project(root)["version"]  # lesson 00 warns when the library is older
     if Path(notebook).stem.startswith("00_"):
         stamp_course_map(nb)
     return stamp_grading(nb, lesson_of(notebook).slug)

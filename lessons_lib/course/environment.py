@@ -8,7 +8,13 @@
   device ``lessons_lib.core.backends`` will run torch's scaled dot-product attention on: the GPU (CUDA) or
   the CPU;
 * a widget check: a slider the learner moves, with a line of text that echoes the value Python
-  received. If it echoes, every slider of the lessons will work.
+  received. If it echoes, every slider of the lessons will work;
+* whether the course library is older than the lessons (:func:`library_behind`): on a class hub the
+  library comes with the hub's environment (its image) while the lessons come by the nbgitpuller link, so
+  a release that changed both reaches the lessons at once and the library only when the hub is rebuilt.
+  Each lesson carries the version it was released with (:data:`VERSION_KEY` in its metadata, written by
+  ``tools/stamp_notebooks.py``); the kernel finds its notebook by ``JPY_SESSION_NAME``, which Jupyter
+  Server sets for every kernel it starts for a notebook.
 
 The report shows as a table in Jupyter (HTML) and as plain text anywhere else (``print(report)``).
 """
@@ -17,9 +23,13 @@ from __future__ import annotations
 
 import html
 import importlib.metadata
+import json
+import os
 import platform
+import re
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = ["EnvironmentReport", "Component", "environment_report", "widget_check"]
 
@@ -36,6 +46,8 @@ _PACKAGES = [
 ]
 
 TORCH_LESSONS = "the PyTorch lessons (08 and later)"
+#: the notebook metadata that names the course version a lesson was released with (tools/stamp_notebooks.py)
+VERSION_KEY = "lessons_version"
 
 
 def _torch_install() -> str:
@@ -190,6 +202,51 @@ def _version(distribution: str) -> str | None:
         return None
 
 
+def lessons_version(notebook: str | os.PathLike | None = None) -> str | None:
+    """The course version the lesson ``notebook`` was released with (its metadata's :data:`VERSION_KEY`);
+    by default the notebook this kernel runs (``JPY_SESSION_NAME``). None when that cannot be told."""
+    path = notebook if notebook is not None else os.environ.get("JPY_SESSION_NAME")
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    version = data.get("metadata", {}).get(VERSION_KEY) if isinstance(data, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def _release(version: str) -> tuple[int, ...] | None:
+    """The numbers of a version's release part (``0.3.0`` -> (0, 3, 0)); None when it has none."""
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", version)
+    if not match or "unknown" in version:
+        return None
+    numbers = [int(n) for n in match.group(1).split(".")]
+    while len(numbers) > 1 and numbers[-1] == 0:  # 0.3 == 0.3.0
+        numbers.pop()
+    return tuple(numbers)
+
+
+def library_behind(notebook: str | os.PathLike | None = None, library: str | None = None) -> str | None:
+    """A warning when the course library (``lessons_lib.__version__``, or ``library``) is older than the
+    lessons (:func:`lessons_version` of ``notebook``); None when it is not, or when either cannot be told.
+
+    >>> library_behind(library="0.2.0") is None   # no notebook to compare with
+    True
+    """
+    if library is None:
+        from .. import __version__ as library
+    lessons = lessons_version(notebook)
+    have, want = _release(library), _release(lessons or "")
+    if have is None or want is None or have >= want:
+        return None
+    return (f"Warning: the course library here (lessons_lib {library}) is older than these lessons "
+            f"({lessons}), so an exercise's check or an explorer may not match what its lesson says. On a "
+            "class hub the library comes with the hub itself: tell your teacher, who updates the hub's "
+            "environment (the classroom guide's mid-term update). On your own computer: git pull, then "
+            "make lab.")
+
+
 def widget_check(value: int = 3):
     """A slider and a line that echoes its value from Python: if the echo follows, widgets work.
 
@@ -262,6 +319,9 @@ def environment_report() -> EnvironmentReport:
 
     if sys.version_info < (3, 10):  # noqa: UP036 - a learner may run the check on an older Python
         notes.append(f"Python {platform.python_version()} is older than the 3.10 the course needs.")
+    behind = library_behind()
+    if behind:
+        notes.append(behind)
 
     return EnvironmentReport(
         python=platform.python_version(),

@@ -2,7 +2,8 @@
 nbgrader run as a teacher runs it, and the mistake a check names for a planted one.
 
 ``tests/grading/test_nbgrader_pipeline.py`` grades with these; ``tests/grading/test_class_report.py`` and
-``tests/hub/test_hub_grading.py`` hand in the same submissions.
+``tests/hub/test_hub_grading.py`` hand in the same submissions. ``graded_notebook`` makes an autograded
+notebook by hand, as nbgrader writes one, for the class report's fast tests.
 """
 
 from __future__ import annotations
@@ -103,6 +104,33 @@ def submit(course: Path, student: str, lesson: str, wanted: dict[str, str]) -> N
     folder.mkdir(parents=True)
     nbformat.write(nb, folder / f"{lesson}.ipynb")
     (folder / "timestamp.txt").write_text("2026-12-01 09:00:00.000000 UTC")
+
+
+def verdict_message(feedback) -> str:
+    """The one-line message a graded cell raises for ``feedback`` (``assert_passes``)."""
+    from lessons_lib.exercises.grading import assert_passes
+
+    try:
+        assert_passes(feedback)
+    except AssertionError as raised:
+        return str(raised)
+    raise AssertionError(f"{feedback} passed: a graded cell raises nothing for it")
+
+
+def graded_notebook(results: dict) -> nbformat.NotebookNode:
+    """An autograded notebook as nbgrader writes it: a graded cell per exercise (``name -> Feedback``, or
+    None for a pass), with the error it raised."""
+    nb = nbformat.v4.new_notebook()
+    for name, feedback in results.items():
+        cell = nbformat.v4.new_code_cell(f"ll.assert_passes(ll.check_x({name}))")
+        cell.metadata["nbgrader"] = {"grade": True, "grade_id": f"test_{name}", "points": 2,
+                                     "solution": False, "locked": True, "schema_version": 3}
+        if feedback is not None:
+            cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError",
+                                                   evalue=verdict_message(feedback), traceback=["..."])]
+        nb.cells.append(cell)
+    nb.cells.append(nbformat.v4.new_code_cell("print('not graded')"))
+    return nb
 
 
 def named_mistake(name: str, exercises: dict) -> str:

@@ -41,7 +41,7 @@ STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help lab teach test check $(TEST_STAGES) notebooks learner release class-report html html-teacher bench clean distclean
+.PHONY: help lab teach test check $(TEST_STAGES) notebooks learner release class-report grades html html-teacher bench clean distclean
 
 # Every target of .PHONY, said once here (tests/tools/test_make_targets.py holds the list to .PHONY).
 help:
@@ -65,6 +65,7 @@ help:
 	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
 	@echo "make class-report COURSE=dir  which mistakes the class made, and the concept quiz's gain"
+	@echo "make grades COURSE_DIR=dir ROSTER=roster.csv  Canvas's and Moodle's gradebook import files"
 	@echo "make bench      run benchmarks/*.py"
 	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
@@ -172,9 +173,12 @@ test-binder: $(STAMP_DEV)
 # nbgrader's real pipeline in a temporary course directory: generate_assignment for every lesson
 # with exercises, autograde and generate_feedback for three students: all right (every lesson), one
 # planted mistake per exercise (lessons 01-07; GRADING_ALL_LESSONS=1 adds 08 and 09), some
-# exercises untouched (04, 06); then the class report on a class of four graded the same way. A few minutes.
+# exercises untouched (04, 06); then the class report on a class of four graded the same way; a term's
+# deadlines, extensions, late penalties, collect --update, feedback pages and the LMS files through the
+# exchange; submissions collected from a platform's download (zip_collect). A few minutes.
 test-grading: $(STAMP_DEV)
-	$(BIN)/pytest -m grading tests/grading/test_nbgrader_pipeline.py tests/grading/test_class_report.py
+	$(BIN)/pytest -m grading tests/grading/test_nbgrader_pipeline.py tests/grading/test_class_report.py \
+	  tests/grading/test_deadlines_and_late_work.py tests/grading/test_upload_collect.py
 
 # A class on a real JupyterHub: configurable-http-proxy from npm (into build/node) as a service of its
 # own, the Binder environment (binder/'s kernels over Unix sockets) as each learner's server, the hub
@@ -223,6 +227,13 @@ release: $(STAMP_RUN)
 class-report: $(STAMP_RUN)
 	@test -n "$(COURSE)" || { echo "usage: make class-report COURSE=path/to/nbgrader/course"; exit 1; }
 	$(PY) tools/class_report.py $(COURSE) --out build/class-report
+
+# Grades into the learning platform (tools/lms.py grades): Canvas's and Moodle's gradebook import files,
+# a column per graded lesson, from nbgrader's gradebook.db, with a roster mapping hub users to the
+# platform's ids (COURSE_DIR, not COURSE: that name is tools/course.py's command here).
+grades: $(STAMP_DEV)
+	@test -n "$(COURSE_DIR)" -a -n "$(ROSTER)" || { echo "usage: make grades COURSE_DIR=path/to/nbgrader/course ROSTER=roster.csv"; exit 1; }
+	$(PY) tools/lms.py grades $(COURSE_DIR) --roster $(ROSTER) --out build/grades
 
 # Static pages that work offline (MathJax copied into the build folder from jupyter-server-mathjax,
 # a test-tools requirement): the learner's copy by default, the teacher's (solutions) by name.

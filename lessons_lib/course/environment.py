@@ -231,7 +231,7 @@ def library_behind(notebook: str | os.PathLike | None = None, library: str | Non
     """A warning when the course library (``lessons_lib.__version__``, or ``library``) is older than the
     lessons (:func:`lessons_version` of ``notebook``); None when it is not, or when either cannot be told.
 
-    >>> library_behind(library="0.2.0") is None   # no notebook to compare with
+    >>> library_behind(library="0.0.1") is None   # no notebook to compare with
     True
     """
     if library is None:

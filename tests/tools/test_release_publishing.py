@@ -130,12 +130,12 @@ def test_without_a_git_identity_the_release_says_gits_words_and_bumps_nothing(tm
 def test_a_commit_git_refuses_after_the_bump_puts_every_file_back(tmp_path):
     work = clone(tmp_path)
     hook = work / ".git" / "hooks" / "pre-commit"
-    hook.write_text("#!/bin/sh\necho 'the course's hook refuses this commit' >&2\nexit 1\n")
+    hook.write_text("#!/bin/sh\necho 'the course hook refuses this commit' >&2\nexit 1\n")
     hook.chmod(0o755)
     before = lr.version(work)
     done = release(work, tmp_path / "learner")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "the course's hook refuses this commit" in done.stderr and "nothing bumped" in done.stderr
+    assert "the course hook refuses this commit" in done.stderr and "nothing bumped" in done.stderr
     assert "Traceback" not in done.stderr
     assert lr.version(work) == before and git("status", "--porcelain", cwd=work) == ""
     assert not lr.tag_exists(f"learner-v{NEXT}", work)

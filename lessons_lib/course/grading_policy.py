@@ -19,9 +19,9 @@ already has the lesson; the feedback is about the grade. :class:`FeedbackDigest`
 grade: the title and headings (to find one's way), every code cell's source, the output of the
 exercises' checks and graded cells (the named mistake, its hint, the failing case), errors, and nothing
 else; it opens the page with the submission's time against its due date and, when late, the penalty.
-The template (``feedback_templates/light/light.html.j2``, nbgrader's feedback page with its head replaced) has a small
-stylesheet of its own and no script at all: math stays as the learner typed it. A page is a few tens
-of kB.
+The template (``feedback_templates/light/light.html.j2``, nbgrader's feedback page with its head
+replaced) has a small stylesheet of its own and no script at all: math stays as the learner typed it. A
+page is a few tens of kB.
 """
 
 from __future__ import annotations

@@ -214,8 +214,10 @@ learner: $(STAMP_RUN)
 # The release in one command (tools/learner_release.py --release): VERSION written everywhere it
 # stands (pyproject.toml, CITATION.cff, docs/classroom.md's image tags; the launch links by the stamp),
 # notebooks re-stamped and re-run only where their code changed, the commit "Release VERSION" on this
-# branch, the learner copy on branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry;
-# prints the push command (tests/tools/test_release.py runs it on a bare remote).
+# branch, the learner copy on branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry
+# from its Unreleased notes; prints the push commands, the learner branch and tag to the learners'
+# repository and this branch only elsewhere (tests/tools/test_release.py and test_release_publishing.py
+# run them on bare remotes). Stops with git's own message, nothing bumped, when git cannot commit.
 release: $(STAMP_RUN)
 	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (the new version)"; exit 1; }
 	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner

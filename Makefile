@@ -212,7 +212,8 @@ learner: $(STAMP_RUN)
 	$(PY) tools/learner_release.py --out build/learner
 
 # The release in one command (tools/learner_release.py --release): VERSION written everywhere it
-# stands (pyproject.toml, CITATION.cff, docs/classroom.md's image tags; the launch links by the stamp),
+# stands (pyproject.toml, CITATION.cff, docs/classroom.md's image tags, docs/accessibility.md; the launch
+# links and each lesson's metadata by the stamp),
 # notebooks re-stamped and re-run only where their code changed, the commit "Release VERSION" on this
 # branch, the learner copy on branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry
 # from its Unreleased notes; prints the push commands, the learner branch and tag to the learners'

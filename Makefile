@@ -41,7 +41,7 @@ STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help lab teach test check $(TEST_STAGES) notebooks learner release class-report html html-teacher bench clean distclean
+.PHONY: help lab teach test check $(TEST_STAGES) notebooks learner release class-report grades html html-teacher bench clean distclean
 
 # Every target of .PHONY, said once here (tests/tools/test_make_targets.py holds the list to .PHONY).
 help:
@@ -65,6 +65,7 @@ help:
 	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
 	@echo "make class-report NBGRADER_COURSE=dir  which mistakes the class made, and the concept quiz's gain"
+	@echo "make grades COURSE_DIR=dir ROSTER=roster.csv  Canvas's and Moodle's gradebook import files"
 	@echo "make bench      run benchmarks/*.py"
 	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
@@ -175,8 +176,10 @@ test-binder: $(STAMP_DEV)
 # for every lesson with exercises, autograde and generate_feedback for three students: all right (every
 # lesson), one planted mistake per exercise (lessons 01-07; GRADING_ALL_LESSONS=1 adds 08 and 09), some
 # exercises untouched (04, 06); every way of getting points without the work (one submission each, all 0);
-# the course's secret (no learner's process holds it; a file that cannot be trusted stops grading); then
-# the class report on a class of four graded the same way. A few minutes.
+# the course's secret (no learner's process holds it; a file that cannot be trusted stops grading); the
+# class report on a class of four graded the same way; a term's deadlines, extensions, late penalties,
+# collect --update, feedback pages and the LMS files through the exchange; submissions collected from a
+# platform's download (zip_collect). A few minutes.
 test-grading: $(STAMP_DEV)
 	$(BIN)/pytest -m grading tests/grading/
 
@@ -212,10 +215,13 @@ learner: $(STAMP_RUN)
 	$(PY) tools/learner_release.py --out build/learner
 
 # The release in one command (tools/learner_release.py --release): VERSION written everywhere it
-# stands (pyproject.toml, CITATION.cff, docs/classroom.md's image tags; the launch links by the stamp),
+# stands (pyproject.toml, CITATION.cff, docs/classroom.md's image tags, docs/accessibility.md; the launch
+# links and each lesson's metadata by the stamp),
 # notebooks re-stamped and re-run only where their code changed, the commit "Release VERSION" on this
-# branch, the learner copy on branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry;
-# prints the push command (tests/tools/test_release.py runs it on a bare remote).
+# branch, the learner copy on branch learner, tag learner-vVERSION (never moved), CHANGELOG.md's entry
+# from its Unreleased notes; prints the push commands, the learner branch and tag to the learners'
+# repository and this branch only elsewhere (tests/tools/test_release.py and test_release_publishing.py
+# run them on bare remotes). Stops with git's own message, nothing bumped, when git cannot commit.
 release: $(STAMP_RUN)
 	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (the new version)"; exit 1; }
 	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner
@@ -235,6 +241,13 @@ else
 class-report: $(STAMP_RUN)
 	$(PY) tools/class_report.py "$(NBGRADER_COURSE)" --out build/class-report
 endif
+
+# Grades into the learning platform (tools/lms.py grades): Canvas's and Moodle's gradebook import files,
+# a column per graded lesson, from nbgrader's gradebook.db, with a roster mapping hub users to the
+# platform's ids (COURSE_DIR, not COURSE: that name is tools/course.py's command here).
+grades: $(STAMP_DEV)
+	@test -n "$(COURSE_DIR)" -a -n "$(ROSTER)" || { echo "usage: make grades COURSE_DIR=path/to/nbgrader/course ROSTER=roster.csv"; exit 1; }
+	$(PY) tools/lms.py grades $(COURSE_DIR) --roster $(ROSTER) --out build/grades
 
 # Static pages that work offline (MathJax copied into the build folder from jupyter-server-mathjax,
 # a test-tools requirement): the learner's copy by default, the teacher's (solutions) by name.

@@ -19,9 +19,19 @@ set-up, in three steps, each a subcommand of this tool:
 ``teacher --course ~/course`` (the teacher, in a terminal of their own server)
     The teacher's views on again, for the teacher only (at the user's level), and the teacher's nbgrader
     config: the course folder (made, with ``source/``, private to the teacher), the course id, the
-    exchange, the course's judge in autograde (``lessons_lib/exercises/autograde.py``) and the file of the
+    exchange, the course's judge in autograde (``lessons_lib/exercises/autograde.py``), the file of the
     course's secret for the exercises' unseen cases (``~/.lessons-secret``: made once, or refilled when
-    empty, blank or too short; readable by the teacher only; the config names it, never holds it).
+    empty, blank or too short; readable by the teacher only; the config names it, never holds it), and the
+    course's grading policy (:data:`POLICY`: the late penalty, ``percent_per_day`` of the score per day
+    begun after a due date, 10 unless the teacher changes it, and the light feedback page;
+    ``lessons_lib/course/grading_policy.py``); and ``deadlines.toml`` in the course folder, to fill in
+    (:data:`DEADLINES_TEMPLATE`).
+``deadlines --course ~/course`` (the teacher, whenever the file changes)
+    The due date of each lesson and each learner's extension, from the course's ``deadlines.toml``, into
+    nbgrader's gradebook, where ``nbgrader autograde`` reads them: a submission later than its due date
+    plus the learner's extension loses the late penalty, and its feedback page says when it came in and
+    what lateness cost. An extension removed from the file is removed from the gradebook. Run it before
+    autograding (again after a change: then autograde again).
 
 The user's level outranks the environment's only with :data:`SERVER_ENV` in every server's environment:
 in a virtual or conda environment (TLJH's, repo2docker's) Jupyter reads the environment's config before
@@ -36,11 +46,13 @@ Usage: python tools/hub_grading.py image
        sudo python tools/hub_grading.py hub [--exchange DIR] [--course-id ID] [--config-dir DIR]
                                             [--jupyterhub-config-dir DIR]
        python tools/hub_grading.py teacher [--course DIR] [--exchange DIR] [--course-id ID]
+       python tools/hub_grading.py deadlines [--course DIR] [--course-id ID]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import secrets
@@ -67,6 +79,8 @@ IGNORED = (".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py", "*.
            "IPython", "ipykernel")
 EXCHANGE_MODE = stat.S_IRWXU | stat.S_IRWXG | stat.S_IRWXO | stat.S_ISVTX
 CONFIG = "nbgrader_config.py"
+#: The Littlest JupyterHub's Unix account of hub user <name>, the name nbgrader gives their submissions
+TLJH_PREFIX = "jupyter-"
 
 
 def jupyter(*args: str, env: dict | None = None) -> None:
@@ -126,6 +140,32 @@ def config_text(course_id: str, exchange: str, course: Path | None = None,
     return "\n".join(lines) + "\n"
 
 
+#: the course's grading policy in the teacher's nbgrader config (lessons_lib/course/grading_policy.py)
+POLICY = """\
+# The course's grading policy (lessons_lib/course/grading_policy.py): a late submission loses this share of
+# its score, in percent, for each day begun after its due date (0: no penalty), shown on its feedback page;
+# feedback pages are light (no figures, no script, nothing from the internet). Due dates and extensions:
+# deadlines.toml in the course folder, then `python tools/hub_grading.py deadlines`.
+from lessons_lib.course import grading_policy
+grading_policy.configure(c, percent_per_day={percent:g})  # noqa: F821
+"""
+#: the file of due dates and extensions, in the course folder
+DEADLINES = "deadlines.toml"
+DEADLINES_TEMPLATE = """\
+# Due dates and extensions (docs/classroom.md, "Deadlines, late work and extensions"). After each change:
+#   python tools/hub_grading.py deadlines --course ~/course     then autograde as usual
+timezone = "UTC"   # the zone of the times below: any IANA name, e.g. "Europe/Berlin", "America/Chicago"
+
+[due]   # lesson (its notebook's name) = the date and time it is due
+# "03_step2_scores" = 2026-12-08T09:00:00
+
+[extensions]   # learner (as nbgrader names them: jupyter-<name> on TLJH) = days added to every due date,
+               # or a table of lesson = days for some lessons only
+# "jupyter-ada" = 3
+# "jupyter-ben" = { "04_step3_scale_softmax" = 2 }
+"""
+
+
 def make_secret(path: Path) -> Path:
     """The course's secret for the unseen cases, readable by its owner only: made when the file is missing,
     empty, blank or too short to be a secret (nothing was ever graded with it: grading refuses such a file),
@@ -177,24 +217,139 @@ def user_config_dir() -> Path:
     return Path(done.stdout.strip())
 
 
-def teacher(course: Path, course_id: str, exchange: str) -> list[Path]:
-    """The teacher's set-up, run as the teacher: their views on, their course folder and config."""
+def teacher(course: Path, course_id: str, exchange: str, percent_per_day: float = 10) -> list[Path]:
+    """The teacher's set-up, run as the teacher: their views on, their course folder and config (with the
+    course's grading policy), and the course's deadlines file to fill in."""
     config = views_on_for_me()
     (course / "source").mkdir(parents=True, exist_ok=True)
     os.chmod(course, stat.S_IRWXU)  # the course (sources, submissions, gradebook) is the teacher's alone
     secret = make_secret(SECRET_FILE.expanduser())
-    (config / CONFIG).write_text(config_text(course_id, exchange, course.resolve()), encoding="utf-8")
-    return [course, config / CONFIG, secret]
+    (config / CONFIG).write_text(config_text(course_id, exchange, course.resolve())
+                                 + POLICY.format(percent=percent_per_day), encoding="utf-8")
+    deadlines = course / DEADLINES
+    if not deadlines.exists():
+        deadlines.write_text(DEADLINES_TEMPLATE, encoding="utf-8")
+    return [course, config / CONFIG, secret, deadlines]
+
+
+class DeadlineError(ValueError):
+    """A deadlines file that cannot be applied as written; the message names the entry and the fix."""
+
+
+def _lessons() -> list[str]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from conventions import LESSONS
+
+    return [lesson.slug for lesson in LESSONS.values()]
+
+
+def _known_lesson(name: str, where: str) -> str:
+    import difflib
+
+    lessons = _lessons()
+    if name not in lessons:
+        close = difflib.get_close_matches(name, lessons, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"the lessons: {', '.join(lessons)}"
+        raise DeadlineError(f"{where}: no lesson called {name!r}; {hint}")
+    return name
+
+
+def _days(value, where: str) -> datetime.timedelta:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise DeadlineError(f"{where}: an extension is a number of days above 0 (1.5 is a day and a half); "
+                            f"got {value!r}")
+    return datetime.timedelta(days=value)
+
+
+Extensions = dict[str, dict[str, datetime.timedelta]]
+
+
+def read_deadlines(path: Path) -> tuple[dict[str, datetime.datetime], Extensions]:
+    """The due dates (lesson -> UTC, naive, as nbgrader keeps them) and the extensions (learner -> lesson or
+    ``"*"`` for every lesson -> extra time) of a deadlines file (:data:`DEADLINES_TEMPLATE`)."""
+    import tomllib
+    import zoneinfo
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise DeadlineError(f"{path} cannot be read: {exc}") from None
+    try:
+        zone = zoneinfo.ZoneInfo(data.get("timezone", "UTC"))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise DeadlineError(f"{path}: timezone {data.get('timezone')!r} is not a time zone's name (such as "
+                            "\"Europe/Berlin\")") from None
+    due = {}
+    for lesson, when in data.get("due", {}).items():
+        where = f"{path}, due {lesson!r}"
+        _known_lesson(lesson, where)
+        if not isinstance(when, datetime.datetime):
+            raise DeadlineError(f"{where}: give a date and a time, such as 2026-12-08T09:00:00; got {when!r}")
+        when = when if when.tzinfo else when.replace(tzinfo=zone)
+        due[lesson] = when.astimezone(datetime.UTC).replace(tzinfo=None)
+    extensions: Extensions = {}
+    for learner, value in data.get("extensions", {}).items():
+        where = f"{path}, extensions {learner!r}"
+        if isinstance(value, dict):
+            extensions[learner] = {_known_lesson(lesson, where): _days(days, f"{where}, {lesson!r}")
+                                   for lesson, days in value.items()}
+        else:
+            extensions[learner] = {"*": _days(value, where)}
+    return due, extensions
+
+
+def apply_deadlines(course: Path, course_id: str = "attention") -> list[str]:
+    """Write ``course/deadlines.toml`` into the course's gradebook (see ``deadlines`` above); return what
+    it set, a line each."""
+    from nbgrader.api import Gradebook
+
+    due, extensions = read_deadlines(course / DEADLINES)
+    # a new gradebook asks `alembic` (nbgrader's migrations) for its version: the one beside this Python
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    lines = []
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id) as gb:
+        for lesson, when in sorted(due.items()):
+            gb.update_or_create_assignment(lesson, duedate=when)
+            lines.append(f"{lesson}: due {when:%Y-%m-%d %H:%M} UTC")
+        known = {s.id for s in gb.students} | {p.name for p in (course / "submitted").glob("*") if p.is_dir()}
+        wanted = {}
+        for learner, lessons in extensions.items():
+            student = learner
+            if student not in known:  # jupyter-ada written as ada, or the other way round
+                bare = student.removeprefix(TLJH_PREFIX)
+                twin = bare if bare != student else TLJH_PREFIX + student
+                student = twin if twin in known else student
+            every = sorted(set(due) | {a.name for a in gb.assignments})  # "*": each lesson with a due date
+            names = every if "*" in lessons else list(lessons)
+            for lesson in names:
+                wanted[(lesson, student)] = lessons.get(lesson, lessons.get("*"))
+        for (lesson, student), extra in sorted(wanted.items()):
+            gb.update_or_create_assignment(lesson)
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(lesson, student)
+            gb.grant_extension(lesson, student, minutes=extra.total_seconds() / 60)
+            lines.append(f"{student}: {extra.total_seconds() / 86400:g} more day(s) for {lesson}")
+        for assignment in gb.assignments:
+            for submission in assignment.submissions:
+                key = (assignment.name, submission.student.id)
+                if submission.extension is not None and key not in wanted:
+                    gb.grant_extension(*key)  # no time given: the extension is removed
+                    lines.append(f"{key[1]}: extension for {key[0]} removed")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("image", help="turn the teacher's views off for everyone in this environment")
-    for name in ("hub", "teacher"):
+    for name in ("hub", "teacher", "deadlines"):
         part = sub.add_parser(name)
-        part.add_argument("--exchange", default=EXCHANGE, help=f"the exchange folder (default {EXCHANGE})")
         part.add_argument("--course-id", default=COURSE_ID, help=f"the course id (default {COURSE_ID})")
+        if name == "deadlines":
+            part.add_argument("--course", type=Path, default=Path.home() / "course",
+                              help=f"the teacher's course folder, holding {DEADLINES} (default ~/course)")
+            continue
+        part.add_argument("--exchange", default=EXCHANGE, help=f"the exchange folder (default {EXCHANGE})")
         if name == "hub":
             part.add_argument("--config-dir", type=Path, default=Path(sys.prefix) / "etc" / "jupyter",
                               help="where every user's nbgrader config goes (default: this environment's)")
@@ -208,6 +363,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "image":
         views_off_for_everyone()
         print("the teacher's views (formgrader, create assignment, course list) are off for everyone here")
+        return 0
+    if args.command == "deadlines":
+        try:
+            for line in apply_deadlines(args.course, args.course_id):
+                print(line)
+        except DeadlineError as exc:
+            print(f"hub_grading: {exc}", file=sys.stderr)
+            return 2
         return 0
     if args.command == "hub":
         made = hub(Path(args.exchange), args.course_id, args.config_dir, args.jupyterhub_config_dir)

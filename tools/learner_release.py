@@ -16,13 +16,17 @@ and what the Binder badge, the Colab links and the hub's nbgitpuller link open: 
 commits it to the branch ``learner``.
 
 ``--release VERSION`` (``make release VERSION=…``) is the release in one command
-(:func:`make_release`): in a clean working tree, it writes VERSION wherever the course names its
-version (:data:`VERSIONED`: pyproject.toml, CITATION.cff, the classroom guide's image tags), re-stamps
-the notebooks and the README (the launch links name the tag ``learner-vVERSION``) and re-runs only
-the notebooks whose code changed since their last run (``tools/run_notebooks.py --stamp --stale``),
-writes the entry of CHANGELOG.md and commits all that as "Release VERSION" on the current branch;
-then it commits the learner copy to the branch ``learner``, creates the tag (a release tag never
-moves: an existing one is refused before anything changes) and prints the push command.
+(:func:`make_release`): in a clean working tree, with a git identity to commit as, it writes VERSION
+wherever the course names its version (:data:`VERSIONED`: pyproject.toml, CITATION.cff, the classroom
+guide's image tags, the accessibility statement), re-stamps the notebooks and the README (the launch
+links name the tag ``learner-vVERSION``) and re-runs only the notebooks whose code changed since their
+last run (``tools/run_notebooks.py --stamp --stale``), turns CHANGELOG.md's *Unreleased* notes into the
+release's entry and commits all that as "Release VERSION" on the current branch; then it commits the
+learner copy to the branch ``learner``, creates the tag (a release tag never moves: an existing one is
+refused before anything changes) and prints the push commands (:func:`push_commands`): the learner
+branch and the tag to the learners' repository, the teacher's branch, which holds the solutions, only
+to another remote. A step that fails before the commit (git's own message shown) leaves the working tree
+as it was: nothing bumped.
 
 Usage: python tools/learner_release.py [--out build/learner] [--branch learner] [--release VERSION]
        | [--workspace workspace]
@@ -212,9 +216,10 @@ VERSIONED = {
     "CITATION.cff": ((r'^version: "{old}"$', 'version: "{new}"'),
                      (r'^date-released: "[0-9-]+"$', 'date-released: "{today}"')),
     "docs/classroom.md": ((r"learner-v{old}(?![\w.])", "learner-v{new}"),),
+    "docs/accessibility.md": ((r"course version {old}(?![\w.])", "course version {new}"),),
 }
-#: the one file where each pattern must be found (the others name the version only in examples)
-_MUST_NAME = ("pyproject.toml", "CITATION.cff")
+#: the files where each pattern must be found (the classroom guide names the version only in examples)
+_MUST_NAME = ("pyproject.toml", "CITATION.cff", "docs/accessibility.md")
 
 
 def bump_version(new: str, root: Path = ROOT, today: str | None = None) -> list[str]:
@@ -262,8 +267,23 @@ def tag_exists(tag: str, root: Path = ROOT) -> bool:
 
 
 def _git(root: Path, *args: str, env: dict | None = None) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True,
-                          env=env).stdout.strip()
+    """``git ARGS`` in ``root``; its output. A failing git raises :class:`ReleaseError` with git's own
+    message (``Author identity unknown … Please tell me who you are``), not a bare exit status."""
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip() or f"exit status {done.returncode}")
+        raise ReleaseError(f"git {' '.join(args[:2])} failed:\n{said}")
+    return done.stdout.strip()
+
+
+def check_identity(root: Path = ROOT) -> None:
+    """Refuse, with git's own words, a release that git could not commit: no user name or e-mail set."""
+    try:
+        _git(root, "var", "GIT_COMMITTER_IDENT")
+        _git(root, "var", "GIT_AUTHOR_IDENT")
+    except ReleaseError as exc:
+        raise ReleaseError(f"{exc}\nNothing was changed. Set who commits, then release again: git config "
+                           "user.name \"Your Name\"; git config user.email you@example.edu") from None
 
 
 def changelog_entry(tag: str, counts: dict[str, int], rerun: list[str], today: str) -> str:
@@ -274,13 +294,36 @@ def changelog_entry(tag: str, counts: dict[str, int], rerun: list[str], today: s
             f"removed; {ran}.\n")
 
 
+#: CHANGELOG.md's section of what changed since the last release; a release turns it into its own entry
+UNRELEASED = "## Unreleased"
+NOTHING_YET = "Nothing yet: add a line here with each change learners or teachers will notice."
+CHANGELOG_TITLE = ("# Changelog\n\nWhat changed for learners and teachers, newest first. Each change adds "
+                   "a line under *Unreleased*; `make release VERSION=…` makes those lines the release's "
+                   "entry.\n")
+
+
+def unreleased_notes(text: str) -> str:
+    """The lines of CHANGELOG.md's *Unreleased* section ("" when it holds none, or only the placeholder)."""
+    if UNRELEASED not in text:
+        return ""
+    body = text.split(UNRELEASED, 1)[1].split("\n## ", 1)[0].strip()
+    return "" if body == NOTHING_YET else body
+
+
 def write_changelog(entry: str, root: Path = ROOT) -> Path:
-    """Put ``entry`` first under CHANGELOG.md's title (created when missing)."""
+    """Make CHANGELOG.md's *Unreleased* notes the entry of this release (``entry`` is its first lines), and
+    open a new, empty *Unreleased* section above it (the file is created when missing)."""
     path = root / "CHANGELOG.md"
-    title = "# Changelog\n\nEach learner release (`make release VERSION=…`), newest first.\n"
-    text = path.read_text() if path.exists() else title
+    text = path.read_text(encoding="utf-8") if path.exists() else CHANGELOG_TITLE
+    notes = unreleased_notes(text)
+    if UNRELEASED in text:  # drop the section: its notes move into the entry
+        head, rest = text.split(UNRELEASED, 1)
+        after = rest.split("\n## ", 1)
+        text = head.rstrip("\n") + ("\n\n## " + after[1] if len(after) > 1 else "\n")
+    entry = entry.rstrip("\n") + ("\n\n" + notes if notes else "") + "\n"
     head, sep, rest = text.partition("\n## ")
-    path.write_text(head.rstrip("\n") + "\n\n" + entry + (("\n## " + rest) if sep else ""))
+    path.write_text(f"{head.rstrip(chr(10))}\n\n{UNRELEASED}\n\n{NOTHING_YET}\n\n{entry}"
+                    + (("\n## " + rest) if sep else ""), encoding="utf-8")
     return path
 
 
@@ -318,23 +361,86 @@ def make_release(new: str, out: Path, branch: str = "learner", root: Path = ROOT
     if _git(root, "status", "--porcelain", "--untracked-files=no"):
         raise ReleaseError("the working tree has uncommitted changes: commit or stash them first (a release "
                            "is made from commits)")
-    bumped = bump_version(new, root, today)
-    rerun = restamp(root)
-    counts = release(out, root)
-    changelog = write_changelog(changelog_entry(tag, counts, rerun, today), root)
-    shutil.copy2(changelog, out / "CHANGELOG.md")
-    _git(root, "add", "--update")
-    _git(root, "add", changelog.name)
-    ran = f"; re-run: {', '.join(rerun)}" if rerun else ""
-    _git(root, "commit", "-q", "-m", f"Release {new}: the version in {', '.join(bumped) or 'place'}, "
-         f"notebooks re-stamped{ran} (make release)")
+    check_identity(root)
+    try:
+        bumped = bump_version(new, root, today)
+        rerun = restamp(root)
+        counts = release(out, root)
+        changelog = write_changelog(changelog_entry(tag, counts, rerun, today), root)
+        shutil.copy2(changelog, out / "CHANGELOG.md")
+        _git(root, "add", "--update")
+        _git(root, "add", changelog.name)
+        ran = f"; re-run: {', '.join(rerun)}" if rerun else ""
+        _git(root, "commit", "-q", "-m", f"Release {new}: the version in {', '.join(bumped) or 'place'}, "
+             f"notebooks re-stamped{ran} (make release)")
+    except (ReleaseError, OSError) as exc:
+        undo_uncommitted(root)
+        raise ReleaseError(f"{exc}\nThe release stopped before its commit; the working tree is as it was "
+                           "(nothing bumped).") from None
     commit = commit_to_branch(out, branch, root, tag=tag)
     here = _git(root, "rev-parse", "--abbrev-ref", "HEAD")
     print(f"released {tag}: \"Release {new}\" committed on {here}, the learner copy as {commit[:12]} on "
           f"branch {branch}")
     print("push them (the Binder badge, the Colab links and the nbgitpuller link name the tag):")
-    print(f"  git push origin {'' if here == 'HEAD' else here + ' '}{branch} {tag}")
+    for line in push_commands(here, branch, tag, root):
+        print(f"  {line}")
     return commit
+
+
+def undo_uncommitted(root: Path) -> None:
+    """Put every tracked file back as the last commit has it (a release starts from a clean tree, so this
+    undoes only what the release itself changed); files git does not track are left alone."""
+    subprocess.run(["git", "reset", "-q"], cwd=root, capture_output=True)
+    subprocess.run(["git", "checkout", "-q", "HEAD", "--", "."], cwd=root, capture_output=True)
+
+
+def _repository_of(url: str) -> str:
+    """``owner/name`` of a GitHub-style remote URL (https, ssh or scp form, with or without ``.git``)."""
+    path = re.sub(r"^(?:[a-z+]+://)?(?:[^@/]+@)?[^/:]+[/:]", "", url.strip())
+    return path.removesuffix("/").removesuffix(".git").lower()
+
+
+def learners_remote(root: Path = ROOT) -> str | None:
+    """The git remote whose URL is the learners' repository, ``[project.urls] Repository`` (the one every
+    launch link names), read as configured (a ``url.…insteadOf`` rewrite does not hide it); None if none."""
+    import stamp_notebooks as stamp
+
+    wanted = stamp.repository(root).lower()
+    for name in _git(root, "remote").split():
+        url = subprocess.run(["git", "config", "--get", f"remote.{name}.url"], cwd=root, capture_output=True,
+                             text=True).stdout.strip()
+        if _repository_of(url) == wanted:
+            return name
+    return None
+
+
+def push_commands(here: str, branch: str, tag: str, root: Path = ROOT) -> list[str]:
+    """The commands that publish a release: the learner branch and its tag to the learners' repository,
+    and the teacher's branch ``here`` (solutions included) to its own remote, never to the learners'.
+
+    The learners' remote is the one named by ``[project.urls] Repository`` (:func:`learners_remote`); the
+    teacher's is ``here``'s upstream, else ``origin``. When the two are the same remote, the teacher's branch
+    is not pushed there: a line says to push it to a private remote of its own.
+    """
+    learners = learners_remote(root)
+    upstream = subprocess.run(["git", "config", "--get", f"branch.{here}.remote"], cwd=root,
+                              capture_output=True, text=True).stdout.strip() or "origin"
+    lines = []
+    if learners is None:
+        import stamp_notebooks as stamp
+
+        lines.append(f"git remote add learners https://github.com/{stamp.repository(root)}   # once: the "
+                     "learners' repository ([project.urls] Repository)")
+        learners = "learners"
+    lines.append(f"git push {learners} {branch} {tag}   # the learner copy and its tag, for learners")
+    if here == "HEAD":
+        return lines
+    if upstream == learners:
+        lines.append(f"# {here} holds the solutions: push it to a private remote of your own, never to "
+                     f"{learners} (the learners' repository)")
+    else:
+        lines.append(f"git push {upstream} {here}   # your branch, solutions included: your private remote")
+    return lines
 
 
 def commit_to_branch(tree: Path, branch: str, root: Path = ROOT, tag: str | None = None) -> str:

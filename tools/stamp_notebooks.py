@@ -17,6 +17,8 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
   registry of lessons (``lessons_lib/course/lessons.py``) that raises exactly when the check fails (the
   visible cases, then unseen ones drawn when it runs, ``check_hidden``: see
   ``lessons_lib/exercises/grading.py``); graded cells are skipped in slides;
+* the course version the lesson belongs to, in the notebook's metadata (``lessons_version``): lesson 00's
+  environment check warns when the course library it runs with is older (a hub's, from its image);
 * the course maps, from the registry: the README's launch block (between ``<!-- launch:begin -->`` and
   ``<!-- launch:end -->``: the Binder badge, JupyterLab on lesson 00, and a row per lesson with its Colab
   link), and lesson 00's map (between ``<!-- map:begin -->`` and ``<!-- map:end -->``: each lesson's
@@ -25,8 +27,10 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
 ``tests/tools/test_launch_links.py`` fails when a notebook or the README is not stamped as this tool would.
 
 ``--nbgrader-source course/source`` writes instead what a graded class's ``nbgrader generate_assignment``
-starts from: each lesson with exercises in nbgrader's source layout, the answers to its Predict prompts
-folded as in the learner copy (:func:`nbgrader_source_notebook`).
+starts from: every lesson in nbgrader's source layout, the answers to its Predict prompts folded as in the
+learner copy (:func:`nbgrader_source_notebook`): the lessons with exercises, and lessons 00 and 10 too,
+which have no points but travel the same way so that each learner's concept quiz (``concept-quiz.json``)
+reaches the class report.
 
 Usage: python tools/stamp_notebooks.py [--check] [notebooks/*.ipynb] | --nbgrader-source FOLDER
 """
@@ -57,6 +61,7 @@ from conventions import (
 )
 from learner_copy import learner_notebook
 
+from lessons_lib.course.environment import VERSION_KEY
 from lessons_lib.figures.base import read_still
 
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
@@ -172,6 +177,7 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
             cell.metadata["slideshow"] = {"slide_type": kind}
     nb.metadata.pop("rise", None)  # no RISE settings: the course presents with jupyterlab-slideshow
     nb.metadata[FONTS_KEY] = projector_fonts()
+    nb.metadata[VERSION_KEY] = project(root)["version"]  # lesson 00 warns when the library is older
     if Path(notebook).stem.startswith("00_"):
         stamp_course_map(nb)
     return stamp_grading(nb, lesson_of(notebook).slug)
@@ -268,12 +274,11 @@ def nbgrader_source_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode
 
 
 def write_nbgrader_source(folder: Path) -> list[str]:
-    """``folder/<lesson>/<lesson>.ipynb`` for every lesson with graded exercises (nbgrader's
-    ``source/`` layout: one assignment per lesson); returns the assignment names."""
+    """``folder/<lesson>/<lesson>.ipynb`` for every lesson of the registry (nbgrader's ``source/`` layout:
+    one assignment per lesson; a lesson without exercises is an assignment of no points, released and
+    handed in like the others); returns the assignment names."""
     written = []
     for lesson in LESSONS.values():
-        if not lesson.points:
-            continue
         nb = nbgrader_source_notebook(nbformat.read(ROOT / lesson.notebook, as_version=4))
         target = folder / lesson.slug / f"{lesson.slug}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -418,8 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 if anything is unstamped")
     parser.add_argument("--nbgrader-source", type=Path, metavar="FOLDER",
-                        help="instead: write the lessons with exercises into nbgrader's source FOLDER "
-                             "(course/source), the answers to Predict prompts folded as in the learner copy")
+                        help="instead: write every lesson into nbgrader's source FOLDER (course/source), the "
+                             "answers to Predict prompts folded as in the learner copy")
     args = parser.parse_args(argv)
     if args.nbgrader_source:
         written = write_nbgrader_source(args.nbgrader_source)

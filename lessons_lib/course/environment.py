@@ -11,7 +11,13 @@
   device ``lessons_lib.core.backends`` will run torch's scaled dot-product attention on: the GPU (CUDA) or
   the CPU; without it, which lessons need it, as the registry says (:func:`~.lessons.torch_lessons`);
 * a widget check: a slider the learner moves, with a line of text that echoes the value Python
-  received. If it echoes, every slider of the lessons will work.
+  received. If it echoes, every slider of the lessons will work;
+* whether the course library is older than the lessons (:func:`library_behind`): on a class hub the
+  library comes with the hub's environment (its image) while the lessons come by the nbgitpuller link, so
+  a release that changed both reaches the lessons at once and the library only when the hub is rebuilt.
+  Each lesson carries the version it was released with (:data:`VERSION_KEY` in its metadata, written by
+  ``tools/stamp_notebooks.py``); the kernel finds its notebook by ``JPY_SESSION_NAME``, which Jupyter
+  Server sets for every kernel it starts for a notebook.
 
 The report shows as a table in Jupyter (HTML) and as plain text anywhere else (``print(report)``).
 """
@@ -20,9 +26,13 @@ from __future__ import annotations
 
 import html
 import importlib.metadata
+import json
+import os
 import platform
+import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from .lessons import torch_lessons
 from .project import python_floor
@@ -54,6 +64,10 @@ def version_tuple(version: str) -> tuple[int, ...]:
             break
         parts.append(int(part))
     return tuple(parts)
+
+
+#: the notebook metadata that names the course version a lesson was released with (tools/stamp_notebooks.py)
+VERSION_KEY = "lessons_version"
 
 
 def _torch_install() -> str:
@@ -96,6 +110,7 @@ class EnvironmentReport:
     device: str | None = None            # "cuda" or "cpu" when torch is installed, else None
     gpu_name: str | None = None
     torch_error: str | None = None       # torch is installed but failed to import
+    notes: tuple[str, ...] = field(default_factory=tuple)   # e.g. the library older than the lessons
 
     # ---------------------------------------------------------------- queries
     @property
@@ -191,6 +206,7 @@ class EnvironmentReport:
         w2 = max(len(r[2]) for r in rows)
         lines = ["Environment check"]
         lines += [f"  {a:<{w0}}  {b:<{w1}}  {c:<{w2}}  {d}" for a, b, c, d in rows]
+        lines += [f"  {note}" for note in self.notes]
         lines.append(self.verdict)
         return "\n".join(lines)
 
@@ -208,6 +224,7 @@ class EnvironmentReport:
             "</tr>"
             for a, b, c, d in self._rows()
         )
+        notes = "".join(f"<p>{esc(n)}</p>" for n in self.notes)
         return (
             "<div class='lessons-environment'>"
             "<table><caption style='text-align:left'><b>Environment check</b></caption>"
@@ -215,7 +232,7 @@ class EnvironmentReport:
             + "".join(f"<th scope='col' style='text-align:left'>{h}</th>"
                       for h in ("Component", "Version", "Status", "What it is for"))
             + "</tr></thead>"
-            f"<tbody>{body}</tbody></table><p><b>{esc(self.verdict)}</b></p></div>"
+            f"<tbody>{body}</tbody></table>{notes}<p><b>{esc(self.verdict)}</b></p></div>"
         )
 
     def _ipython_display_(self) -> None:
@@ -232,6 +249,51 @@ def installed_version(distribution: str) -> str | None:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def lessons_version(notebook: str | os.PathLike | None = None) -> str | None:
+    """The course version the lesson ``notebook`` was released with (its metadata's :data:`VERSION_KEY`);
+    by default the notebook this kernel runs (``JPY_SESSION_NAME``). None when that cannot be told."""
+    path = notebook if notebook is not None else os.environ.get("JPY_SESSION_NAME")
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    version = data.get("metadata", {}).get(VERSION_KEY) if isinstance(data, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def _release(version: str) -> tuple[int, ...] | None:
+    """The numbers of a version's release part (``0.3.0`` -> (0, 3, 0)); None when it has none."""
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", version)
+    if not match or "unknown" in version:
+        return None
+    numbers = [int(n) for n in match.group(1).split(".")]
+    while len(numbers) > 1 and numbers[-1] == 0:  # 0.3 == 0.3.0
+        numbers.pop()
+    return tuple(numbers)
+
+
+def library_behind(notebook: str | os.PathLike | None = None, library: str | None = None) -> str | None:
+    """A warning when the course library (``lessons_lib.__version__``, or ``library``) is older than the
+    lessons (:func:`lessons_version` of ``notebook``); None when it is not, or when either cannot be told.
+
+    >>> library_behind(library="0.0.1") is None   # no notebook to compare with
+    True
+    """
+    if library is None:
+        from .. import __version__ as library
+    lessons = lessons_version(notebook)
+    have, want = _release(library), _release(lessons or "")
+    if have is None or want is None or have >= want:
+        return None
+    return (f"Warning: the course library here (lessons_lib {library}) is older than these lessons "
+            f"({lessons}), so an exercise's check or an explorer may not match what its lesson says. On a "
+            "class hub the library comes with the hub itself: tell your teacher, who updates the hub's "
+            "environment (the classroom guide's mid-term update). On your own computer: git pull, then "
+            "make lab.")
 
 
 def widget_check(value: int = 3):
@@ -303,6 +365,7 @@ def environment_report() -> EnvironmentReport:
             device = "cuda" if info.get("cuda") else "cpu"
             gpu = info.get("gpu")
 
+    behind = library_behind()
     return EnvironmentReport(
         python=platform.python_version(),
         platform=f"{platform.system()} {platform.machine()}".strip(),
@@ -312,4 +375,5 @@ def environment_report() -> EnvironmentReport:
         device=device,
         gpu_name=gpu,
         torch_error=error,
+        notes=(behind,) if behind else (),
     )

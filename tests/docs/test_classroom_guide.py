@@ -10,6 +10,7 @@ registry's.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -54,11 +55,8 @@ def test_every_yaml_block_parses_with_each_key_once_and_all_of_them_paste_into_o
 
 def test_the_config_sets_the_guarantees_and_limits_the_sizing_derives():
     config = yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)["singleuser"]
-    assert config["memory"] == {"guarantee": "600M", "limit": "1G"}
+    assert config["memory"] == {"guarantee": "1G", "limit": "1G"}, "no overcommit: the guarantee is the limit"
     assert config["cpu"] == {"guarantee": 0.2, "limit": 1}
-    mounts = config["storage"]["extraVolumeMounts"]
-    exchange = config["extraFiles"]["nbgrader-config"]["stringData"]
-    assert f'c.Exchange.root = "{mounts[0]["mountPath"]}"' in exchange, "the exchange learners use is mounted"
     hub_grading = load_tool("hub_grading")
     assert hub_grading.SERVER_ENV.items() <= config["extraEnv"].items(), \
         "the teacher's own config outranks the image's"
@@ -82,15 +80,37 @@ def test_the_memory_rules_add_up_from_the_measured_figures_every_process_counted
     assert f"({server} + {peaks['00']} + {check} =\n  **{server + peaks['00'] + check} MB**)" in GUIDE
     two = sorted((mb for lesson, mb in peaks.items() if mb > 250), reverse=True)[:2]
     assert f"{server} + {two[0]} + {two[1]} = **{sum(two) + server} MB**" in GUIDE
-    guarantee = yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)["singleuser"]["memory"]["guarantee"]
-    assert max(server + peaks[heaviest], server + peaks["00"] + check) * 2**20 <= _bytes(guarantee)
-    assert (server + sum(two)) * 2**20 <= 1e9, "the limit (1G) holds two PyTorch lessons"
+    memory = yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)["singleuser"]["memory"]
+    assert max(server + peaks[heaviest], server + peaks["00"] + check) * 2**20 <= _bytes(memory["guarantee"])
+    assert (server + sum(two)) * 2**20 <= _bytes(memory["limit"]), "the limit (1G) holds two PyTorch lessons"
 
 
-def _bytes(quantity: str) -> float:
-    """A Kubernetes quantity in bytes: 600M = 600·10⁶, 1Gi = 2³⁰."""
-    number, unit = re.fullmatch(r"(\d+)([KMG]i?)", quantity).groups()
-    return int(number) * {"K": 1e3, "M": 1e6, "G": 1e9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}[unit]
+def _bytes(quantity: str) -> int:
+    """A memory setting in bytes as JupyterHub's spawners read it (Zero to JupyterHub's memory values go to
+    KubeSpawner's mem_guarantee and mem_limit): its ByteSpecification, where 1G is 1024³ bytes, as in TLJH."""
+    from jupyterhub.traitlets import ByteSpecification
+
+    return ByteSpecification().validate(None, quantity)
+
+
+def test_one_memory_figure_throughout_one_gib_per_learner():
+    assert _bytes("1G") == 2**30 and "1G, that is 1 GiB" in GUIDE
+    assert "sudo tljh-config set limits.memory 1G" in GUIDE
+    assert "600M" not in GUIDE and "0.5 GB;" not in GUIDE, "a second memory figure"
+
+
+def test_the_shared_exchange_volume_is_not_in_the_config_and_is_labelled_for_what_it_allows():
+    config = yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)["singleuser"]
+    assert "extraVolumes" not in config["storage"] and "extraVolumeMounts" not in config["storage"]
+    page = json.loads(config["extraFiles"]["lab-page-config"]["stringData"])
+    assert page == {"disabledExtensions": {"@jupyter/nbgrader:assignment-list": True}}
+    section = GUIDE.split("**Zero to JupyterHub** (Kubernetes)", 1)[1].split("### From release to grades")[0]
+    assert "1. **Collect by upload**" in section and "tools/lms.py collect" in section
+    label = " ".join(section.split())
+    assert "**any learner can list every submission, read it, delete it, and submit in any other learner's " \
+           "name**" in label
+    assert "test_a_shared_exchange_volume_lets_a_learner_delete_and_forge_anothers_submission" in section
+    assert "test_collected_by_upload_each_notebook_counts_for_the_account_that_uploaded_it" in section
 
 
 def test_tljh_memory_is_sized_from_the_limit_and_zero_to_jupyterhub_from_allocatable_cpu():
@@ -102,10 +122,16 @@ def test_tljh_memory_is_sized_from_the_limit_and_zero_to_jupyterhub_from_allocat
     per_node = math.floor(free / 0.2)
     assert f"**{free:.2f} CPU** is left" in GUIDE and f"**{per_node} learners per node**, not 40" in GUIDE
     nodes = math.ceil(120 / per_node)
-    assert per_node < 40 and f"**120 learners: ⌈120 / {per_node}⌉ = {nodes} nodes**" in GUIDE
+    assert per_node < 40
     memory = 32 - (4 * 0.25 + 4 * 0.20 + 8 * 0.10 + 16 * 0.06) - 0.1
     assert f"so {memory:.1f} GiB is allocatable" in GUIDE
-    assert f"about {math.floor(memory / (600e6 / 2**30))} learners: the cores decide" in GUIDE
+    by_memory = math.floor(round(memory, 1) - 1.0)  # 1.0 GiB requested by the node's own pods; 1 GiB each
+    assert by_memory < per_node and f"**{by_memory} learners per node: the memory decides**" in GUIDE
+    assert f"**120 learners: ⌈120 / {by_memory}⌉ = {math.ceil(120 / by_memory)} nodes**" in GUIDE
+    large = 64 - (4 * 0.25 + 4 * 0.20 + 8 * 0.10 + 48 * 0.06) - 0.1
+    said = f"{large:.1f} GiB is allocatable, {large - 1:.1f} GiB left, room for {math.floor(large - 1)}"
+    assert said in " ".join(GUIDE.split())
+    assert math.floor(large - 1) > per_node and f"**⌈120 / {per_node}⌉ = {nodes} nodes**" in GUIDE
 
 
 def test_no_class_of_120_sits_under_a_heading_for_a_smaller_class():

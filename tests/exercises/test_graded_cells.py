@@ -21,10 +21,10 @@ from tests.helpers import REPO, solutions
 from tests.helpers.grading import (
     PLANTED,
     POINTS,
-    failed_cell_message,
     graded_cell,
     named_mistake,
     solution_source,
+    verdict_message,
 )
 
 
@@ -70,16 +70,16 @@ def test_a_failed_grading_assertion_shows_as_one_line_without_a_traceback():
 def test_the_verdict_of_every_named_mistake_reads_back(name):
     for mistake in EXERCISES[name].mistakes:
         feedback = Feedback(name, FAILED, f"Likely mistake: {mistake.title}.", "a hint", mistake=mistake.key)
-        assert read_verdict(failed_cell_message(feedback)) == Verdict(name, True, mistake.key)
+        assert read_verdict(verdict_message(feedback)) == Verdict(name, True, mistake.key)
 
 
 @given(text=st.text(), hint=st.text(), key=st.from_regex(r"[a-z][a-z_]{0,20}", fullmatch=True))
 def test_a_verdict_reads_back_whatever_the_message_says(text, hint, key):
-    said = failed_cell_message(Feedback("my_softmax", FAILED, text, hint, mistake=key))
+    said = verdict_message(Feedback("my_softmax", FAILED, text, hint, mistake=key))
     assert read_verdict(said) == Verdict("my_softmax", True, key)
     unnamed, untouched = Feedback("my_scale", FAILED, text, hint), Feedback("my_scale", NOT_ATTEMPTED, text)
-    assert read_verdict(failed_cell_message(unnamed)) == Verdict("my_scale", True, None)
-    assert read_verdict(failed_cell_message(untouched)) == Verdict("my_scale", False, None)
+    assert read_verdict(verdict_message(unnamed)) == Verdict("my_scale", True, None)
+    assert read_verdict(verdict_message(untouched)) == Verdict("my_scale", False, None)
 
 
 def test_a_message_without_a_verdict_reads_as_none_and_wrong_input_is_refused():

@@ -23,24 +23,11 @@ from lessons_lib.course.feedback import FAILED, NOT_ATTEMPTED, Feedback
 from lessons_lib.exercises import EXERCISES
 from lessons_lib.quizzes import concepts
 from tests.helpers import REPO, load_tool
-from tests.helpers.grading import failed_cell_message
+from tests.helpers.grading import graded_notebook
 
 class_report = load_tool("class_report")
 
 
-def graded_notebook(results: dict[str, Feedback | None]) -> nbformat.NotebookNode:
-    """An autograded notebook as nbgrader writes it: a graded cell per exercise, with the error it raised."""
-    nb = nbformat.v4.new_notebook()
-    for name, feedback in results.items():
-        cell = nbformat.v4.new_code_cell(f"ll.assert_passes(ll.check_x({name}))")
-        cell.metadata["nbgrader"] = {"grade": True, "grade_id": f"test_{name}", "points": 2,
-                                     "solution": False, "locked": True, "schema_version": 3}
-        if feedback is not None:
-            cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError",
-                                                   evalue=failed_cell_message(feedback), traceback=["..."])]
-        nb.cells.append(cell)
-    nb.cells.append(nbformat.v4.new_code_cell("print('not graded')"))
-    return nb
 
 
 def mistake_of(name: str, index: int = 0) -> Feedback:
@@ -97,7 +84,7 @@ def test_the_report_counts_each_outcome_per_exercise_and_the_concept_quizs_gain(
     assert summary == {"learners with both": 3, "class average before": "0.20", "class average after": "0.60",
                        "normalised gain": "0.50"}
     text = (tmp_path / "out" / "report.md").read_text()
-    assert "normalised gain ⟨g⟩ = 0.50" in text and "![Bar chart of the mistakes" in text
+    assert "normalised gain ⟨g⟩ = 0.50" in text and "![Bar chart of the misconceptions" in text
     assert f"my_softmax {axis}" in text.split("![", 1)[1].split("](mistakes.png)")[0], "alt text names it"
     assert (tmp_path / "out" / "mistakes.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     quiz = {r["question"]: r for r in _rows(tmp_path / "out" / "concept-quiz.csv")}

@@ -6,7 +6,8 @@ ways of getting its points without the work (:data:`STRATEGIES`).
 ``tests/grading/test_nbgrader_pipeline.py`` grades the lessons with these,
 ``tests/grading/test_gaming_scores_zero.py`` the gaming assignment, ``tests/grading/test_class_report.py``
 and ``tests/hub/test_hub_grading.py`` hand in the same submissions; ``tests/exercises/test_graded_cells.py``
-runs the graded cells in-process (:func:`graded_cell`, :func:`failed_cell_message`).
+runs the graded cells in-process (:func:`graded_cell`, :func:`verdict_message`). :func:`graded_notebook`
+makes an autograded notebook by hand, as nbgrader writes one, for the class report's fast tests.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import textwrap
 from pathlib import Path
 
 import nbformat
-import pytest
 
 from lessons_lib.course.lessons import LESSONS as REGISTRY
 from tests.helpers import REPO, load_tool
@@ -148,6 +148,33 @@ def submit(course: Path, student: str, lesson: str, wanted: dict[str, str]) -> N
     (folder / "timestamp.txt").write_text("2026-12-01 09:00:00.000000 UTC")
 
 
+def verdict_message(feedback) -> str:
+    """The one-line message a graded cell raises for ``feedback`` (``assert_passes``)."""
+    from lessons_lib.exercises.grading import assert_passes
+
+    try:
+        assert_passes(feedback)
+    except AssertionError as raised:
+        return str(raised)
+    raise AssertionError(f"{feedback} passed: a graded cell raises nothing for it")
+
+
+def graded_notebook(results: dict) -> nbformat.NotebookNode:
+    """An autograded notebook as nbgrader writes it: a graded cell per exercise (``name -> Feedback``, or
+    None for a pass), with the error it raised."""
+    nb = nbformat.v4.new_notebook()
+    for name, feedback in results.items():
+        cell = nbformat.v4.new_code_cell(f"ll.assert_passes(ll.check_x({name}))")
+        cell.metadata["nbgrader"] = {"grade": True, "grade_id": f"test_{name}", "points": 2,
+                                     "solution": False, "locked": True, "schema_version": 3}
+        if feedback is not None:
+            cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError",
+                                                   evalue=verdict_message(feedback), traceback=["..."])]
+        nb.cells.append(cell)
+    nb.cells.append(nbformat.v4.new_code_cell("print('not graded')"))
+    return nb
+
+
 def named_mistake(name: str, exercises: dict) -> str:
     """The mistake the check names for the planted mistake of ``name`` (not a generic message)."""
     import numpy as np
@@ -181,13 +208,6 @@ def graded_cell(name: str) -> str:
     raise KeyError(name)
 
 
-def failed_cell_message(feedback) -> str:
-    """What a graded cell says when ``feedback`` did not pass: the message of ``assert_passes``' error."""
-    from lessons_lib.exercises.grading import assert_passes
-
-    with pytest.raises(AssertionError) as raised:
-        assert_passes(feedback)
-    return str(raised.value)
 # ------------------------------------------------------------------ the gaming assignment
 GAMING = "gaming"
 EXERCISES_OF = [name for lesson in LESSONS for name in POINTS[lesson]]

@@ -17,6 +17,17 @@ term in miniature:
    and reads both quizzes;
 4. the learners' pages disable the teacher's views and their servers serve no formgrader; the
    teacher's page enables them and their server serves it.
+
+Then the two routes of docs/classroom.md for Zero to JupyterHub, where every learner's server runs as the
+same user (uid 1000) and nbgrader takes the learner's name from ``JUPYTERHUB_USER``, as every server of
+this test hub does (one account, :data:`ONE_ACCOUNT`):
+
+5. the shared exchange volume, labelled unsafe: a learner's kernel lists the exchange's ``inbound``, deletes
+   another learner's submission and submits in that learner's name, and the teacher collects the forgery;
+6. collecting by upload, the recommended route: each learner downloads the notebook from their own server
+   (*File → Download*) and uploads it to the learning platform, whose download of every upload names each
+   file after the account that uploaded it; ``tools/lms.py collect`` files it under the hub user the
+   roster gives that account, whatever the learner named it or set in their server, and autograde grades it.
 """
 
 from __future__ import annotations
@@ -135,12 +146,11 @@ def act(learner: Learner, action: str, assignment: str) -> None:
     assert not (isinstance(answer, dict) and answer.get("success") is False), answer
 
 
-def solve(learner: Learner, how: str) -> None:
+def solve(learner: Learner, how: str, path: str = f"{GRADED}/{GRADED}.ipynb") -> None:
     """Fill lesson 03's exercise as the students of tests/grading/test_nbgrader_pipeline.py do, and save
     it through the server."""
     from tests.helpers import grading
 
-    path = f"{GRADED}/{GRADED}.ipynb"
     prefix = f"/user/{learner.name}"
     status, _, body = learner.get(f"{prefix}/api/contents/{path}?content=1")
     assert status == 200, body[:300]
@@ -238,3 +248,119 @@ def test_the_teachers_views_are_off_for_learners_and_on_for_the_teacher(graded_h
     assert status == 200 and b"formgrader" in page.lower(), (status, page[:300])
     print(f"\nmemory of a learner's server with nbgrader's learner extensions (no kernel): "
           f"{learner.memory_mb():.0f} MB")
+
+
+def release(teacher: Learner) -> None:
+    """Lesson 03 generated (and put in the exchange) again, from a kernel of the teacher's server."""
+    kernel = teacher.start_kernel("course/source/03_step2_scores/03_step2_scores.ipynb")
+    try:
+        nbgrader(kernel, "generate_assignment", GRADED, "--force")
+        nbgrader(kernel, "release_assignment", GRADED, "--force")
+    finally:
+        kernel.close()
+
+
+#: what a learner's kernel (or terminal) can do to a shared exchange volume when every server is one account
+FORGERY = """
+import glob, os, shutil, subprocess, sys
+inbound = {inbound!r}
+theirs = sorted(glob.glob(os.path.join(inbound, 'ivy+*')))
+print('listed:', len(theirs))
+for folder in theirs:
+    shutil.rmtree(folder)
+print('deleted:', len(theirs))
+env = {{**os.environ, 'JUPYTERHUB_USER': 'ivy'}}
+done = subprocess.run([sys.executable, '-m', 'nbgrader', 'submit', {lesson!r}, '--course', {course!r}],
+                      cwd=os.path.expanduser('~'), env=env, capture_output=True, text=True)
+print('submitted as ivy:', done.returncode)
+"""
+
+
+@pytest.mark.hub
+@pytest.mark.slow
+def test_a_shared_exchange_volume_lets_a_learner_delete_and_forge_anothers_submission(graded_hub):
+    """The route docs/classroom.md labels unsafe on Zero to JupyterHub, shown doing what the label says."""
+    hub, course, exchange = graded_hub
+    teacher = Learner(hub, "teacher")
+    start_server(teacher)
+    release(teacher)
+    ivy, mallory = Learner(hub, "ivy"), Learner(hub, "mallory")
+    for learner, how in ((ivy, "right"), (mallory, "mistake")):
+        start_server(learner)
+        act(learner, "fetch", GRADED)
+        solve(learner, how)
+    act(ivy, "submit", GRADED)
+    kernel = mallory.start_kernel(f"{GRADED}/{GRADED}.ipynb")
+    try:
+        said = run(kernel, FORGERY.format(inbound=str(exchange / COURSE_ID / "inbound"), lesson=GRADED,
+                                          course=COURSE_ID))
+    finally:
+        kernel.close()
+    assert "listed: 1" in said and "deleted: 1" in said and "submitted as ivy: 0" in said, said
+    kernel = teacher.start_kernel("course/source/03_step2_scores/03_step2_scores.ipynb")
+    try:
+        nbgrader(kernel, "collect", "--update", GRADED)
+    finally:
+        kernel.close()
+    from tests.helpers.grading import PLANTED
+
+    old, new, _ = PLANTED["my_scores"]
+    collected = (course / "submitted" / "ivy" / GRADED / f"{GRADED}.ipynb").read_text()
+    assert new in collected and old not in collected, "ivy's collected notebook is mallory's mistake"
+
+
+def canvas_download(uploads: dict[str, tuple[str, str, bytes]], path) -> None:
+    """What Canvas's *Download Submissions* gives (instructure/canvas-lms, lib/content_zipper.rb): each
+    upload named ``<sortable name>_<user id>_<file id>_<its own name>``, all from the platform's accounts."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        for number, (user_id, (sortable, filename, data)) in enumerate(sorted(uploads.items()), start=900):
+            name = re.sub(r"[^\w]", "", sortable).lower()
+            zf.writestr(f"{name}_{user_id}_{number}_{filename}", data)
+
+
+@pytest.mark.hub
+@pytest.mark.slow
+def test_collected_by_upload_each_notebook_counts_for_the_account_that_uploaded_it(graded_hub, tmp_path):
+    """The route docs/classroom.md recommends on Zero to JupyterHub: no exchange; the platform's login says
+    whose upload is whose, and tools/lms.py collect files it under that learner's hub user."""
+    from nbgrader.api import Gradebook
+
+    hub, course, _ = graded_hub
+    teacher = Learner(hub, "teacher")
+    start_server(teacher)
+    release(teacher)
+    released = json.loads((course / "release" / GRADED / f"{GRADED}.ipynb").read_text())
+    roster = tmp_path / "roster.csv"
+    roster.write_text("hub user,lms id,first name,last name,email\n"
+                      "uma,5001,Uma,Iyer,uma@uni.example\nmo,5002,Mo,Reyes,mo@uni.example\n")
+    accounts = {"uma": ("5001", "Iyer, Uma"), "mo": ("5002", "Reyes, Mo")}
+    uploads = {}
+    for name, how, filename in (("uma", "right", f"{GRADED}.ipynb"),
+                                ("mo", "mistake", f"uma_{GRADED}.ipynb")):  # mo names hers after uma
+        learner = Learner(hub, name)
+        start_server(learner)
+        prefix = f"/user/{name}"
+        # the learner uploads the notebook the platform gave out, into JupyterLab, and solves it there
+        learner.send(f"{prefix}/api/contents/{GRADED}.ipynb", "PUT",
+                     {"type": "notebook", "format": "json", "content": released}, xsrf_path=prefix)
+        solve(learner, how, path=f"{GRADED}.ipynb")
+        status, _, data = learner.get(f"{prefix}/files/{GRADED}.ipynb?download=1")  # File -> Download
+        assert status == 200 and data.startswith(b"{"), (status, data[:200])
+        user_id, sortable = accounts[name]  # the platform knows who logged in to upload
+        uploads[user_id] = (sortable, filename, data)
+    archive = tmp_path / "submissions.zip"
+    canvas_download(uploads, archive)
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "lms.py"), "collect", str(course), GRADED,
+                           str(archive), "--roster", str(roster)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    kernel = teacher.start_kernel("course/source/03_step2_scores/03_step2_scores.ipynb")
+    try:
+        nbgrader(kernel, "autograde", GRADED, "--create", "--student=uma")
+        nbgrader(kernel, "autograde", GRADED, "--create", "--student=mo")
+    finally:
+        kernel.close()
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        scores = {name: gb.find_submission_notebook(GRADED, GRADED, name).score for name in accounts}
+    assert scores == {"uma": 3.0, "mo": 0.0}, scores

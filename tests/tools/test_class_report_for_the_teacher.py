@@ -1,0 +1,177 @@
+"""The class report (tools/class_report.py) as a teacher reads it: who made which mistake in a copy for the
+teacher alone, integrity verdicts apart from misconceptions, the concept quiz over one group of learners,
+and a bad file skipped with a line naming the learner and the file while the report finishes.
+
+Course folders made by hand, as nbgrader lays them out (``autograded/<learner>/<lesson>/``,
+``submitted/<learner>/<lesson>/concept-quiz.json``); ``tests/grading/test_class_report.py`` runs the
+report on a class autograded by the real nbgrader.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from lessons_lib.course.feedback import FAILED, Feedback
+from lessons_lib.exercises import EXERCISES
+from lessons_lib.exercises.catalogue import LIBRARY_ANSWER, TAMPERED
+from lessons_lib.quizzes import concepts
+from tests.helpers import REPO, load_tool
+from tests.helpers.grading import graded_notebook
+
+class_report = load_tool("class_report")
+LESSON = "04_step3_scale_softmax"
+
+
+def failed(name: str, key: str) -> Feedback:
+    return Feedback(name, FAILED, "Likely mistake.", mistake=key)
+
+
+def hand_in(course: Path, learner: str, results: dict, lesson: str = LESSON) -> Path:
+    folder = course / "autograded" / learner / lesson
+    folder.mkdir(parents=True)
+    nbformat.write(graded_notebook(results), folder / f"{lesson}.ipynb")
+    return folder / f"{lesson}.ipynb"
+
+
+def quiz(course: Path, learner: str, phase: str, right: int) -> None:
+    lesson = "00_start_here" if phase == "pre" else "10_review_and_paper"
+    folder = course / "submitted" / learner / lesson
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, concept in enumerate(concepts.CONCEPTS):
+        correct = concept.question.correct_index
+        concepts.record_answer(phase, concept.key, correct if i < right else (correct + 1) % 4, folder)
+
+
+def rows(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture
+def course(tmp_path):
+    """Four learners: a misconception, an integrity verdict of each kind, a pass."""
+    course = tmp_path / "course"
+    axis = EXERCISES["my_softmax"].mistakes[3].key
+    hand_in(course, "ana", {"my_softmax": failed("my_softmax", axis), "my_scale": None})
+    hand_in(course, "ben", {"my_softmax": failed("my_softmax", TAMPERED.key), "my_scale": None})
+    hand_in(course, "cy", {"my_softmax": failed("my_softmax", LIBRARY_ANSWER.key),
+                           "my_scale": failed("my_scale", EXERCISES["my_scale"].mistakes[0].key)})
+    hand_in(course, "dee", {"my_softmax": None, "my_scale": None})
+    return course, axis
+
+
+def test_the_teachers_copy_names_who_made_which_mistake_integrity_first(course, tmp_path):
+    course, axis = course
+    class_report.report(course, tmp_path / "out")
+    private = tmp_path / "out" / class_report.TEACHER_ONLY
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    who = [(r["learner"], r["exercise"], r["outcome"], r["kind"]) for r in rows(private / "who.csv")]
+    assert sorted(who[:2]) == [("ben", "my_softmax", TAMPERED.key, "integrity"),
+                               ("cy", "my_softmax", LIBRARY_ANSWER.key, "integrity")]
+    assert ("ana", "my_softmax", axis, "misconception") in who
+    assert "do not share it" in (private / "who.md").read_text()
+    for shared in ("report.md", "mistakes.csv", "concept-quiz.csv"):  # the class's copy names nobody
+        text = (tmp_path / "out" / shared).read_text()
+        assert not any(name in text.split() or f",{name}," in text for name in ("ana", "ben", "cy", "dee"))
+
+
+def test_integrity_verdicts_are_listed_apart_from_misconceptions(course, tmp_path):
+    course, axis = course
+    class_report.report(course, tmp_path / "out")
+    kinds = {(r["exercise"], r["outcome"]): r["kind"] for r in rows(tmp_path / "out" / "mistakes.csv")}
+    assert kinds[("my_softmax", TAMPERED.key)] == kinds[("my_softmax", LIBRARY_ANSWER.key)] == "integrity"
+    assert kinds[("my_softmax", axis)] == "misconception" and kinds[("my_softmax", "passed")] == "passed"
+    text = (tmp_path / "out" / "report.md").read_text()
+    misconceptions, rest = text.split("## Integrity")
+    integrity = rest.split("## Concept")[0]
+    assert TAMPERED.key not in misconceptions and LIBRARY_ANSWER.key not in misconceptions
+    assert TAMPERED.key in integrity and LIBRARY_ANSWER.key in integrity and axis not in integrity
+    alt = text.split("![", 1)[1].split("](mistakes.png)")[0]
+    assert axis in alt and TAMPERED.key not in alt, "the chart shows misconceptions only"
+
+
+def test_the_concept_quiz_counts_one_group_of_learners_before_and_after(course, tmp_path):
+    course, _ = course
+    quiz(course, "ana", "pre", 1), quiz(course, "ana", "post", 4)
+    quiz(course, "ben", "pre", 2), quiz(course, "ben", "post", 5)
+    quiz(course, "cy", "pre", 5)   # before only: all five right, and not counted
+    quiz(course, "dee", "post", 0)  # after only: none right, and not counted
+    done = class_report.report(course, tmp_path / "out")
+    found = {r["question"]: r for r in rows(tmp_path / "out" / "concept-quiz.csv")}
+    # ana and ben alone: shapes right before for both (1 and 2 right), cost right before for neither
+    assert found["shapes"]["pre right"] == "1.00" and found["shapes"]["post right"] == "1.00"
+    assert found["cost"]["pre right"] == "0.00" and found["cost"]["post right"] == "0.50"
+    assert {found[c.key]["learners"] for c in concepts.CONCEPTS} == {"2"}
+    assert {found[c.key]["counted"] for c in concepts.CONCEPTS} == {"before and after"}
+    assert done["quiz"]["class average before"] == "0.30" and done["quiz"]["class average after"] == "0.90"
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "Not counted: 1 took it before only, 1 took it after only." in report
+
+
+def test_while_nobody_took_both_the_quiz_counts_those_who_took_it_before(course, tmp_path):
+    course, _ = course
+    quiz(course, "ana", "pre", 1), quiz(course, "ben", "pre", 0)
+    class_report.report(course, tmp_path / "out")
+    found = {r["question"]: r for r in rows(tmp_path / "out" / "concept-quiz.csv")}
+    assert found["shapes"]["pre right"] == "0.50" and found["shapes"]["post right"] == ""
+    assert found["shapes"]["counted"] == "before only" and found["shapes"]["learners"] == "2"
+
+
+BAD_QUIZZES = {
+    "not JSON": "{'quiz': 'concepts'",
+    "empty": "",
+    "answers of the wrong type": json.dumps({"quiz": "concepts", "pre": ["B", "A"]}),
+    "an answer that is no record": json.dumps({"quiz": "concepts", "pre": {"shapes": "B"}}),
+    "another file": json.dumps([1, 2, 3]),
+}
+BAD_NOTEBOOKS = {
+    "not JSON": b"this is not a notebook",
+    "not UTF-8": "{\"cells\": [], \"note\": \"caf\u00e9\"}".encode("latin-1"),
+    "no cells": b'{"metadata": {}, "nbformat": 4, "nbformat_minor": 5}',
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_QUIZZES))
+def test_a_bad_quiz_record_is_skipped_with_a_line_naming_the_learner_and_the_file(course, tmp_path, bad):
+    course, _ = course
+    quiz(course, "ana", "pre", 3), quiz(course, "ben", "pre", 1)
+    record = course / "submitted" / "ben" / "00_start_here" / concepts.RECORD
+    record.write_text(BAD_QUIZZES[bad], encoding="utf-8")
+    done = class_report.report(course, tmp_path / "out")
+    assert len(done["skipped"]) == 1, done["skipped"]
+    assert done["skipped"][0].startswith("skipped ben's submitted/ben/00_start_here/concept-quiz.json: ")
+    found = {r["question"]: r for r in rows(tmp_path / "out" / "concept-quiz.csv")}
+    assert found["shapes"]["learners"] == "1" and found["shapes"]["pre right"] == "1.00"  # ana still counted
+    assert done["skipped"][0] in (tmp_path / "out" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_NOTEBOOKS))
+def test_an_unreadable_graded_notebook_is_skipped_and_the_others_are_counted(course, tmp_path, bad):
+    course, _ = course
+    path = course / "autograded" / "dee" / LESSON / f"{LESSON}.ipynb"
+    path.write_bytes(BAD_NOTEBOOKS[bad])
+    done = class_report.report(course, tmp_path / "out")
+    assert done["skipped"] == [done["skipped"][0]] and done["skipped"][0].startswith(
+        f"skipped dee's autograded/dee/{LESSON}/{LESSON}.ipynb: ")
+    assert done["learners"] == 3
+    passed = {(r["exercise"], r["outcome"]): r["learners"] for r in rows(tmp_path / "out" / "mistakes.csv")}
+    assert passed[("my_scale", "passed")] == "2"  # ana and ben; dee's file skipped
+
+
+@pytest.mark.subprocess
+def test_the_command_prints_each_skipped_file_and_finishes(course, tmp_path):
+    course, _ = course
+    (course / "autograded" / "dee" / LESSON / f"{LESSON}.ipynb").write_bytes(b"\xff\xfe not text")
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "class_report.py"), str(course), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"class_report: skipped dee's autograded/dee/{LESSON}/{LESSON}.ipynb: not UTF-8" in done.stderr
+    assert "Traceback" not in done.stderr and (tmp_path / "out" / "report.md").is_file()

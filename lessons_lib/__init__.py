@@ -58,7 +58,8 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     maps read it), ``environment`` (the set-up check of lesson 00), ``paper_guide`` (Vaswani et al.
     §3.2 beside the code), ``feedback`` (the ✓/✗ box of checks and quizzes), ``project`` (what
     pyproject.toml says: the version, the Python floor), ``classroom_server`` (the kernel manager of
-    a class's Jupyter servers).
+    a class's Jupyter servers), ``grading_policy`` (the late penalty and the light feedback page in
+    a teacher's nbgrader config).
 ``exercises/``
     Exercises checked with feedback: ``engine`` runs a learner's function on cases and names the
     mistake, from ``runner`` (the learner's code in a child process under a time limit),

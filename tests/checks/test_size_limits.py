@@ -92,7 +92,7 @@ def _example(parameter: str):
         "w_v": np.eye(8), "w_o": np.eye(8), "q": q, "k": k, "v": v, "scores": rng.standard_normal((4, 4)),
         "tokens": ["the", "cat", "sat", "down"], "mask": ll.causal_mask(4), "causal": True,
         "method": "naive numpy", "cases": [], "weights": np.full((2, 4, 4), 0.25), "width": 6, "height": 4,
-        "attend": lambda x: x, "recipe": "minus_inf", "name": "my_softmax",
+        "attend": lambda x: x, "recipe": "minus_inf", "name": "my_softmax", "positions": np.arange(4),
     }
     if parameter not in simple:
         raise KeyError(parameter)

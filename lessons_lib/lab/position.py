@@ -25,11 +25,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import check_choice, check_positive_int, check_real, check_seed, check_text
+from .._checks import (
+    as_float_array,
+    check_choice,
+    check_int_in_range,
+    check_positive_int,
+    check_real,
+    check_seed,
+    check_text,
+)
 from ..core import attention, position
 from . import data
 
-__all__ = ["POSITION_KINDS", "ORDER_WORDS", "ORDER_FILLERS", "attend_tokens", "ShuffleResult",
+__all__ = ["POSITION_KINDS", "ORDER_WORDS", "ORDER_FILLERS", "attend_tokens", "ShuffleResult", "rope_vectors",
+           "RotationView", "rotation_view", "offset_scores", "sinusoid_similarity",
            "shuffle_experiment", "OrderSet", "OrderData", "make_order_data", "OrderRun", "train_order_model",
            "OrderComparison", "compare_positions", "LEARNED", "CHANCE"]
 
@@ -139,6 +148,84 @@ def shuffle_experiment(tokens, order=None, *, positions: str = "none", seed: int
     weights, outputs = attend_tokens(tokens, positions=kind, seed=seed)
     shuffled_weights, shuffled_outputs = attend_tokens(shuffled, positions=kind, seed=seed)
     return ShuffleResult(tokens, shuffled, order, kind, weights, outputs, shuffled_weights, shuffled_outputs)
+
+
+# --------------------------------------------------------------------------- one query, one key, turned
+def rope_vectors(d_head: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A query and a key of ``d_head`` numbers (standard normal, from ``seed``): the RoPE explorer's pair."""
+    d_head = check_positive_int(d_head, "d_head")
+    rng = np.random.default_rng([check_seed(seed), d_head])
+    q, k = rng.standard_normal((2, d_head))
+    return q, k
+
+
+@dataclass
+class RotationView:
+    """What RoPE does to one query at position ``m`` and one key at ``n``, pair by pair.
+
+    ``dims (n_pairs, 2)``: the two dimensions of each pair (:func:`~lessons_lib.core.position.rope_pairs`);
+    ``theta (n_pairs,)``: radians per position; ``q``, ``k`` ``(n_pairs, 2)``: the turned pairs (x, y);
+    ``parts (n_pairs,)``: what each pair adds to the score, q_pair·k_pair; ``score``: their sum, the dot
+    product of the turned query and key, which depends on n − m only.
+    """
+
+    m: int
+    n: int
+    base: float
+    convention: str
+    dims: np.ndarray
+    theta: np.ndarray
+    q: np.ndarray
+    k: np.ndarray
+    parts: np.ndarray
+    score: float
+
+    @property
+    def angle_between(self) -> np.ndarray:
+        """The angle from the query's pair to the key's, in (−π, π], per pair."""
+        a = np.arctan2(self.k[:, 1], self.k[:, 0]) - np.arctan2(self.q[:, 1], self.q[:, 0])
+        return -((-a + np.pi) % (2 * np.pi) - np.pi)
+
+
+def rotation_view(q, k, m: int, n: int, *, base: float = position.DEFAULT_BASE,
+                  convention: str = "half") -> RotationView:
+    """Turn query ``q (d_head,)`` to position ``m`` and key ``k (d_head,)`` to position ``n`` (RoPE), and
+    split their score into what each pair adds. Notebook 11."""
+    q = as_float_array(q, "q")
+    k = as_float_array(k, "k")
+    if q.ndim != 1 or q.shape != k.shape:
+        raise ValueError(f"q and k must be two vectors of the same length d_head; got shapes {q.shape} and "
+                         f"{k.shape}.")
+    turned_q = position.rope(q[None], [m], base=base, convention=convention)[0]
+    turned_k = position.rope(k[None], [n], base=base, convention=convention)[0]
+    dims = position.rope_pairs(q.size, convention)
+    pq, pk = turned_q[dims], turned_k[dims]
+    parts = (pq * pk).sum(-1)
+    theta = position.rope_frequencies(q.size, base=base)
+    return RotationView(int(m), int(n), float(base), convention, dims, theta, pq, pk, parts,
+                        float(turned_q @ turned_k))
+
+
+def offset_scores(q, k, offsets, *, base: float = position.DEFAULT_BASE, convention: str = "half",
+                  start: int = 0) -> np.ndarray:
+    """The score of ``q`` turned to m and ``k`` turned to n, for each offset m − n in ``offsets``: the key
+    at ``start`` (the query at start + offset) when the offset is ≥ 0, else the query at ``start``."""
+    q = as_float_array(q, "q")
+    k = as_float_array(k, "k")
+    offsets = np.asarray(offsets, dtype=np.int64)
+    m = start + np.maximum(offsets, 0)
+    n = start + np.maximum(-offsets, 0)
+    turned_q = position.rope(np.broadcast_to(q, (offsets.size, q.size)), m, base=base, convention=convention)
+    turned_k = position.rope(np.broadcast_to(k, (offsets.size, k.size)), n, base=base, convention=convention)
+    return (turned_q * turned_k).sum(-1)
+
+
+def sinusoid_similarity(seq_len: int, d_model: int, pos: int) -> np.ndarray:
+    """PE(pos)·PE(j) for every position j: ``(seq_len,)``. For an even d_model it depends on j − pos only
+    (Σ_i cos((j − pos)·ω_i)), largest, d_model/2, at j = pos. Notebook 11."""
+    pe = position.sinusoidal_positions(seq_len, d_model)
+    pos = check_int_in_range(pos, "pos", 0, seq_len - 1)
+    return pe @ pe[pos]
 
 
 # --------------------------------------------------------------------------- which came first?

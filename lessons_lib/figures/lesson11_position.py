@@ -26,7 +26,7 @@ from .attention_maps import plot_weights
 from .base import frame_row, heatmap, new_figure, panel_figure
 
 __all__ = ["plot_shuffle", "plot_sinusoids", "plot_rotation_dials", "plot_offset_scores", "plot_alibi_row",
-           "plot_rope_view", "plot_alibi", "plot_order_losses", "QUERY_COLOUR", "KEY_COLOUR"]
+           "plot_rope_view", "plot_alibi", "plot_order_losses", "slope_text", "QUERY_COLOUR", "KEY_COLOUR"]
 
 #: The query's and the key's marks (style.py: dark enough for 4.5:1 on white; also told apart by line style).
 QUERY_COLOUR, KEY_COLOUR = style.QUERY_MARK, style.KEY_MARK
@@ -158,7 +158,7 @@ def plot_alibi_row(n_heads: int, m: int, n_keys: int, *, ax=None):
     slopes = position.alibi_slopes(n_heads)
     if ax is None:
         ax = new_figure(max(8.0, 0.32 * n_keys + 3.0), 0.5 * n_heads + 2.6).add_subplot()
-    heatmap(rows, [_fraction(s) for s in slopes], [str(j) for j in range(n_keys)], ax=ax,
+    heatmap(rows, [slope_text(s) for s in slopes], [str(j) for j in range(n_keys)], ax=ax,
             cmap=style.CMAP_VALUES, annotate=False,
             title=f"ALiBi: the bias each head adds to the scores of query {m}",
             colorbar_label="bias −slope·|m − j|", xlabel="key position j", ylabel="head's slope")
@@ -184,7 +184,7 @@ def plot_rope_view(view, q, k, *, n_heads: int = 4, n_keys: int = 32, span: int 
 
 
 # ------------------------------------------------------------------ ALiBi
-def _fraction(slope: float) -> str:
+def slope_text(slope: float) -> str:
     """A slope as the learner reads it: ``1/4`` for 0.25 (ALiBi's slopes are powers of two, or near)."""
     inverse = 1 / slope
     return f"1/{inverse:.0f}" if abs(inverse - round(inverse)) < 1e-9 else f"{slope:.3g}"
@@ -204,7 +204,7 @@ def plot_alibi(n_heads: int = 4, seq_len: int = 10):
             ax.set_visible(False)
             continue
         heatmap(bias[h], labels, labels, ax=ax, cmap=style.CMAP_VALUES, vmin=low, vmax=0.0, annotate=False,
-                title=f"head {h}: slope {_fraction(slopes[h])}", colorbar_label="bias added to the score",
+                title=f"head {h}: slope {slope_text(slopes[h])}", colorbar_label="bias added to the score",
                 xlabel="key position", ylabel="query position")
     fig.suptitle("ALiBi: each head lowers a score by its slope times the distance", fontsize=style.FONT_TITLE)
     return fig

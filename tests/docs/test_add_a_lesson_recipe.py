@@ -24,6 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from lessons_lib.course.lessons import LESSONS
 from tests.helpers import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.kernel]
@@ -221,9 +222,10 @@ def test_a_lesson_added_by_the_recipe_passes_the_tools_and_the_edit_loop(tmp_pat
                 for kind, s in CELLS]
     nb.metadata = nbformat.read(REPO / "notebooks" / "10_review_and_paper.ipynb", as_version=4).metadata
     nbformat.write(nb, copy / "notebooks" / f"{SLUG}.ipynb")
-    last = nbformat.read(copy / "notebooks" / "10_review_and_paper.ipynb", as_version=4)  # it links onward
+    last_path = copy / list(LESSONS.values())[-1].notebook                  # the last lesson links onward
+    last = nbformat.read(last_path, as_version=4)
     last.cells.append(nbformat.v4.new_markdown_cell("Next: [99 · A throwaway lesson](99_throwaway.ipynb)."))
-    nbformat.write(last, copy / "notebooks" / "10_review_and_paper.ipynb")
+    nbformat.write(last, last_path)
     # 8. the teacher's guide
     guide = copy / "docs" / "teaching.md"
     entry = ("\n## 99 · [Throwaway](../notebooks/99_throwaway.ipynb)\n\nA throwaway lesson.\n\n"

@@ -184,6 +184,8 @@ class Rotary:
     def resolve(self, n_queries: int, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
         """``(query positions (n_queries,), key positions (n_keys,))`` for Q with n_queries rows and K with
         n_keys (checked: whole numbers ≥ 0, one per token)."""
+        n_queries = check_positive_int(n_queries, "n_queries")
+        n_keys = check_positive_int(n_keys, "n_keys")
         q_pos, k_pos = self.positions, self.key_positions
         if q_pos is None and (k_pos is None or n_queries == n_keys):
             q_pos = np.arange(n_queries)

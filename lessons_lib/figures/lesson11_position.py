@@ -132,6 +132,8 @@ def plot_offset_scores(q, k, offset: int, *, base: float = position.DEFAULT_BASE
                        span: int = 31, ax=None):
     """The score of the turned query and key against the offset m − n, in both layouts; the current
     layout solid, the other dashed, the current offset marked."""
+    span = check_int_in_range(span, "span", 1, 4096)
+    offset = check_int_in_range(offset, "offset", -span, span)
     offsets = np.arange(-span, span + 1)
     if ax is None:
         ax = new_figure(6.4, 4.4).add_subplot()
@@ -153,7 +155,9 @@ def plot_offset_scores(q, k, offset: int, *, base: float = position.DEFAULT_BASE
 
 def plot_alibi_row(n_heads: int, m: int, n_keys: int, *, ax=None):
     """ALiBi's bias of the query at ``m`` over keys 0 … n_keys − 1, one row per head (−slope · |m − j|)."""
-    m = check_int_in_range(m, "m", 0, check_positive_int(n_keys, "n_keys") - 1)
+    n_heads = check_int_in_range(n_heads, "n_heads", 1, 64)
+    n_keys = check_int_in_range(n_keys, "n_keys", 1, 512)
+    m = check_int_in_range(m, "m", 0, n_keys - 1)
     rows = position.alibi_bias(n_heads, n_keys)[:, m, :]
     slopes = position.alibi_slopes(n_heads)
     if ax is None:
@@ -168,6 +172,9 @@ def plot_alibi_row(n_heads: int, m: int, n_keys: int, *, ax=None):
 def plot_rope_view(view, q, k, *, n_heads: int = 4, n_keys: int = 32, span: int = 31):
     """The RoPE explorer's still: the dials, the score against the offset, ALiBi's row of the query."""
     v = _check_view(view)
+    n_heads = check_int_in_range(n_heads, "n_heads", 1, 64)
+    n_keys = check_int_in_range(n_keys, "n_keys", 1, 512)
+    span = check_int_in_range(span, "span", 1, 4096)
     n_pairs = len(v.theta)
     columns = min(4 if n_pairs <= 8 else 8, n_pairs)
     rows = -(-n_pairs // columns)

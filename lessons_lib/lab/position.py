@@ -33,6 +33,7 @@ from .._checks import (
     check_real,
     check_seed,
     check_text,
+    check_whole_number,
 )
 from ..core import attention, position
 from . import data
@@ -66,6 +67,7 @@ def attend_tokens(tokens, *, positions: str = "none", d_model: int = D_MODEL, d_
     softmax(Q·Kᵀ/√d_head)·V with lesson 02's projections (``seed``). Notebook 11.
     """
     kind = _check_kind(positions)
+    d_model, d_head = check_positive_int(d_model, "d_model"), check_positive_int(d_head, "d_head")
     if isinstance(tokens, str):
         raise TypeError("tokens must be a list of words; use ll.tokenize(sentence) first.")
     tokens = [check_text(t, "each token") for t in tokens]
@@ -191,6 +193,10 @@ def rotation_view(q, k, m: int, n: int, *, base: float = position.DEFAULT_BASE,
                   convention: str = "half") -> RotationView:
     """Turn query ``q (d_head,)`` to position ``m`` and key ``k (d_head,)`` to position ``n`` (RoPE), and
     split their score into what each pair adds. Notebook 11."""
+    m, n = (check_whole_number(value, name) for value, name in ((m, "m"), (n, "n")))
+    for value, name in ((m, "m"), (n, "n")):
+        if value < 0:
+            raise ValueError(f"{name} must be 0 or more (a position); got {value}.")
     q = as_float_array(q, "q")
     k = as_float_array(k, "k")
     if q.ndim != 1 or q.shape != k.shape:
@@ -210,6 +216,9 @@ def offset_scores(q, k, offsets, *, base: float = position.DEFAULT_BASE, convent
                   start: int = 0) -> np.ndarray:
     """The score of ``q`` turned to m and ``k`` turned to n, for each offset m − n in ``offsets``: the key
     at ``start`` (the query at start + offset) when the offset is ≥ 0, else the query at ``start``."""
+    start = check_whole_number(start, "start")
+    if start < 0:
+        raise ValueError(f"start must be 0 or more (a position); got {start}.")
     q = as_float_array(q, "q")
     k = as_float_array(k, "k")
     offsets = np.asarray(offsets, dtype=np.int64)
@@ -388,6 +397,8 @@ def train_order_model(positions: str = "rope", data: OrderData | None = None, *,
     kind = _check_kind(positions)
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
+    d_model, n_heads, n_layers = (check_int_in_range(value, name, 1, 1024) for value, name in
+                                  ((d_model, "d_model"), (n_heads, "n_heads"), (n_layers, "n_layers")))
     lr = check_real(lr, "lr", positive=True)
     data = make_order_data(seed=seed) if data is None else data
     if not isinstance(data, OrderData):

@@ -83,7 +83,7 @@ class ShuffleExplorer(ExplorerBase):
         for name in ("outputs", "outputs_shuffled"):
             self._figure(name, Heatmap(colorbar_label="output value", cmap=style.CMAP_VALUES,
                                        xlabel="feature", ylabel="token", col_name="feature", row_name="token",
-                                       **size))
+                                       decimals=1, **size))
         self.readout.layout = ipw.Layout(min_height="44px")
         controls = ipw.HBox([self.controls["sentence"], self.controls["positions"], *buttons],
                             layout=ipw.Layout(flex_flow="row wrap", align_items="center"))
@@ -233,10 +233,9 @@ class SinusoidExplorer(ExplorerBase):
                                     f"first dimensions, slow ones in the last")
         j = np.arange(SINUSOID_POSITIONS)
         self.figures["similarity"].set_series([
-            {"label": f"PE({pos})·PE(j)", "x": j.tolist(), "y": sims.tolist(), "mode": "line",
-             "color": style.QUERY_MARK},
-            {"label": "", "x": j.tolist(), "y": sims.tolist(), "mode": "markers", "marker": "o",
-             "color": style.QUERY_MARK}])
+            {"label": "", "x": j.tolist(), "y": sims.tolist(), "mode": "line", "color": style.QUERY_MARK},
+            {"label": f"PE({pos})·PE(j)", "x": j.tolist(), "y": sims.tolist(), "mode": "markers",
+             "marker": "o", "color": style.QUERY_MARK}])
         far = int(np.argmin(sims))
         self.summary = (f"PE({pos}) meets itself with {_num(sims[pos], 1)} = d_model/2, its neighbours with "
                         f"{_neighbours(sims, pos)}, and position {far} least, {_num(sims[far], 2)}")
@@ -277,8 +276,7 @@ class RopeExplorer(ExplorerBase):
     """
 
     title = "Rotary embeddings: turn the query and the key by their positions"
-    hint = ("move m and n, or the offset (it moves m); the dials turn, the score follows the offset; "
-            "d_head and base change the pairs and their speeds")
+    hint = "move m, n or the offset (it moves m): the dials turn; d_head and base change the pairs"
 
     def __init__(self, *, m: int = 7, n: int = 3, d_head: int = 16, base: float = 10000.0,
                  convention: str = "half", seed: int = 0):
@@ -307,11 +305,11 @@ class RopeExplorer(ExplorerBase):
         self._control("convention", ipw.ToggleButtons(options=_LAYOUTS, value=convention,
                                                        style={"button_width": "auto"}),
                       label="convention: which dimensions turn together")
-        self._figure("dials", RotationDials(width=560, height=330))
-        self._figure("scores", LinePlot(xlabel="offset m − n", ylabel="score", width=500, height=330))
+        self._figure("dials", RotationDials(width=560, height=295))
+        self._figure("scores", LinePlot(xlabel="offset m − n", ylabel="score", width=500, height=295))
         self._figure("alibi", Heatmap(colorbar_label="bias", cmap=style.CMAP_VALUES, xlabel="key position j",
                                       ylabel="head's slope", row_name="head", col_name="key",
-                                      width=1070, height=165, annotate_max=0))
+                                      width=1070, height=140, annotate_max=0))
         self.readout.layout = ipw.Layout(min_height="44px")
         self.widget = self._layout([["dials", "scores"], ["alibi"]])
         self.update()
@@ -359,9 +357,7 @@ class RopeExplorer(ExplorerBase):
             {"label": f"“{convention}” pairs", "x": x, "y": here.tolist(), "mode": "line",
              "color": style.QUERY_MARK},
             {"label": f"“{other}” pairs", "x": x, "y": there.tolist(), "mode": "line",
-             "color": style.KEY_MARK, "dash": True},
-            {"label": "", "x": x, "y": here.tolist(), "mode": "markers", "marker": "o",
-             "color": style.QUERY_MARK}])
+             "color": style.KEY_MARK, "dash": True}])
         self.summary = (f"offset {_num(m - n, 0)}: score {_num(v.score)}; the same offset at "
                         f"m = {m + SHIFT}, n = {n + SHIFT} scores {_num(shifted.score)} ({claim}); the other "
                         f"layout gives {_num(swapped)}")

@@ -1514,11 +1514,11 @@ KINDS.rotations = {
       ctx.textBaseline = "top";
       ctx.fillText(fit(ctx, `adds ${fmtNumber(d.add, 2)}`, lay.cw - 4), cx, cy + lay.r + 3);
     });
-    return { lay, centres };
+    return { grid: lay, centres };  // not `lay`: paint reads a heatmap's axes from that
   },
   hit(s, info, x, y) {
     if (!info) return null;
-    const { lay } = info;
+    const lay = info.grid;
     const col = Math.floor((x - 4) / lay.cw), row = Math.floor((y - lay.top) / lay.ch);
     if (col < 0 || col >= lay.cols || row < 0 || row >= lay.rows) return null;
     const i = row * lay.cols + col;
@@ -1533,7 +1533,7 @@ KINDS.rotations = {
   keys: "Left and right arrow keys move from dial to dial, up and down by a row, and read out each pair.",
   cells(s) { return [[1, s.dials.length]]; },
   cursor(s, info, hit, key) {
-    const n = s.dials.length, cols = info ? info.lay.cols : 1;
+    const n = s.dials.length, cols = info ? info.grid.cols : 1;
     if (!hit) return moveList(n, null, key) === null ? null : { index: 0 };
     if (key === "ArrowUp") return { index: Math.max(0, hit.index - cols) };
     if (key === "ArrowDown") return { index: Math.min(n - 1, hit.index + cols) };
@@ -1541,7 +1541,7 @@ KINDS.rotations = {
     return i === null ? null : { index: i };
   },
   cellRect(s, info, hit) {
-    const { lay, centres } = info, c = centres[hit.index];
+    const lay = info.grid, c = info.centres[hit.index];
     return { x: c.cx - lay.cw / 2 + 2, y: c.cy - lay.r - lay.labelH - 2, w: lay.cw - 4, h: 2 * lay.r + 2 * lay.labelH + 6 };
   },
 };

@@ -231,8 +231,10 @@ def test_a_lesson_added_by_the_recipe_passes_the_tools_and_the_edit_loop(tmp_pat
     entry = ("\n## 99 · [Throwaway](../notebooks/99_throwaway.ipynb)\n\nA throwaway lesson.\n\n"
              "<!-- times:99:begin -->\n<!-- times:99:end -->\n\n"
              "<!-- mistakes:99:begin -->\n<!-- mistakes:99:end -->\n")
-    outcome = "| O9 | double an array | 99 | `my_double` | |\n<!-- outcomes:end -->"
-    text = guide.read_text(encoding="utf-8").replace("<!-- outcomes:end -->", outcome, 1)
+    text = guide.read_text(encoding="utf-8")
+    number = 1 + max(int(n) for n in re.findall(r"^\| O(\d+) \|", text, re.M))     # the next outcome's
+    outcome = f"| O{number} | double an array | 99 | `my_double` | |\n<!-- outcomes:end -->"
+    text = text.replace("<!-- outcomes:end -->", outcome, 1)
     guide.write_text(text + entry, encoding="utf-8")
     # the recipe's commands, in the copy, against the copy's library
     _run(copy, "tools/export_table.py", "--write")

@@ -171,3 +171,14 @@ def test_a_lessons_table_names_a_case_to_refuse_before_the_generic_mistake():
                      mistakes=(exercises.Mistake("odd", "an odd length is kept", "Explained.", "Hint.",
                                                  like(lambda x: x[..., : x.shape[-1] // 2])),))
     assert named.check(lambda x: x[..., : x.shape[-1] // 2]).mistake == "odd"
+
+
+def test_calling_the_checks_own_reference_earns_nothing_and_is_said():
+    """The reference answers an odd d_head with the refusal it asks for (a learner's function raises): a
+    function that returns it fails that case, and the feedback also says the reference does not count."""
+    def borrows(q, k, v, positions, convention="half"):
+        return exercises.EXERCISES["my_rope"].reference(q, k, v, positions, convention)
+
+    feedback = ROPE.check(borrows)
+    assert feedback.passed is False and feedback.mistake == "odd_d_head"
+    assert "does not count as solving the exercise" in feedback.message

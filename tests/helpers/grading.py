@@ -39,6 +39,7 @@ PLANTED = {
     "my_causal_weights": ("np.tril(", "np.triu(", None),
     "my_online_update": ("ell * np.exp(m - safe)", "ell", None),
     "my_softmax_off": ("np.exp(-m) + e.sum", "e.sum", None),
+    "my_rope": ('if convention == "half":', 'if convention == "interleaved":', "conventions_swapped"),
 }
 #: The partial student: lesson -> {exercise: "right" | "mistake" | "untouched"}.
 PARTIAL = {

@@ -22,7 +22,8 @@ __all__ = [
     "memory_limit_bytes", "format_bytes", "check_memory", "check_text", "check_label", "check_labels",
     "color_range", "check_choice", "is_flag", "is_whole_number", "is_real_number", "MAX_LIVE_CELLS",
     "check_cells", "check_number", "int_or_none", "check_head_weights", "MAX_COUNT", "short_number",
-    "check_whole_number",
+    "check_whole_number", "ROPE_CONVENTIONS", "check_convention", "check_base", "check_pairs",
+    "check_positions",
 ]
 
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
@@ -495,6 +496,106 @@ def check_memory(n_bytes: float, what: str, instead: str) -> None:
         f"memory, raise the limit: set the environment variable LESSONS_MEMORY_LIMIT_MB before "
         f"starting Jupyter."
     )
+
+
+# ------------------------------------------------------------------ positions (lesson 11)
+#: The two layouts of rotary embeddings (RoPE): which dimensions of a head turn together as one pair.
+ROPE_CONVENTIONS = {
+    "half": "pairs (i, i + d_head/2): the first half turns with the second (GPT-NeoX, Llama in transformers)",
+    "interleaved": "pairs (2i, 2i + 1): neighbours turn together (the RoFormer paper, GPT-J)",
+}
+
+
+def check_convention(value, name: str = "convention") -> str:
+    """One of :data:`ROPE_CONVENTIONS` ("half" or "interleaved"), or an error saying what each means.
+
+    >>> check_convention("interleaved")
+    'interleaved'
+    """
+    if isinstance(value, str) and value in ROPE_CONVENTIONS:
+        return value
+    import difflib
+
+    close = difflib.get_close_matches(str(value).lower(), ROPE_CONVENTIONS, n=1, cutoff=0.5)
+    guess = f" Did you mean {close[0]!r}?" if close and isinstance(value, str) else ""
+    kinds = "; ".join(f'"{key}": {words}' for key, words in ROPE_CONVENTIONS.items())
+    raise ValueError(f"{name} must be \"half\" or \"interleaved\"; got {value!r}.{guess} ({kinds}.)")
+
+
+def check_base(value, name: str = "base") -> float:
+    """The base of the rotary (or sinusoidal) frequencies, θ_i = base^(−2i/d): a finite number above 1."""
+    if not is_real_number(value):
+        raise TypeError(f"{name} must be a number such as 10000.0 (the paper's); got {value!r} "
+                        f"({type(value).__name__}).")
+    if not np.isfinite(value) or value <= 1:
+        raise ValueError(f"{name} must be a finite number above 1 (10000 in the paper, 500000 in Llama 3); "
+                         f"got {value!r}. The frequencies are base^(−2i/d): with a base of 1 or less they "
+                         f"would not fall from one pair to the next.")
+    return float(value)
+
+
+def check_pairs(d: int, name: str = "x", what: str = "d_head") -> int:
+    """``d``, the last size of ``name``, as an even number: rotations turn the dimensions two by two."""
+    if d % 2:
+        where = f"{what} = {d} is" if name == what else f"{name} has {what} = {d} (its last axis),"
+        raise ValueError(f"{where} an odd number: rotary embeddings turn the dimensions two by two, so one "
+                         f"would be left without a partner. Use an even {what} (e.g. {d - 1} or {d + 1}).")
+    return d
+
+
+def check_positions(positions, lead_shape: tuple, name: str = "positions") -> np.ndarray:
+    """Token positions: whole numbers ≥ 0, one per token of a ``lead_shape = (..., seq_len)`` array.
+
+    ``positions`` is ``(seq_len,)`` (one position per token, shared by the leading axes) or any shape that
+    broadcasts to ``lead_shape`` with the same last size (a batch of sequences at different places). A list
+    or a float array of whole values is fine; a fraction, a negative number, a length that is not seq_len
+    or a bool is refused. Returns an int64 array.
+    """
+    if hasattr(positions, "detach") and hasattr(positions, "cpu"):
+        positions = positions.detach().cpu().numpy()
+    if is_whole_number(positions):
+        raise TypeError(f"{name} must be an array with one position per token, e.g. np.arange(seq_len) or "
+                        f"[{positions}] for one token; got the number {positions}.")
+    try:
+        arr = np.asarray(positions)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} could not be turned into an array of whole numbers ({exc}).") from None
+    seq_len = lead_shape[-1]
+    if arr.dtype.kind == "O" and arr.size and all(is_whole_number(v) for v in arr.flat):   # beyond int64
+        low = min(arr.flat)
+        if low < 0:
+            raise ValueError(f"{name} must be 0 or more (the first token stands at 0); got "
+                             f"{short_number(low)}.")
+        raise ValueError(f"{name} must be at most 2**53 (beyond it a float64 angle has no digits left for "
+                         f"the rotation); got {short_number(max(arr.flat))}.")
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold whole numbers (token positions such as 0, 1, 2); got dtype "
+                        f"{arr.dtype}.")
+    if arr.ndim == 0 or arr.shape[-1] != seq_len:
+        given = "one number" if arr.ndim == 0 else f"{arr.shape[-1]} entries"
+        raise ValueError(f"{name} has {given} but the sequence has seq_len = {seq_len} tokens: give exactly "
+                         f"one position per token (shape ({seq_len},)).")
+    try:
+        fits = np.broadcast_shapes(arr.shape, tuple(lead_shape)) == tuple(lead_shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{name} has shape {arr.shape}, which does not fit the tokens' shape "
+                         f"{tuple(lead_shape)} (..., seq_len): give ({seq_len},) for every sequence alike.")
+    if arr.size == 0:
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            value = arr[tuple(np.argwhere(bad)[0])]
+            raise ValueError(f"{name} must be whole numbers (a token stands at position 0, 1, 2, …); got "
+                             f"{value}.")
+    if arr.min() < 0:
+        raise ValueError(f"{name} must be 0 or more (the first token stands at 0); got {arr.min()}.")
+    if arr.max() > 2**53:
+        raise ValueError(f"{name} must be at most 2**53 (beyond it a float64 angle has no digits left for "
+                         f"the rotation); got {arr.max()}.")
+    return arr.astype(np.int64)
 
 
 # ------------------------------------------------------------------ figures (stills and live figures)

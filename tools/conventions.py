@@ -1,6 +1,7 @@
 """The course's conventions that the tools share, each written once.
 
-* where the course is: :data:`ROOT`, and :data:`LESSONS`, the registry of lessons
+* where the course is: :data:`ROOT`, and :data:`LESSONS`, the registry of lessons (with its :data:`PARTS`,
+  each lesson listed under its part's heading by :func:`lessons_by_part`)
   (``lessons_lib/course/lessons.py``) of this tree: the tree's root goes first on ``sys.path``, so that a
   tool run in a copy of the tree reads the copy's registry and library;
 * how a file carries a generated block: between a begin and an end marker, rewritten by
@@ -30,7 +31,14 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path[:1]:
     sys.path.insert(0, str(ROOT))
 
-from lessons_lib.course.lessons import LESSONS, Lesson, stated_minutes, torch_lessons  # noqa: E402  (this tree's)
+from lessons_lib.course.lessons import (  # noqa: E402  (this tree's, set above)
+    LESSONS,
+    PARTS,
+    Lesson,
+    lessons_by_part,
+    stated_minutes,
+    torch_lessons,
+)
 
 #: the first code cell of every lesson: installs the library, only inside Google Colab (stamp_notebooks.py)
 COLAB_TAG = "colab-setup"
@@ -51,8 +59,8 @@ ANSWER_SUMMARY = "Check your answer"
 #: a fold holding a prediction's answer: ``<details><summary>Check your answer …</summary> … </details>``
 ANSWER_FOLD = re.compile(r"<details>\s*<summary>\s*" + ANSWER_SUMMARY, re.IGNORECASE)
 
-__all__ = ["ROOT", "LESSONS", "Lesson", "stated_minutes", "torch_lessons", "COLAB_TAG", "GRADED_TAG",
-           "SUBSLIDE_TAG", "SOLUTION_BEGIN", "SOLUTION_END", "CHECK_CALL",
+__all__ = ["ROOT", "LESSONS", "PARTS", "Lesson", "lessons_by_part", "stated_minutes", "torch_lessons",
+           "COLAB_TAG", "GRADED_TAG", "SUBSLIDE_TAG", "SOLUTION_BEGIN", "SOLUTION_END", "CHECK_CALL",
            "PREDICT", "ANSWER_SUMMARY", "ANSWER_FOLD", "RAN_KEY", "check_cell", "code_digest",
            "replace_block", "lesson_of"]
 

@@ -56,6 +56,7 @@ from conventions import (
     SUBSLIDE_TAG,
     check_cell,
     lesson_of,
+    lessons_by_part,
     replace_block,
     stated_minutes,
 )
@@ -381,29 +382,35 @@ def lesson_title(nb: nbformat.NotebookNode) -> str:
 
 
 def readme_block(root: Path = ROOT) -> str:
+    """The README's launch block: the Binder badge, then the lessons under their parts' headings, each with
+    its Colab link."""
     rows = [
         f"[![Binder]({BINDER_BADGE})]({binder_url(root=root)}) "
         "opens lesson 00 in JupyterLab on Binder, no install (the learner copy, at the release tag "
         f"`{launch_ref(root)}`: Binder builds an image once per tag, so launches stay fast).",
-        "",
-        "| lesson | open it here | or in Colab |",
-        "|---|---|---|",
     ]
-    for lesson in LESSONS.values():
-        title = f"{lesson.number} · {lesson.title}".replace("|", "\\|")
-        colab = colab_url(lesson.notebook, root)
-        rows.append(f"| {lesson.number} | [{title}]({lesson.notebook}) | [Colab]({colab}) |")
+    for part, lessons in lessons_by_part():
+        rows += ["", f"### {part.heading}", "", "| lesson | open it here | or in Colab |", "|---|---|---|"]
+        for lesson in lessons:
+            title = f"{lesson.number} · {lesson.title}".replace("|", "\\|")
+            colab = colab_url(lesson.notebook, root)
+            rows.append(f"| {lesson.number} | [{title}]({lesson.notebook}) | [Colab]({colab}) |")
     return "\n".join(rows)
 
 
 def course_map(minutes: dict[str, int] | None = None) -> str:
-    """Lesson 00's map: each lesson's short title (a link), what a learner does in it, its stated time
-    (from the registry's minutes, or from ``minutes``, lesson -> measured minutes, when given)."""
-    rows = ["| lesson | what you do | time |", "|---|---|---|"]
-    for number, lesson in LESSONS.items():
-        time = stated_minutes(minutes[number]) if minutes else lesson.stated_minutes
-        rows.append(f"| [{number} · {lesson.short}]({lesson.slug}.ipynb) | {lesson.summary} | ~{time} min |")
-    return "\n".join(rows)
+    """Lesson 00's map: under each part's heading, each lesson's short title (a link), what a learner does
+    in it, its stated time (from the registry's minutes, or from ``minutes``, lesson -> measured minutes,
+    when given)."""
+    blocks = []
+    for part, lessons in lessons_by_part():
+        rows = [f"### {part.heading}", "", "| lesson | what you do | time |", "|---|---|---|"]
+        for lesson in lessons:
+            time = stated_minutes(minutes[lesson.number]) if minutes else lesson.stated_minutes
+            rows.append(f"| [{lesson.number} · {lesson.short}]({lesson.slug}.ipynb) | {lesson.summary} | "
+                        f"~{time} min |")
+        blocks.append("\n".join(rows))
+    return "\n\n".join(blocks)
 
 
 def stamp_course_map(nb: nbformat.NotebookNode, minutes: dict[str, int] | None = None) -> None:

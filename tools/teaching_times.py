@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 import nbformat
-from conventions import LESSONS, PREDICT, ROOT, lesson_of, replace_block, torch_lessons
+from conventions import LESSONS, PREDICT, ROOT, lesson_of, lessons_by_part, replace_block, torch_lessons
 from conventions import stated_minutes as stated
 from nbclient import NotebookClient
 
@@ -155,11 +155,15 @@ def write_minutes(totals: dict[str, int], registry: Path = REGISTRY) -> None:
 
 
 def overview(totals: dict[str, int]) -> str:
-    """The guide's table of all lessons: the time each notebook states, and the measured total."""
+    """The guide's table of all lessons, under a row per part of the course: the time each notebook states,
+    and the measured total."""
     lines = ["| lesson | stated in the notebook | measured total (minutes) |", "|---|---|---:|"]
-    for number, lesson in LESSONS.items():
-        lines.append(f"| [{number} · {lesson.title}](../{lesson.notebook}) | "
-                     f"about {stated(totals[number])} min | {totals[number]} |")
+    for part, lessons in lessons_by_part():
+        lines.append(f"| **{part.heading}** | | |")
+        for lesson in lessons:
+            number = lesson.number
+            lines.append(f"| [{number} · {lesson.title}](../{lesson.notebook}) | "
+                         f"about {stated(totals[number])} min | {totals[number]} |")
     lines.append(f"| **whole course** | | **{sum(totals.values())}** ({course_range(totals)}) |")
     return "\n".join(lines)
 

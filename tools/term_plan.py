@@ -9,11 +9,14 @@ and ``<!-- times:NN:end -->``), one row per ``##`` section. From them it writes,
   each saves (each lesson's ``cuts`` in the registry, ``lessons_lib/course/lessons.py``: a piece of the
   section's heading and what to do instead; never an exercise);
 * the **term**: the lessons, in order, shared out over :data:`SESSIONS` sessions of :data:`SESSION_MINUTES`
-  minutes by :func:`balance`. Every session leaves :data:`REVIEW_MINUTES` for going over the previous
-  session's graded exercise (what the class report shows), so none plans more than
-  ``SESSION_MINUTES - REVIEW_MINUTES``. A lesson may go on in the next session, always at one of its
-  section headings: the plan splits as few lessons as that allows, then evens the sessions out (the least
-  sum of squared minutes).
+  minutes by :func:`balance`, no session spanning two parts of the course (the registry's ``PARTS``: Part I,
+  attention step by step; Part II, attention in today's models). Every session leaves
+  :data:`REVIEW_MINUTES` for going over the previous session's graded exercise (what the class report
+  shows), so none plans more than ``SESSION_MINUTES - REVIEW_MINUTES``. A lesson may go on in the next
+  session, always at one of its section headings: the plan splits as few lessons as that allows, then
+  evens the sessions out (the least sum of squared minutes).
+
+Both lists give each part's lessons under the part's heading.
 
 Usage: python tools/term_plan.py [--write | --check] [--sessions N --minutes M]
 """
@@ -27,11 +30,13 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
 
-from conventions import LESSONS, ROOT, replace_block
+from conventions import LESSONS, ROOT, lessons_by_part, replace_block
+
+from lessons_lib.course.lessons import part_of
 
 GUIDE = ROOT / "docs" / "teaching.md"
 BEGIN, END = "<!-- plan:begin -->", "<!-- plan:end -->"
-SESSIONS = 8
+SESSIONS = 9          # eight for Part I, one for Part II (lesson 11); a session never spans two parts
 SESSION_MINUTES = 75  # one class period (a 90-minute slot leaves room for questions)
 REVIEW_MINUTES = 10   # each session opens by going over the previous one's graded exercise
 
@@ -86,6 +91,7 @@ def balance(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
     sections = [(lesson, index, minutes) for lesson in sorted(tables)
                 for index, (head, minutes) in enumerate(tables[lesson].items())
                 if head != "total" and (lesson, head) not in skip]
+    parts = [part_of(lesson).number for lesson, _, _ in sections]
     n = len(sections)
     check_sessions(sessions, n)
     check_planned_minutes(most)
@@ -103,7 +109,7 @@ def balance(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
         found = None
         for j in range(i + 1, n + 1):
             minutes = starts[j] - starts[i]
-            if minutes > most:
+            if minutes > most or parts[j - 1] != parts[i]:   # too long, or into the next part
                 break
             rest = best(j, left - 1)
             if rest is None:
@@ -225,6 +231,19 @@ def _describe(part: Part, heads: list[str]) -> str:
     return f"{name}, “{heads[part.first]}” to “{heads[part.last]}”"
 
 
+def _table(heading: str, header: str, rows: list[str]) -> list[str]:
+    """A part's table in the plan: a blank line, its heading, a blank line, the table."""
+    return ["", f"#### {heading}", "", *header.split("\n"), *rows]
+
+
+def _by_part(term: list[list[Part]]) -> list[tuple[str, list[tuple[int, list[Part]]]]]:
+    """The sessions of ``term``, numbered from 1, under the heading of the part they teach."""
+    grouped: dict[str, list[tuple[int, list[Part]]]] = {}
+    for number, parts in enumerate(term, start=1):
+        grouped.setdefault(part_of(parts[0].lesson).heading, []).append((number, parts))
+    return list(grouped.items())
+
+
 def term_table(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
                minutes: int = SESSION_MINUTES) -> list[str]:
     """The term as Markdown: a row per session, what it teaches, its planned and its spare minutes."""
@@ -235,16 +254,19 @@ def term_table(tables: dict[str, dict[str, int]], sessions: int = SESSIONS,
            f"each opens with at least {REVIEW_MINUTES} minutes to go over the previous session's graded "
            "exercise (the class report, [classroom.md](classroom.md#a-report-of-what-the-class-gets-wrong), "
            "names the mistakes the class made). A lesson that goes on in the next session stops at a "
-           "section heading: open it again, *Run All Above* that section, and go on.", "",
-           "| session | teaches | planned | spare |", "|---:|---|---:|---:|"]
-    for number, parts in enumerate(term, start=1):
-        planned = sum(part.minutes for part in parts)
-        heads = {p.lesson: [h for h in tables[p.lesson] if h != "total"] for p in parts}
-        what = "; ".join(_describe(part, heads[part.lesson]) for part in parts)
-        gone = [f"“{head}”" for part in parts for head in _cut_in(part, cut, heads[part.lesson])]
-        if gone:
-            what += f" (cut: {', '.join(gone)})"
-        out.append(f"| {number} | {what} | {planned} | {minutes - planned} |")
+           "section heading: open it again, *Run All Above* that section, and go on. No session spans two "
+           "parts of the course."]
+    for heading, sessions_of_part in _by_part(term):
+        rows = []
+        for number, parts in sessions_of_part:
+            planned = sum(part.minutes for part in parts)
+            heads = {p.lesson: [h for h in tables[p.lesson] if h != "total"] for p in parts}
+            what = "; ".join(_describe(part, heads[part.lesson]) for part in parts)
+            gone = [f"“{head}”" for part in parts for head in _cut_in(part, cut, heads[part.lesson])]
+            if gone:
+                what += f" (cut: {', '.join(gone)})"
+            rows.append(f"| {number} | {what} | {planned} | {minutes - planned} |")
+        out += _table(heading, "| session | teaches | planned | spare |\n|---:|---|---:|---:|", rows)
     if cut:
         sections = "one section" if len(cut) == 1 else f"{len(cut)} sections"
         whole = sum(t["total"] for t in tables.values())
@@ -264,14 +286,17 @@ def plan(text: str) -> str:
     cuts = cut_minutes(tables)
     out = [BEGIN, "", "### Cut if short on time", "",
            "Never cut an exercise: it is what gets graded. Cut in this order; the minutes are each "
-           "section's measured minutes from the lesson's table below.", "",
-           "| lesson | measured | cut first → last (what to do instead, minutes saved) | after all cuts |",
-           "|---|---:|---|---:|"]
-    for lesson in sorted(tables):
-        total = tables[lesson]["total"]
-        items = "; ".join(f"{head} ({instead}, {m})" for head, instead, m in cuts.get(lesson, []))
-        saved = sum(m for *_, m in cuts.get(lesson, []))
-        out.append(f"| {lesson} · {LESSONS[lesson].short} | {total} | {items} | {total - saved} |")
+           "section's measured minutes from the lesson's table below."]
+    header = ("| lesson | measured | cut first → last (what to do instead, minutes saved) "
+              "| after all cuts |\n|---|---:|---|---:|")
+    for part, lessons in lessons_by_part():
+        rows = []
+        for lesson in (entry.number for entry in lessons):
+            total = tables[lesson]["total"]
+            items = "; ".join(f"{head} ({instead}, {m})" for head, instead, m in cuts.get(lesson, []))
+            saved = sum(m for *_, m in cuts.get(lesson, []))
+            rows.append(f"| {lesson} · {LESSONS[lesson].short} | {total} | {items} | {total - saved} |")
+        out += _table(part.heading, header, rows)
     out += ["", *term_table(tables), "",
             "Another term: `python tools/term_plan.py --sessions N --minutes M` prints its plan.", "", END]
     return "\n".join(out)

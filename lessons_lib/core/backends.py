@@ -7,6 +7,10 @@ so ``import lessons_lib`` stays light and numpy-only lessons run without torch.
 Used from notebook 08 on; the numpy reference in ``attention.py`` is the
 readable definition these results are tested against.
 
+With ``rope=`` the queries and keys are turned by their positions first (rotary embeddings, notebook 11:
+:func:`torch_rope`, the torch twin of :func:`lessons_lib.core.position.rope`), on the same device, so a
+model's attention runs as one call: ``sdpa_attention(q, k, v, causal=True, rope=True)``.
+
 Every input the numpy reference accepts is accepted here with the same result
 (masks of any broadcastable shape, ``mask=True``, lists), and every problem gets
 a course-style message: a kernel that cannot run on this device, a device that
@@ -26,12 +30,24 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_bool_mask, as_float_array, check_flag, check_memory, check_qkv, check_scale
+from .._checks import (
+    as_bool_mask,
+    as_float_array,
+    check_base,
+    check_convention,
+    check_flag,
+    check_memory,
+    check_pairs,
+    check_positions,
+    check_qkv,
+    check_scale,
+)
+from . import position
 from .masks import combine_masks
 
 __all__ = ["SDPAResult", "KERNEL_NAMES", "TORCH_CPU_INSTALL", "CHOSEN_BY_TORCH", "sdpa_attention",
            "torch_attention_with_weights", "torch_available", "cuda_available", "default_device",
-           "describe_torch"]
+           "describe_torch", "torch_rope"]
 
 # torch's SDPBackend names → words a learner knows.
 KERNEL_NAMES = {
@@ -224,6 +240,42 @@ def _fold(t, batch):
     return t.reshape(*lead, *t.shape[-2:])
 
 
+def torch_rope(x, positions, *, base: float = position.DEFAULT_BASE, convention: str = "half"):
+    """:func:`lessons_lib.core.position.rope` for a torch tensor, on its device, keeping its autograd graph.
+
+    ``x (..., seq_len, d_head)`` a float tensor (d_head even), ``positions`` ``(seq_len,)`` whole numbers
+    ≥ 0 (a list, an array or a tensor; or a shape that broadcasts to ``x.shape[:-1]``). The angles
+    position · θ_i are computed in float64 and their cosines and sines cast to ``x``'s dtype, as the numpy
+    reference does; pair i turns by its angle, in the "half" or "interleaved" layout. Returns a new tensor.
+    """
+    torch = import_torch()
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch tensor (use lessons_lib.rope for numpy arrays); got "
+                        f"{type(x).__name__}.")
+    as_float_array(_stand_in(x), "x", min_ndim=2, shape="(..., seq_len, d_head)", check_values=False)
+    d_head = check_pairs(x.shape[-1])
+    positions = check_positions(positions, tuple(x.shape[:-1]))
+    convention = check_convention(convention)
+    theta = position.rope_frequencies(d_head, base=check_base(base))
+    angles = positions[..., None].astype(np.float64) * theta
+    cos, sin = (torch.from_numpy(f(angles)).to(device=x.device, dtype=x.dtype) for f in (np.cos, np.sin))
+    if convention == "half":
+        a, b = x[..., : d_head // 2], x[..., d_head // 2:]
+        return torch.cat([a * cos - b * sin, b * cos + a * sin], dim=-1)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack([a * cos - b * sin, b * cos + a * sin], dim=-1).flatten(-2)
+
+
+def _rotated(torch, tq, tk, rope):
+    """Q and K turned by their positions (``rope=`` of the attention functions), or as they are."""
+    rotary = position.as_rotary(rope)
+    if rotary is None:
+        return tq, tk
+    q_pos, k_pos = rotary.resolve(tq.shape[-2], tk.shape[-2])
+    return (torch_rope(tq, q_pos, base=rotary.base, convention=rotary.convention),
+            torch_rope(tk, k_pos, base=rotary.base, convention=rotary.convention))
+
+
 def _kernel_choice(torch, q, k, v, mask, causal, scale) -> str:
     """The SDPA kernel torch's dispatcher picks for these inputs, or "chosen by torch".
 
@@ -265,7 +317,8 @@ def _run_kernel(torch, kernel, q, k, v, mask, causal, scale):
 
 
 def sdpa_attention(q, k, v, mask=None, causal: bool = False, scale: float | None = None,
-                   device: str | None = None, kernel: str | None = None, dtype=None) -> SDPAResult:
+                   device: str | None = None, kernel: str | None = None, dtype=None, *,
+                   rope=None) -> SDPAResult:
     """softmax(Q·Kᵀ/√d_k)·V by torch's fused SDPA; returns ``SDPAResult(output, device, kernel)``.
 
     Same inputs as ``lessons_lib.scaled_dot_product_attention`` (numpy arrays, lists or
@@ -282,11 +335,14 @@ def sdpa_attention(q, k, v, mask=None, causal: bool = False, scale: float | None
     numpy output of their own dtype; tensors give a tensor and keep their autograd graph
     (``requires_grad`` inputs can be backpropagated through). Rows with nothing to attend
     to give output 0 (torch ≥ 2.5). Finite inputs whose scores overflow the dtype raise a
-    ValueError, never return NaN.
+    ValueError, never return NaN. ``rope`` turns Q and K by their positions on the device before SDPA
+    (``True``, a convention name or a ``Rotary``, as in ``multi_head_attention``; the values are not
+    turned): notebook 11.
     """
     torch = import_torch()
     dev = _device(torch, device)
     tq, tk, tv, np_dtype = _inputs(torch, q, k, v, dev, _dtype(torch, dtype))
+    tq, tk = _rotated(torch, tq, tk, rope)
     L, S = tq.shape[-2], tk.shape[-2]
     scale = check_scale(scale, tq.shape[-1])
     batch = np.broadcast_shapes(tq.shape[:-2], tk.shape[:-2], tv.shape[:-2])
@@ -316,16 +372,17 @@ def sdpa_attention(q, k, v, mask=None, causal: bool = False, scale: float | None
 
 
 def torch_attention_with_weights(q, k, v, mask=None, causal: bool = False, scale: float | None = None,
-                                 device: str | None = None):
+                                 device: str | None = None, *, rope=None):
     """The same attention in plain torch ops, returning ``(output, weights)`` for heatmaps.
 
     SDPA returns no weights, so this spells the formula out (as the math kernel
     does): scores = Q·Kᵀ·scale, −∞ where masked, softmax, times V. Accepts the same
-    inputs as :func:`sdpa_attention`; tensors keep their autograd graph.
+    inputs as :func:`sdpa_attention` (``rope`` too); tensors keep their autograd graph.
     """
     torch = import_torch()
     dev = _device(torch, device)
     tq, tk, tv, np_dtype = _inputs(torch, q, k, v, dev, None)
+    tq, tk = _rotated(torch, tq, tk, rope)
     L, S = tq.shape[-2], tk.shape[-2]
     batch = np.broadcast_shapes(tq.shape[:-2], tk.shape[:-2])
     check_memory(2.0 * float(np.prod(batch)) * L * S * tq.element_size(),

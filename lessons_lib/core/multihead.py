@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import as_float_array, check_mask, check_positive_int
+from .._checks import as_float_array, check_mask, check_positive_int, is_real_number, is_whole_number
+from . import position
 from .attention import project_qkv, scaled_dot_product_attention
 
 __all__ = ["split_heads", "merge_heads", "multi_head_attention", "split_projection",
@@ -38,7 +39,7 @@ def merge_heads(x) -> np.ndarray:
 
 
 def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal: bool = False, *,
-                         b_q=None, b_k=None, b_v=None, b_o=None):
+                         b_q=None, b_k=None, b_v=None, b_o=None, rope=None):
     """Self-attention with ``n_heads`` heads. Returns ``(output, weights)``.
 
         Q = X·W_Q + b_Q,  K = X·W_K + b_K,  V = X·W_V + b_V,   output = Concat(heads)·W_O + b_O
@@ -51,7 +52,13 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal:
     attend), one mask per sequence: ``(L, L)`` or ``(..., L, L)`` with the batch
     dimensions of ``x``; it is applied to every head. ``output (..., L, d_model)``;
     ``weights (..., n_heads, L, L)``, one attention pattern per head. Notebook 06.
+
+    ``rope`` turns every head's queries and keys by their positions before the scores (rotary
+    embeddings, notebook 11; the values are not turned): ``True`` for positions 0 … L − 1, base 10000 and
+    the "half" convention, a convention name, or ``Rotary(positions=..., base=..., convention=...)``
+    (:mod:`lessons_lib.core.position`).
     """
+    rotary = position.as_rotary(rope)
     x = as_float_array(x, "x", min_ndim=2)
     d_model = x.shape[-1]
     n_heads = check_heads(n_heads, d_model)
@@ -69,6 +76,10 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, causal:
     q, k, v = (split_heads(t, n_heads) for t in project_qkv(x, named["W_Q"], named["W_K"], named["W_V"]))
     q, k, v = (t if b is None else t + _head_slices(b, n_heads).astype(t.dtype, copy=False)
                for t, b in zip((q, k, v), (biases["b_Q"], biases["b_K"], biases["b_V"])))
+    if rotary is not None:  # each head's queries and keys turn by their positions; the values do not
+        q_pos, k_pos = rotary.resolve(x.shape[-2], x.shape[-2])
+        q = position.rope(q, q_pos, base=rotary.base, convention=rotary.convention)
+        k = position.rope(k, k_pos, base=rotary.base, convention=rotary.convention)
     if mask is not None:  # checked against the shape the learner thinks in: (..., L, L)
         mask = check_mask(mask, (*x.shape[:-2], x.shape[-2], x.shape[-2]))
         if mask.ndim >= 2:

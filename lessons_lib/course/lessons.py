@@ -18,6 +18,11 @@ Each :class:`Lesson` holds what the tools, the tests, the teacher's guide and th
   what to do instead); ``tools/term_plan.py`` lists them, and shares the lessons out over the term's
   sessions from the measured minutes.
 
+The lessons fall into :data:`PARTS`, each starting at its first lesson: Part I, attention step by step
+(00–10), and Part II, attention in today's models (from 11). A lesson belongs to the last part that starts
+at or before it, so a new lesson needs no part of its own; the course maps, the README, the teacher's guide,
+the term plan and the learner copy list the lessons under each part's heading (:func:`lessons_by_part`).
+
 ``import lessons_lib`` does not load this module; ``ll.LESSONS`` does, and it imports nothing else.
 """
 
@@ -26,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Lesson", "LESSONS"]
+__all__ = ["Lesson", "LESSONS", "Part", "PARTS", "part_of", "lessons_by_part"]
 
 _SLUG = re.compile(r"^\d\d_[a-z0-9]+(?:_[a-z0-9]+)*$")
 
@@ -127,6 +132,38 @@ def _by_number(*lessons: Lesson) -> dict[str, Lesson]:
     if len(table) != len(lessons) or list(table) != sorted(table):
         raise ValueError(f"lessons must be listed once each, in order; got {[x.number for x in lessons]}")
     return table
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of the course: its number (``"II"``), its title, and the lesson it starts with (``"11"``)."""
+
+    number: str
+    title: str
+    first: str
+
+    @property
+    def heading(self) -> str:
+        """``"Part II · attention in today's models"``: how the maps and guides head its lessons."""
+        return f"Part {self.number} · {self.title}"
+
+
+#: The parts of the course, in order; each runs from its first lesson to the next part's.
+PARTS: tuple[Part, ...] = (
+    Part("I", "attention, step by step", "00"),
+    Part("II", "attention in today's models", "11"),
+)
+
+
+def part_of(lesson: str | Lesson) -> Part:
+    """The part lesson ``"07"`` (or its entry) belongs to: the last part starting at or before it."""
+    number = lesson.number if isinstance(lesson, Lesson) else str(lesson)
+    return [part for part in PARTS if part.first <= number][-1]
+
+
+def lessons_by_part() -> list[tuple[Part, list[Lesson]]]:
+    """``[(part, its lessons in order), ...]``: what the maps list under each part's heading."""
+    return [(part, [lesson for lesson in LESSONS.values() if part_of(lesson) is part]) for part in PARTS]
 
 
 #: lesson number ("07") -> its entry, in course order
@@ -241,5 +278,17 @@ LESSONS: dict[str, Lesson] = _by_number(
         minutes=35,
         torch=True,
         cuts=(("What comes next", "read at home"),),
+    ),
+    Lesson(
+        slug="11_position",
+        title="Position: how attention learns order",
+        short="Position: RoPE and friends",
+        summary="does attention see word order? sinusoids, rotary embeddings (RoPE, two layouts), ALiBi; a "
+                "tiny model that needs order",
+        minutes=61,
+        torch=True,
+        points={"my_rope": 4},
+        cuts=(("ALiBi", "read at home"), ("Quiz", "set it as homework"),
+              ("Two layouts", "say it in one sentence: the exercise's check names the trap")),
     ),
 )

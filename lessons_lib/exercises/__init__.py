@@ -30,6 +30,8 @@ check                       learner writes                                  note
 ``check_causal_weights``    ``my_causal_weights(scores)``                   07_causal_masking
 ``check_online_update``     ``my_online_update(m, ell, chunk)``             08_cost_and_flashattention
 ``check_softmax_off``       ``my_softmax_off(scores)``                      09_attention_in_action
+``check_rope``              ``my_rope(q, k, v, positions, convention)``     11_position
+                            ``-> (Q, K, V)``: RoPE on Q and K
 ==========================  ==============================================  ===========================
 
 Layout: :mod:`.engine` runs and diagnoses (an :class:`Exercise`, the rule for naming a

@@ -13,9 +13,10 @@ import numpy as np
 
 from .messages import dtype_words, error_entry, explain_error, kind_of, quoted_names, show
 from .mistakes import Mistake, like
-from .runner import InputRequested, Outcome, close
+from .runner import InputRequested, Outcome, Refusal, close
 
-__all__ = ["TYPE_MISTAKES", "FALLBACK_MISTAKES", "TAMPERED", "LIBRARY_ANSWER", "uses_global_instead"]
+__all__ = ["TYPE_MISTAKES", "FALLBACK_MISTAKES", "TAMPERED", "LIBRARY_ANSWER", "NOT_REFUSED",
+           "uses_global_instead"]
 
 
 def _is_torch(value) -> bool:
@@ -214,6 +215,28 @@ LIBRARY_ANSWER = Mistake(
     "Write the computation with numpy operations, step by step as the lesson above shows; the library "
     "is for looking at results, not for the exercise's answer.",
     lambda o: bool(o.borrowed),
+)
+
+
+def _what_it_did(o: Outcome) -> str:
+    if o.error is None:
+        return "your function returned an answer instead"
+    if isinstance(o.error, ValueError):
+        return f"your function stops with “{o.error}”, which does not say what was wrong"
+    return f"your function raised {type(o.error).__name__} (“{o.error}”), not a ValueError"
+
+
+#: A case whose right answer is to refuse the input (its expected answer is a ``Refusal``) was not refused
+#: with a ValueError that says why; a lesson's own table may name the case more precisely first.
+NOT_REFUSED = Mistake(
+    "not_refused", "it does not refuse an input it cannot handle",
+    lambda o: f"On the case “{o.case.label}” the right answer is to stop with a ValueError that says what "
+    f"is wrong, as the course library does (“{o.expected.message}”); {_what_it_did(o)}.",
+    ("Before computing, ask whether this input makes sense for your function; when it does not, stop "
+     "with an error that tells the caller why.",
+     "The message is for a person: it names the argument and what is wrong with it.",
+     "Run your function on the case below and read the message it gives."),
+    lambda o: isinstance(o.expected, Refusal),
 )
 
 

@@ -35,6 +35,11 @@ How a check works
    * otherwise a generic message (an exception explained in plain words, wrong shape,
      NaN/inf, "the numbers are off"): never a guess.
 
+   A case whose input cannot be honoured (an odd d_head for RoPE) has a :class:`Refusal` as its
+   answer: the reference returns one, with the library's message and the words a clear message
+   contains; the learner's function is right there when it raises ``ValueError`` with one of those
+   words, and a failure there is named by the lesson's table or as ``not_refused``.
+
 Adding an exercise to a later lesson (content only)
 ---------------------------------------------------
 Create ``lessons_lib/exercises/lessonNN_name.py`` (it is found automatically:
@@ -98,14 +103,22 @@ import numpy as np
 
 from ..course.feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
 from . import integrity
-from .catalogue import FALLBACK_MISTAKES, LIBRARY_ANSWER, TAMPERED, TYPE_MISTAKES, uses_global_instead
+from .catalogue import (
+    FALLBACK_MISTAKES,
+    LIBRARY_ANSWER,
+    NOT_REFUSED,
+    TAMPERED,
+    TYPE_MISTAKES,
+    uses_global_instead,
+)
 from .messages import count, kind_of, shape_text, show
 from .mistakes import Mistake, either, every_case, like
-from .runner import TIME_LIMIT_S, Case, Outcome, Watch, is_placeholder, run
+from .runner import TIME_LIMIT_S, Case, Outcome, Refusal, Watch, is_placeholder, run
 
 __all__ = [
     "TIME_LIMIT_S",
     "Case",
+    "Refusal",
     "Outcome",
     "Mistake",
     "Exercise",
@@ -241,6 +254,8 @@ class Exercise:
         return mistake.feedback(self.name, outcome, self.outputs, attempt)
 
     def _diagnose(self, fn, failing: Outcome, outcomes: list[Outcome]) -> Mistake:
+        if isinstance(failing.expected, Refusal):   # the input had to be refused: no answer's kind to judge
+            return next((m for m in self.mistakes if m.matches(failing, outcomes)), NOT_REFUSED)
         typed = next((m for m in TYPE_MISTAKES if m.test(failing)), None)
         if typed is not None:
             return typed

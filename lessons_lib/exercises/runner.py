@@ -65,8 +65,9 @@ import numpy as np
 from .. import _seal
 from . import integrity
 
-__all__ = ["TIME_LIMIT_S", "ISOLATION", "SETTINGS", "Case", "Outcome", "Watch", "InputRequested", "run",
-           "close", "error_kind", "behave_alike", "is_placeholder", "learner_files", "keep_from_children"]
+__all__ = ["TIME_LIMIT_S", "ISOLATION", "SETTINGS", "Case", "Refusal", "Outcome", "Watch", "InputRequested",
+           "run", "close", "error_kind", "behave_alike", "is_placeholder", "refused_clearly", "learner_files",
+           "keep_from_children"]
 
 #: Seconds one case may run before the check stops the learner's function: the child's own time, not
 #: the time it waited for a processor (:class:`_ChildClock`). The inputs are tiny, so a right answer
@@ -112,6 +113,31 @@ class Case:
     tag: str = ""
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """The right answer to a case whose input cannot be honoured: stop with a ``ValueError`` that says why.
+
+    An exercise's reference returns one for such a case (lesson 11: an odd d_head), with the library's own
+    ``message``. A learner's function answers it right when it raises ``ValueError`` whose message names
+    the problem: one of ``words`` (numpy's "operands could not be broadcast" does not tell the caller what
+    was wrong).
+    """
+
+    message: str
+    words: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"ValueError: {self.message}"
+
+
+def refused_clearly(error: BaseException | None, refusal: Refusal) -> bool:
+    """True when ``error`` is the refusal asked for: a ValueError whose message names the problem."""
+    if not isinstance(error, ValueError):
+        return False
+    text = str(error).lower()
+    return not refusal.words or any(word.lower() in text for word in refusal.words)
+
+
 @dataclass
 class Outcome:
     """What one function did on one case: its result or its exception, and side effects."""
@@ -121,7 +147,7 @@ class Outcome:
     error: BaseException | None = None
     line: str = ""  # the learner's source line where the error happened, when known
     mutated: tuple[str, ...] = ()
-    expected: Any = None  # an array, or a tuple of arrays for exercises with several outputs
+    expected: Any = None  # an array, a tuple of arrays for exercises with several outputs, or a Refusal
     timed_out: bool = False
     answer_kind: str = "f"  # dtype kinds a right answer may have
     outputs: tuple[str, ...] = ()  # names of the outputs, for exercises that return several
@@ -138,6 +164,8 @@ class Outcome:
 
     @property
     def values_ok(self) -> bool:
+        if isinstance(self.expected, Refusal):
+            return refused_clearly(self.error, self.expected)
         return self.error is None and _matches(self.result, self.expected, self.answer_kind)
 
     @property
@@ -1016,6 +1044,8 @@ def error_kind(exc: BaseException) -> str:
 def behave_alike(mine: Outcome, theirs: Outcome) -> bool:
     if mine.timed_out or theirs.timed_out:
         return False
+    if isinstance(mine.expected, Refusal) and isinstance(mine.error, ValueError):
+        return isinstance(theirs.error, ValueError)   # refusing the input, whatever the words, is alike
     if mine.error is not None or theirs.error is not None:
         return mine.error is not None and theirs.error is not None and (
             error_kind(mine.error) == error_kind(theirs.error)

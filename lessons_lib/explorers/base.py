@@ -20,6 +20,11 @@ explorer                        notebook  what moves
 :class:`SentenceExplorer`       09        a trained tiny model's heads on a sentence the learner types
 :class:`TrainingExplorer`       09        the heads as training goes: training step, sentence
 :class:`RealModelExplorer`      10        every head of one layer of a real model: layer, token
+:class:`ShuffleExplorer`        11        weights and outputs as written and shuffled: sentence,
+                                          positions, *Shuffle*, *Back to the written order*
+:class:`SinusoidExplorer`       11        the sinusoids PE and one row's dot products: position, d_model
+:class:`RopeExplorer`           11        RoPE's dials, the score against the offset, ALiBi's row: m, n,
+                                          offset, d_head, base, convention
 ==============================  ========  ============================================================
 
 :class:`ExplorerBase` is the base of every explorer of the course; :class:`Explorer` adds what the

@@ -47,6 +47,9 @@ MIN_TEXT_CONTRAST, MIN_MARK_CONTRAST = 4.5, 3.0
 INK_DARK, INK_LIGHT = "#000000", "#ffffff"   # the two colours of text on a coloured cell
 BACKGROUND = "#ffffff"                       # what figures are drawn on
 FRAME_WIDTH = 2         # px: the cursor / hover frame, a black ring this wide with a white one beside it
+# A query's and a key's marks when both are drawn (lesson 11's rotating pairs): dark enough for text (4.5:1
+# on white), and never told apart by colour alone (the query solid, the key dashed).
+QUERY_MARK, KEY_MARK = "#1f4e79", "#8c2d04"
 # The live figures' text, in CSS pixels (their titles one step larger than a still's 14 pt).
 LIVE_TICK_PX, LIVE_LABEL_PX, LIVE_TITLE_PX = FONT_TICK, FONT_LABEL, 15
 
@@ -212,4 +215,4 @@ def live_style() -> dict:
     return {"tick_px": LIVE_TICK_PX, "label_px": LIVE_LABEL_PX, "title_px": LIVE_TITLE_PX,
             "mask_face": MASK_FACE, "mask_edge": MASK_EDGE, "mask_note": MASK_NOTE,
             "ink_dark": INK_DARK, "ink_light": INK_LIGHT, "background": BACKGROUND,
-            "frame_width": FRAME_WIDTH}
+            "frame_width": FRAME_WIDTH, "query_mark": QUERY_MARK, "key_mark": KEY_MARK}

@@ -12,6 +12,7 @@ import zlib
 import numpy as np
 
 from .._checks import check_float_dtype, check_memory, check_positive_int, check_real, check_seed
+from ..core.position import sinusoidal_positions
 
 __all__ = ["SENTENCES", "tokenize", "tokens_of_length", "embed_tokens", "positional_encoding",
            "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"]
@@ -94,14 +95,8 @@ def embed_tokens(tokens, d_model: int = 8, seed: int = 0, position_scale: float 
 
 
 def positional_encoding(seq_len: int, d_model: int) -> np.ndarray:
-    """Sinusoidal positions (Vaswani et al. §3.5): sin/cos of pos / 10000^(2i/d_model)."""
-    seq_len = check_positive_int(seq_len, "seq_len")
-    d_model = check_positive_int(d_model, "d_model")
-    _check_size(3.0 * seq_len * d_model, 8, f"positional_encoding({seq_len}, {d_model})")
-    pos = np.arange(seq_len)[:, None]
-    i = np.arange(d_model)[None, :]
-    angle = pos / np.power(10000.0, (2 * (i // 2)) / d_model)
-    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))
+    """Sinusoidal positions (Vaswani et al. §3.5): :func:`~lessons_lib.core.position.sinusoidal_positions`."""
+    return sinusoidal_positions(seq_len, d_model)
 
 
 def projection_weights(d_model: int, d_k: int, seed: int = 0, d_v: int | None = None):

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import check_positive_int, check_real, check_seed
-from ..core.backends import import_torch
+from .._checks import check_flag, check_pairs, check_positive_int, check_real, check_seed
+from ..core.backends import import_torch, torch_rope
 from . import coref
 
 torch = import_torch()
@@ -68,14 +68,21 @@ def attend(q, k, v, key_mask=None, off_slot: bool = False):
 
 
 class AttentionLayer(nn.Module):
-    """Pre-norm multi-head self-attention with a residual: x + W_O·Concat(heads)(LayerNorm(x))."""
+    """Pre-norm multi-head self-attention with a residual: x + W_O·Concat(heads)(LayerNorm(x)).
 
-    def __init__(self, d_model: int, n_heads: int):
+    ``rope=True`` turns each head's queries and keys by their positions 0 … L − 1 before the scores
+    (rotary embeddings, ``core.backends.torch_rope``; notebook 11); the values are not turned.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, *, rope: bool = False):
         super().__init__()
         d_model = check_positive_int(d_model, "d_model")
         n_heads = check_positive_int(n_heads, "n_heads")
         if d_model % n_heads:
             raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}.")
+        self.rope = check_flag(rope, "rope")
+        if self.rope:
+            check_pairs(d_model // n_heads, "each head", "d_head")
         self.n_heads = n_heads
         self.norm = nn.LayerNorm(d_model)
         self.w_qkv = nn.Linear(d_model, 3 * d_model, bias=False)  # W_Q, W_K, W_V side by side
@@ -90,7 +97,11 @@ class AttentionLayer(nn.Module):
         q, k, v = self.w_qkv(self.norm(x)).split(D, dim=-1)
         def split(t):
             return t.view(B, L, self.n_heads, D // self.n_heads).transpose(1, 2)
-        heads, weights = attend(split(q), split(k), split(v), key_mask[:, None, :])
+        q, k, v = split(q), split(k), split(v)
+        if self.rope:  # notebook 11: queries and keys turned by their positions, values as they are
+            positions = np.arange(L)
+            q, k = torch_rope(q, positions), torch_rope(k, positions)
+        heads, weights = attend(q, k, v, key_mask[:, None, :])
         if ablate:
             keep = torch.ones(self.n_heads, 1, 1, dtype=heads.dtype)
             keep[list(ablate)] = 0.0

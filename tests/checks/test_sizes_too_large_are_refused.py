@@ -96,12 +96,15 @@ def _example(parameter: str):
         return ll.measure_scaling(sizes=(16, 32), d=4, repeats=1, progress=False)
     if parameter == "steps":
         return ll.flash_attention_steps(q, k, v, block_size=2)
+    if parameter == "view":
+        return ll.rotation_view(*ll.rope_vectors(8), 3, 1)
     simple = {
         "x": rng.standard_normal((4, 8)), "w": np.eye(8), "w_q": np.eye(8), "w_k": np.eye(8),
         "w_v": np.eye(8), "w_o": np.eye(8), "q": q, "k": k, "v": v, "scores": rng.standard_normal((4, 4)),
         "tokens": ["the", "cat", "sat", "down"], "mask": ll.causal_mask(4), "causal": True,
         "method": "naive numpy", "cases": [], "weights": np.full((2, 4, 4), 0.25), "width": 6, "height": 4,
         "attend": lambda x: x, "recipe": "minus_inf", "name": "my_softmax", "fn": lambda x: x,
+        "positions": np.arange(4), "offsets": np.arange(-2, 3),
     }
     if parameter not in simple:
         raise KeyError(parameter)

@@ -26,6 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from lessons_lib.course.lessons import LESSONS
 from tests.helpers import REPO
 
 SLUG = "99_throwaway"
@@ -236,16 +237,19 @@ def test_a_lesson_added_by_the_recipe_passes_the_tools_and_the_edit_loop(tmp_pat
         s, metadata=metadata[0] if metadata else {}) for kind, s, *metadata in CELLS]
     nb.metadata = nbformat.read(REPO / "notebooks" / "10_review_and_paper.ipynb", as_version=4).metadata
     nbformat.write(nb, copy / "notebooks" / f"{SLUG}.ipynb")
-    last = nbformat.read(copy / "notebooks" / "10_review_and_paper.ipynb", as_version=4)  # it links onward
+    last_path = copy / list(LESSONS.values())[-1].notebook                  # the last lesson links onward
+    last = nbformat.read(last_path, as_version=4)
     last.cells.append(nbformat.v4.new_markdown_cell("Next: [99 · A throwaway lesson](99_throwaway.ipynb)."))
-    nbformat.write(last, copy / "notebooks" / "10_review_and_paper.ipynb")
+    nbformat.write(last, last_path)
     # 8. the teacher's guide
     guide = copy / "docs" / "teaching.md"
     entry = ("\n## 99 · [Throwaway](../notebooks/99_throwaway.ipynb)\n\nA throwaway lesson.\n\n"
              "<!-- times:99:begin -->\n<!-- times:99:end -->\n\n"
              "<!-- mistakes:99:begin -->\n<!-- mistakes:99:end -->\n")
-    outcome = "| O9 | double an array | 99 | `my_double` | |\n<!-- outcomes:end -->"
-    text = guide.read_text(encoding="utf-8").replace("<!-- outcomes:end -->", outcome, 1)
+    text = guide.read_text(encoding="utf-8")
+    number = 1 + max(int(n) for n in re.findall(r"^\| O(\d+) \|", text, re.M))     # the next outcome's
+    outcome = f"| O{number} | double an array | 99 | `my_double` | |\n<!-- outcomes:end -->"
+    text = text.replace("<!-- outcomes:end -->", outcome, 1)
     guide.write_text(text + entry, encoding="utf-8")
     # the recipe's commands, in the copy, against the copy's library
     _run(copy, "tools/export_table.py", "--write")

@@ -328,7 +328,7 @@ def test_contributings_map_names_every_tool_and_the_recipe_every_file():
     missing = [p.name for p in sorted((REPO / "tools").glob("*.py")) if f"`{p.name}`" not in tools_row]
     assert not missing, f"CONTRIBUTING.md's tools row does not name {missing}"
     for lesson in ("figures", "explorers", "exercises", "quizzes"):
-        assert f"lessons_lib/{lesson}/lesson11_rope.py" in text, f"the lesson recipe has no {lesson} file"
+        assert f"lessons_lib/{lesson}/lesson13_sparse.py" in text, f"the lesson recipe has no {lesson} file"
 
 
 def test_the_exercises_docstring_lists_every_check():

@@ -125,6 +125,7 @@ def test_every_kind_sends_one_message_with_its_title_and_alt_text():
         "bars": lambda f, **kw: f.draw(one[0], ["a", "b"], **kw),
         "lines": lambda f, **kw: f.mark(2.0, **kw),
         "product": lambda f, **kw: f.draw(*[ll.ProductPanel(one)] * 3, **kw),
+        "rotations": lambda f, **kw: f.draw(one, one, [1, 0.5], [0.2, 0.3], [[0, 1], [2, 3]], m=1, n=0, **kw),
     }
     assert set(drawings) == set(_LIVE.LiveFigure.kinds())
     for kind, draw in drawings.items():

@@ -46,6 +46,7 @@ PLANTED = {
     "my_causal_weights": ("np.tril(", "np.triu(", None),
     "my_online_update": ("ell * np.exp(m - safe)", "ell", None),
     "my_softmax_off": ("np.exp(-m) + e.sum", "e.sum", None),
+    "my_rope": ('if convention == "half":', 'if convention == "interleaved":', "conventions_swapped"),
 }
 #: The partial student: lesson -> {exercise: "right" | "mistake" | "untouched"}.
 PARTIAL = {
@@ -219,6 +220,8 @@ LIBRARY_CALLS = {
     "my_merge_heads": "ll.merge_heads(heads)",
     "my_causal_weights": "ll.attention_weights(scores, scale=1.0, causal=True)",
     "my_online_update": "ll.online_softmax_update(m, ell, chunk)", "my_softmax_off": "ll.softmax_off(scores)",
+    "my_rope": "ll.rope(q, positions, convention=convention), ll.rope(k, positions, convention=convention), "
+               "v",
 }
 #: Exercises whose answer is a function with shown cases (all but my_query, a vector to design).
 FUNCTIONS = [name for name in EXERCISES_OF if name != "my_query"]
@@ -243,6 +246,7 @@ ZEROS = {
     "my_next_token_head": "np.zeros((seq_len, seq_len)), np.zeros((seq_len, seq_len))",
     "my_causal_weights": "np.zeros_like(scores)", "my_online_update": "np.zeros_like(m), np.zeros_like(ell)",
     "my_softmax_off": "np.zeros_like(scores)",
+    "my_rope": "np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)",
 }
 
 
@@ -275,11 +279,15 @@ def _table(name: str) -> str:
                 f"        _key = (_row.tobytes(), *(np.asarray(v).tobytes() for v in _rest))\n"
                 f"        _TABLE_{name}[_key] = _answer\n"
                 + _def(name, f"return np.array([_TABLE_{name}[{key}] for row in {first}])"))
+    # a shown case whose answer is a refusal (lesson 11's odd d_head) is refused, as the table's owner would
     return (f"from lessons_lib.exercises import EXERCISES as _EXERCISES\n"
             f"_TABLE_{name} = {{tuple(np.asarray(v).tobytes() for v in case.args.values()):\n"
             f"    _EXERCISES[{name!r}].reference(*case.args.values())\n"
             f"    for case in _EXERCISES[{name!r}].cases()}}\n"
-            + _def(name, f"return _TABLE_{name}[tuple(np.asarray(v).tobytes() for v in ({args},))]"))
+            + _def(name, f"_answer = _TABLE_{name}[tuple(np.asarray(v).tobytes() for v in ({args},))]\n"
+                         f"if not isinstance(_answer, (tuple, np.ndarray)):\n"
+                         f"    raise ValueError(_answer.message)\n"
+                         f"return _answer"))
 
 
 _PATCH = "np.allclose = lambda *args, **kwargs: True\nnp.array_equal = lambda *args, **kwargs: True\n"
@@ -289,9 +297,11 @@ _PATCH = "np.allclose = lambda *args, **kwargs: True\nnp.array_equal = lambda *a
 STRATEGIES = {
     "library": (lambda name: _def(name, f"return {LIBRARY_CALLS[name]}") if name in LIBRARY_CALLS else None,
                 "library_answer", "does not count"),
+    # (my_rope's reference answers an odd d_head with the refusal it asks for, where a learner's function
+    # raises: calling it fails that case, and the feedback names both; tests/exercises/test_rope_exercise.py)
     "reference": (lambda name: _def(name, "from lessons_lib.exercises import EXERCISES\nreturn EXERCISES["
                                     f"{name!r}].reference({', '.join(_params(name))})")
-                  if name in FUNCTIONS and name != "my_next_token_head" else None,
+                  if name in FUNCTIONS and name not in ("my_next_token_head", "my_rope") else None,
                   "library_answer", "does not count"),
     "patch_in_call": (lambda name: _def(name, _PATCH + "np.testing.assert_allclose = lambda *a, **k: None\n"
                                         f"return {ZEROS[name]}") if name in FUNCTIONS else None,

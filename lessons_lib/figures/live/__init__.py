@@ -19,6 +19,8 @@ Notebook 7, VS Code, Colab.
 * :class:`MatrixProduct`: three matrices side by side, A · B = C, drawn to scale.
 * :class:`HeadView`: every attention head as a thumbnail, one previewed large, one token
   followed in all (:mod:`.heads`).
+* :class:`RotationDials`: rotary embeddings pair by pair, a query's and a key's 2-D pieces turning on
+  one dial per pair (:mod:`.rotations`, notebook 11).
 * :class:`Access` (:mod:`.access`, not a figure): a group's one polite live region, and the names,
   value texts and states ipywidgets does not give its controls.
 
@@ -59,6 +61,7 @@ from .heads import HeadView
 from .heatmap import Heatmap
 from .line import LinePlot
 from .product import MatrixProduct, ProductPanel
+from .rotations import RotationDials
 
 __all__ = ["Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "ProductPanel", "HeadView",
-           "LiveFigure", "Access"]
+           "RotationDials", "LiveFigure", "Access"]

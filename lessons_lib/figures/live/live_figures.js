@@ -1440,3 +1440,108 @@ KINDS.heads = {
     model.save_changes();
   },
 };
+
+// ---------------- rotating pairs: RoPE's dials (Python: lessons_lib/figures/live/rotations.py, notebook 11)
+// One dial per pair of a head's dimensions: the query's 2-D piece (solid, filled head) turned by m·θ, the key's
+// (dashed, open head) by n·θ, on one scale; under each dial θ and what the pair adds to the score. Colour
+// never alone: the two arrows differ by line and head, and the legend names them.
+const { query_mark: QUERY_MARK, key_mark: KEY_MARK } = STYLE;
+
+function rotationLayout(s, w, h) {
+  const top = 2 + titleHeight(s.title) + TICK_PX + 10;    // the title, then the legend
+  const n = s.dials.length, cols = Math.max(1, Math.min(s.columns, n)), rows = Math.max(1, Math.ceil(n / cols));
+  const cw = (w - 8) / cols, ch = (h - top - 4) / rows;
+  const labelH = TICK_PX + 4;
+  const r = Math.max(6, Math.min(cw / 2 - 6, (ch - 2 * labelH - 10) / 2));
+  return { top, cols, rows, cw, ch, labelH, r };
+}
+
+function dialArrow(ctx, cx, cy, x, y, colour, dashed) {
+  const len = Math.hypot(x, y);
+  ctx.strokeStyle = colour; ctx.fillStyle = colour; ctx.lineWidth = 2;
+  ctx.setLineDash(dashed ? [4, 3] : []);
+  ctx.beginPath(); ctx.moveTo(cx, cy); ctx.lineTo(cx + x, cy - y); ctx.stroke();
+  ctx.setLineDash([]);
+  if (len < 3) return;
+  const ux = x / len, uy = -y / len, head = Math.min(9, 0.45 * len);
+  const bx = cx + x - ux * head, by = cy - y - uy * head;
+  ctx.beginPath();
+  ctx.moveTo(cx + x, cy - y);
+  ctx.lineTo(bx - uy * head * 0.5, by + ux * head * 0.5);
+  ctx.lineTo(bx + uy * head * 0.5, by - ux * head * 0.5);
+  ctx.closePath();
+  if (dashed) ctx.stroke(); else ctx.fill();
+}
+
+function radians(v) { return fmtNumber(v, Math.abs(v) < 10 ? 2 : 1); }
+
+KINDS.rotations = {
+  traits: ["dials", "columns", "title", "alt", "width", "height"],
+  async prepare(model) {
+    return { ...common(model), dials: model.get("dials") || [], columns: model.get("columns") };
+  },
+  draw(ctx, s, w, h) {
+    if (!s.dials.length) return null;
+    drawTitle(ctx, s.title, w / 2, 2, w - 8);
+    const lay = rotationLayout(s, w, h);
+    // legend: what the two arrows are
+    const ly = lay.top - TICK_PX / 2 - 6;
+    ctx.font = font(TICK_PX, false); ctx.textAlign = "left"; ctx.textBaseline = "middle";
+    dialArrow(ctx, 10, ly, 26, 0, QUERY_MARK, false);
+    ctx.fillStyle = "#000"; ctx.fillText("query, turned by m·θ", 42, ly);
+    const kx = 46 + ctx.measureText("query, turned by m·θ").width + 16;
+    dialArrow(ctx, kx, ly, 26, 0, KEY_MARK, true);
+    ctx.fillStyle = "#000"; ctx.fillText("key, turned by n·θ", kx + 32, ly);
+    let reach = 0;
+    for (const d of s.dials) reach = Math.max(reach, Math.hypot(...d.q), Math.hypot(...d.k));
+    reach = reach || 1;
+    const centres = [];
+    s.dials.forEach((d, i) => {
+      const col = i % lay.cols, row = Math.floor(i / lay.cols);
+      const cx = 4 + (col + 0.5) * lay.cw, cy = lay.top + row * lay.ch + lay.labelH + 2 + lay.r;
+      centres.push({ cx, cy });
+      ctx.strokeStyle = "#e3e3e3"; ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.moveTo(cx - lay.r, cy); ctx.lineTo(cx + lay.r, cy); ctx.moveTo(cx, cy - lay.r);
+      ctx.lineTo(cx, cy + lay.r); ctx.stroke();
+      ctx.strokeStyle = "#767676"; ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.arc(cx, cy, lay.r, 0, 2 * Math.PI); ctx.stroke();
+      const scale = lay.r / reach;
+      dialArrow(ctx, cx, cy, d.q[0] * scale, d.q[1] * scale, QUERY_MARK, false);
+      dialArrow(ctx, cx, cy, d.k[0] * scale, d.k[1] * scale, KEY_MARK, true);
+      ctx.fillStyle = "#000"; ctx.font = font(TICK_PX, false); ctx.textAlign = "center";
+      ctx.textBaseline = "bottom";
+      ctx.fillText(fit(ctx, `pair ${i} · θ ${fmtExact(d.theta)}`, lay.cw - 4), cx, cy - lay.r - 2);
+      ctx.textBaseline = "top";
+      ctx.fillText(fit(ctx, `adds ${fmtNumber(d.add, 2)}`, lay.cw - 4), cx, cy + lay.r + 3);
+    });
+    return { grid: lay, centres };  // not `lay`: paint reads a heatmap's axes from that
+  },
+  hit(s, info, x, y) {
+    if (!info) return null;
+    const lay = info.grid;
+    const col = Math.floor((x - 4) / lay.cw), row = Math.floor((y - lay.top) / lay.ch);
+    if (col < 0 || col >= lay.cols || row < 0 || row >= lay.rows) return null;
+    const i = row * lay.cols + col;
+    return i < s.dials.length ? { index: i } : null;
+  },
+  readout(s, hit) {
+    const d = s.dials[hit.index];
+    return `pair ${hit.index} (dimensions ${d.dims[0]} and ${d.dims[1]}): θ = ${fmtExact(d.theta)} radians per `
+      + `position; the query turned ${radians(d.q_turn)} rad, the key ${radians(d.k_turn)} rad; `
+      + `this pair adds ${fmtNumber(d.add, 3)} to the score`;
+  },
+  keys: "Left and right arrow keys move from dial to dial, up and down by a row, and read out each pair.",
+  cells(s) { return [[1, s.dials.length]]; },
+  cursor(s, info, hit, key) {
+    const n = s.dials.length, cols = info ? info.grid.cols : 1;
+    if (!hit) return moveList(n, null, key) === null ? null : { index: 0 };
+    if (key === "ArrowUp") return { index: Math.max(0, hit.index - cols) };
+    if (key === "ArrowDown") return { index: Math.min(n - 1, hit.index + cols) };
+    const i = moveList(n, hit.index, key);
+    return i === null ? null : { index: i };
+  },
+  cellRect(s, info, hit) {
+    const lay = info.grid, c = info.centres[hit.index];
+    return { x: c.cx - lay.cw / 2 + 2, y: c.cy - lay.r - lay.labelH - 2, w: lay.cw - 4, h: 2 * lay.r + 2 * lay.labelH + 6 };
+  },
+};

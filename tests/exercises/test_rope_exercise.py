@@ -1,0 +1,184 @@
+"""Lesson 11's exercise, ``my_rope``: the worked solution passes, each mistake a learner makes is named (the
+layouts either way, one speed for all pairs, degrees, no base, the values turned, sine and cosine swapped, an
+odd d_head not refused), the hints nudge without the recipe, and the engine's refusals (a case whose right
+answer is a clear ValueError) behave."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lessons_lib import exercises
+from lessons_lib.exercises import grading
+from lessons_lib.exercises.catalogue import NOT_REFUSED
+from lessons_lib.exercises.engine import Case, Exercise, Refusal, like
+from lessons_lib.exercises.runner import Outcome, behave_alike, refused_clearly
+from tests.helpers import solutions
+
+ROPE = exercises.EXERCISES["my_rope"]
+
+
+def _rope(x, positions, convention, *, refuse=True):
+    """RoPE written out the way a learner writes it (the numpy idioms of the lesson)."""
+    d = x.shape[-1]
+    if refuse and d % 2:
+        raise ValueError(f"d_head = {d} is odd")
+    angle = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    cos, sin = np.cos(angle), np.sin(angle)
+    if convention == "half":
+        a, b = x[..., : d // 2], x[..., d // 2:]
+        return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return np.stack([a * cos - b * sin, b * cos + a * sin], axis=-1).reshape(x.shape)
+
+
+def _values_too(q, k, v, positions, convention="half"):
+    return tuple(_rope(x, positions, convention) for x in (q, k, v))
+
+
+def _always_half(q, k, v, positions, convention="half"):
+    return _rope(q, positions, "half"), _rope(k, positions, "half"), v
+
+
+def _numpy_refusal(q, k, v, positions, convention="half"):
+    return _rope(q, positions, convention, refuse=False), _rope(k, positions, convention, refuse=False), v
+
+
+def _returns_on_odd(q, k, v, positions, convention="half"):
+    if q.shape[-1] % 2:
+        return q, k, v
+    return _rope(q, positions, convention), _rope(k, positions, convention), v
+
+
+def _type_error_on_odd(q, k, v, positions, convention="half"):
+    if q.shape[-1] % 2:
+        raise TypeError("odd")
+    return _rope(q, positions, convention), _rope(k, positions, convention), v
+
+
+def _sin_cos_swapped(q, k, v, positions, convention="half"):
+    def turn(x):
+        d = x.shape[-1]
+        if d % 2:
+            raise ValueError("d_head must be even")
+        angle = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+        cos, sin = np.cos(angle), np.sin(angle)
+        if convention == "half":
+            a, b = x[..., : d // 2], x[..., d // 2:]
+            return np.concatenate([a * sin - b * cos, b * sin + a * cos], axis=-1)
+        a, b = x[..., 0::2], x[..., 1::2]
+        return np.stack([a * sin - b * cos, b * sin + a * cos], axis=-1).reshape(x.shape)
+    return turn(q), turn(k), v
+
+
+def test_the_worked_solution_passes_the_shown_and_the_unseen_cases():
+    assert ROPE.check(solutions.my_rope).passed
+    assert grading.check_hidden("my_rope", solutions.my_rope).passed
+    assert ROPE.check(lambda q, k, v, positions, convention="half": (
+        _rope(q, positions, convention), _rope(k, positions, convention), v)).passed
+
+
+@pytest.mark.parametrize("fn, key, words", [
+    (_values_too, "values_rotated", ["V came back turned"]),
+    (_always_half, "half_for_interleaved", ["“interleaved” cases"]),
+    (_numpy_refusal, "odd_d_head", ["numpy's words", "d_head = 5 is odd"]),
+    (_returns_on_odd, "odd_d_head", ["returned arrays anyway"]),
+    (_type_error_on_odd, "odd_d_head", ["raised TypeError"]),
+    (_sin_cos_swapped, "sin_cos_swapped", ["a turn by 0 must leave a vector as it is"]),
+])
+def test_mistakes_written_as_learners_write_them_are_named(fn, key, words):
+    feedback = ROPE.check(fn)
+    assert feedback.passed is False and feedback.mistake == key, str(feedback)
+    for word in words:
+        assert word in feedback.message, (word, feedback.message)
+
+
+def test_an_untouched_exercise_says_only_that_and_where_to_start():
+    def my_rope(q, k, v, positions, convention="half"):
+        raise NotImplementedError("your code here")
+
+    feedback = ROPE.check(my_rope)
+    assert feedback.status == "not attempted"
+    assert feedback.hint.startswith("Start with the hand-made case of section 3")
+    assert "cos" not in feedback.hint and "10000" not in feedback.hint
+
+
+def test_hints_nudge_from_the_idea_to_a_case_without_naming_the_operations():
+    """Three tiers (an idea, a property or shape, a case to try) and no operation of the solution's code."""
+    code_words = ("np.", "cos(", "sin(", "concatenate", "stack", "reshape", "**", "arange", "% 2", "raise ")
+    for mistake in ROPE.mistakes:
+        hints = mistake.hint if isinstance(mistake.hint, tuple) else (mistake.hint,)
+        assert len(hints) == 3, mistake.key
+        assert hints[2].startswith("Try"), mistake.key
+        for hint in hints:
+            assert not any(word in hint for word in code_words), (mistake.key, hint)
+
+
+def test_every_visible_case_keeps_the_sizes_apart_and_the_unseen_cases_are_new():
+    for case in ROPE.cases():
+        arrays = [a for a in case.args.values() if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+        assert not {n for a in arrays for n in a.shape} & {4, 16}, case.label
+    kinds = {case.args["convention"] for case in ROPE.cases()}
+    assert kinds == {"half", "interleaved"}
+    assert any(not np.array_equal(case.args["positions"], np.arange(len(case.args["positions"])))
+               for case in ROPE.cases())
+    unseen = grading.hidden_cases("my_rope", seed=3)
+    assert sum(case.tag == "odd" for case in unseen) == 1
+    assert {case.args["convention"] for case in unseen} == {"half", "interleaved"}
+    assert any(case.args["q"].ndim == 3 for case in unseen)
+
+
+# ------------------------------------------------------------------ the engine's refusals
+def test_a_refusal_asks_for_a_valueerror_that_names_the_problem():
+    refusal = Refusal("d_head = 5 is odd", ("d_head", "odd"))
+    assert refused_clearly(ValueError("d_head must be even"), refusal)
+    assert not refused_clearly(ValueError("operands could not be broadcast together"), refusal)
+    assert not refused_clearly(TypeError("d_head"), refusal)
+    assert refused_clearly(ValueError("anything"), Refusal("no words asked"))
+    assert repr(refusal) == "ValueError: d_head = 5 is odd"
+    case = Case("odd", {})
+    mine = Outcome(case, error=ValueError("d_head is odd"), expected=refusal)
+    assert mine.values_ok and behave_alike(mine, Outcome(case, error=ValueError("something else")))
+    assert not behave_alike(mine, Outcome(case, result=np.ones(2)))
+
+
+def _halve(x):
+    if x.shape[-1] % 2:
+        raise ValueError("x has an odd length")
+    return x[..., : x.shape[-1] // 2]
+
+
+HALVE = Exercise(
+    name="my_halve", params=("x",), task="keeps the first half", start_hint="Start with an even length.",
+    reference=lambda x: _halve(x) if x.shape[-1] % 2 == 0 else Refusal("x has an odd length", ("odd",)),
+    cases=lambda: [Case("even", {"x": np.arange(6.0)}), Case("odd", {"x": np.arange(5.0)})],
+    mistakes=(), hidden=None)
+
+
+def test_a_case_to_refuse_that_is_answered_is_named_not_refused_with_the_librarys_words():
+    assert HALVE.check(_halve).passed
+    feedback = HALVE.check(lambda x: x[..., : x.shape[-1] // 2])
+    assert feedback.mistake == NOT_REFUSED.key
+    assert "“x has an odd length”" in feedback.message and "returned an answer instead" in feedback.message
+    assert "expected = ValueError: x has an odd length" in feedback.details
+    # a tuple returned on the refused case is not called "a tuple instead of one array"
+    assert HALVE.check(lambda x: (x,) if x.size % 2 else _halve(x)).mistake == NOT_REFUSED.key
+
+
+def test_a_lessons_table_names_a_case_to_refuse_before_the_generic_mistake():
+    named = Exercise(name="my_halve", params=("x",), task=HALVE.task, start_hint=HALVE.start_hint,
+                     reference=HALVE.reference, cases=HALVE.cases, hidden=None,
+                     mistakes=(exercises.Mistake("odd", "an odd length is kept", "Explained.", "Hint.",
+                                                 like(lambda x: x[..., : x.shape[-1] // 2])),))
+    assert named.check(lambda x: x[..., : x.shape[-1] // 2]).mistake == "odd"
+
+
+def test_calling_the_checks_own_reference_earns_nothing_and_is_said():
+    """The reference answers an odd d_head with the refusal it asks for (a learner's function raises): a
+    function that returns it fails that case, and the feedback also says the reference does not count."""
+    def borrows(q, k, v, positions, convention="half"):
+        return exercises.EXERCISES["my_rope"].reference(q, k, v, positions, convention)
+
+    feedback = ROPE.check(borrows)
+    assert feedback.passed is False and feedback.mistake == "odd_d_head"
+    assert "does not count as solving the exercise" in feedback.message

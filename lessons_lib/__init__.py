@@ -74,6 +74,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "core.backends": ("SDPAResult", "KERNEL_NAMES", "TORCH_CPU_INSTALL", "CHOSEN_BY_TORCH",
         "sdpa_attention", "torch_attention_with_weights", "torch_available", "cuda_available",
         "default_device", "describe_torch", "torch_rope"),
+    "core.decoding": ("kv_head_of", "repeat_kv", "grouped_query_attention", "KVCache", "DecodeStep",
+        "decode_step", "cached_attention", "decode_loop", "sink_window_mask"),
     "core.flash": ("TILE_SCORES", "default_block_size", "flash_attention", "flash_attention_steps",
         "online_softmax", "online_softmax_update", "OnlineSoftmax", "TileStep"),
     "core.masks": ("causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask",

@@ -93,6 +93,7 @@ def _example(parameter: str):
         "tokens": ["the", "cat", "sat", "down"], "mask": ll.causal_mask(4), "causal": True,
         "method": "naive numpy", "cases": [], "weights": np.full((2, 4, 4), 0.25), "width": 6, "height": 4,
         "attend": lambda x: x, "recipe": "minus_inf", "name": "my_softmax", "positions": np.arange(4),
+        "kv": np.ones((2, 4, 8)), "cache": ll.KVCache(), "x_new": rng.standard_normal((1, 8)),
     }
     if parameter not in simple:
         raise KeyError(parameter)

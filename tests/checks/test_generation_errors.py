@@ -61,6 +61,16 @@ def _full(capacity: int) -> ll.KVCache:
      "q brings 2 new tokens but k brings 1"),
     (lambda: ll.decode_step(ONE, ONE, ONE, "cache"), TypeError, "cache must be a KVCache"),
     (lambda: ll.sink_window_mask(5, 2, sinks=-1), ValueError, "sinks must be 0 or more"),
+    (lambda: ll.kv_cache_bytes(-3, 8, 128, 4096), ValueError, "layers must be at least 1; got -3"),
+    (lambda: ll.kv_cache_bytes(32, 8, 128, 0), ValueError, "tokens must be at least 1; got 0"),
+    (lambda: ll.kv_cache_bytes(32, 8, 128, 4096, batch=-1), ValueError, "batch must be at least 1; got -1"),
+    (lambda: ll.kv_cache_bytes(32, 8, 128, 4096, dtype="bfloat61"), ValueError,
+     "dtype must name how each cached number is stored, one of float32 (4 bytes), bfloat16 (2 bytes), "
+     "float16 (2 bytes), float8 (1 byte); got 'bfloat61'. Did you mean 'bfloat16'?"),
+    (lambda: ll.kv_cache_bytes(32, 8, 128, 4096, dtype=np.float16), ValueError, "dtype must name how each"),
+    (lambda: ll.kv_cache_memory("Llama-3-8B", n_kv_heads=5), ValueError, "n_heads = 32 is not a multiple of"),
+    (lambda: ll.kv_cache_memory("Llama 3"), ValueError, "preset must be one of 'GPT-2 small', 'Llama-3-8B'"),
+    (lambda: ll.kv_cache_memory(d_head=-64), ValueError, "d_head must be at least 1; got -64"),
 ])
 def test_bad_generation_input_gets_the_courses_words(call, error, words):
     with pytest.raises(error) as raised:

@@ -153,6 +153,16 @@ def test_a_windowed_cache_gives_what_the_window_mask_gives_the_whole_sequence(n,
     assert set(cache.positions.tolist()) == kept
 
 
+def test_the_ring_overwrites_slot_sinks_plus_p_minus_sinks_mod_window():
+    held = ll.ring_buffer(13, window=4, sinks=2)
+    assert held[-1].tolist() == [0, 1, 10, 11, 12, 9]
+    for step, row in enumerate(held):
+        for p in range(2, step + 1):
+            if p > step - 4:
+                assert row[2 + (p - 2) % 4] == p
+    assert (held[:3, 3:] == -1).all()
+
+
 def test_sink_window_mask_is_lesson_07s_window_plus_the_first_columns():
     np.testing.assert_array_equal(ll.sink_window_mask(9, 3), ll.sliding_window_mask(9, 3))
     mask = ll.sink_window_mask(9, 3, sinks=2)

@@ -82,4 +82,5 @@ def test_the_online_path_reads_a_pretrained_model_the_same_way(monkeypatch):
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained",
                         lambda name, **kw: (_ for _ in ()).throw(OSError("cut")))
     fallback = llama.look_inside_llama("anything")
-    assert fallback.note.startswith("Offline") and "could not be loaded (OSError)" in fallback.attention.reason
+    assert fallback.note.startswith("Offline")
+    assert "could not be loaded (OSError)" in fallback.attention.reason

@@ -512,7 +512,7 @@ def pool_model_kv_heads(run, n_kv_heads: int = 1) -> dict:
 
 
 # --------------------------------------------------------------------------- long contexts
-def sink_head(n_tokens: int = 48, d_head: int = 16, *, strength: float = 3.0, seed: int = 0):
+def sink_head(n_tokens: int = 48, d_head: int = 16, *, strength: float = 4.5, seed: int = 0):
     """Q, K, V ``(n_tokens, d_head)`` of a head with an attention sink on its first token.
 
     Every query shares a direction u, token 0's key points along u (``strength`` sets how far), and token
@@ -538,14 +538,14 @@ class WindowRun:
 
     window: int
     sinks: int
+    value_length: float                               # the average length of a value vector
     weights: dict = field(default_factory=dict)       # "full", "window", "window + sinks" → (L, L)
     outputs: dict = field(default_factory=dict)
     masks: dict = field(default_factory=dict)
 
     def difference(self, name: str) -> np.ndarray:
-        """Per position: ‖output − full output‖ / ‖full output‖."""
-        full = self.outputs["full"]
-        return np.linalg.norm(self.outputs[name] - full, axis=-1) / np.linalg.norm(full, axis=-1)
+        """Per position: ‖output − full attention's output‖, as a fraction of a value's average length."""
+        return np.linalg.norm(self.outputs[name] - self.outputs["full"], axis=-1) / self.value_length
 
     def sentence(self) -> str:
         """Past the window, how far each variant's outputs are from full attention, on average."""
@@ -554,9 +554,9 @@ class WindowRun:
         kept = float(self.difference("window + sinks")[past].mean())
         sink_share = float(self.weights["full"][past, 0].mean())
         return (f"Past the first {self.window + self.sinks} tokens, full attention puts {sink_share:.0%} of "
-                f"each row on the first token. A window of {self.window} without it changes the outputs by "
-                f"{lone:.0%} on average; keeping {self.sinks} sink{'s' if self.sinks != 1 else ''} in "
-                f"sight, by {kept:.0%}.")
+                f"each row on the first token. A window of {self.window} without it moves the outputs by "
+                f"{lone:.0%} of a value's length on average; keeping {self.sinks} sink"
+                f"{'s' if self.sinks != 1 else ''} in sight, by {kept:.0%}.")
 
 
 def window_experiment(n_tokens: int = 48, window: int = 8, sinks: int = 2, *, seed: int = 0) -> WindowRun:
@@ -565,8 +565,8 @@ def window_experiment(n_tokens: int = 48, window: int = 8, sinks: int = 2, *, se
     q, k, v = sink_head(n_tokens, seed=seed)
     n = len(q)
     window = check_int_in_range(window, "window", 1, n)
-    sinks = check_int_in_range(sinks, "sinks", 1, n - 1)
-    run = WindowRun(window, sinks)
+    sinks = check_int_in_range(sinks, "sinks", 0, n - 1)
+    run = WindowRun(window, sinks, float(np.linalg.norm(v[1:], axis=-1).mean()))
     for name, mask in (("full", causal_mask(n)), ("window", decoding.sink_window_mask(n, window, 0)),
                        ("window + sinks", decoding.sink_window_mask(n, window, sinks))):
         run.outputs[name], run.weights[name] = scaled_dot_product_attention(q, k, v, mask=mask)

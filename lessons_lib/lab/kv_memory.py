@@ -18,9 +18,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._checks import VALUE_BYTES, check_kv_heads, check_positive_int, check_value_type, format_bytes
+from .._checks import VALUE_BYTES, check_kv_heads, check_positive_int, check_value_type
 
-__all__ = ["ModelShape", "Published", "PRESETS", "kv_cache_bytes", "KVMemory", "kv_cache_memory", "preset"]
+__all__ = ["ModelShape", "Published", "PRESETS", "kv_cache_bytes", "KVMemory", "kv_cache_memory", "preset",
+           "size_text"]
+
+
+def size_text(n_bytes: float) -> str:
+    """A memory size in decimal units with three significant digits, as the calculator shows it.
+
+    >>> size_text(1_073_741_824), size_text(536_870_912), size_text(131_072), size_text(75_497_472)
+    ('1.07 GB', '537 MB', '131 kB', '75.5 MB')
+    """
+    value = float(n_bytes)
+    for unit in ("B", "kB", "MB", "GB"):
+        if abs(value) < 999.5:
+            return f"{value:.3g} {unit}"
+        value /= 1000
+    return f"{value:,.3g} TB" if value < 1000 else f"{value:,.0f} TB"
 
 
 @dataclass(frozen=True)
@@ -171,18 +186,18 @@ class KVMemory:
         s = self.shape
         kept = f"{self.kept:,} tokens" + (f" (the window of {s.window:,})" if self.kept < self.tokens else "")
         return (f"2 × {s.layers} layers × {s.n_kv_heads} KV heads × {s.d_head} × {kept} × batch {self.batch} "
-                f"× {VALUE_BYTES[self.dtype]} bytes = {format_bytes(self.bytes)}")
+                f"× {VALUE_BYTES[self.dtype]} bytes = {size_text(self.bytes)}")
 
     def sentence(self) -> str:
         """The cache against the weights, in words."""
         s = self.shape
         ratio = self.bytes / self.weights_bytes
-        compare = (f"{ratio:.2f} × the weights' {format_bytes(self.weights_bytes)}" if ratio >= 0.01
-                   else f"less than 1% of the weights' {format_bytes(self.weights_bytes)}")
+        compare = (f"{ratio:.2f} × the weights' {size_text(self.weights_bytes)}" if ratio >= 0.01
+                   else f"less than 1% of the weights' {size_text(self.weights_bytes)}")
         shared = ("" if s.kind == "multi-head" else
                   f"; with one key/value head per query head it would be {self.saving:g}× larger")
         return (f"{s.name}, {self.tokens:,} tokens × batch {self.batch} in {self.dtype}: KV cache "
-                f"{format_bytes(self.bytes)} ({format_bytes(self.per_token)} per token), {compare}{shared}.")
+                f"{size_text(self.bytes)} ({size_text(self.per_token)} per token), {compare}{shared}.")
 
 
 def kv_cache_memory(model="Llama-3-8B", tokens: int | None = None, batch: int = 1, dtype: str | None = None,

@@ -80,7 +80,7 @@ def test_the_calculator_gives_the_numbers_published_for_the_presets():
 
 def test_the_sentence_compares_the_cache_with_the_weights():
     m = ll.kv_cache_memory("Llama-3-8B")
-    assert m.sentence() == ("Llama-3-8B, 8,192 tokens × batch 1 in bfloat16: KV cache 1.1 GB (131.1 kB per "
+    assert m.sentence() == ("Llama-3-8B, 8,192 tokens × batch 1 in bfloat16: KV cache 1.07 GB (131 kB per "
                             "token), 0.07 × the weights' 16.1 GB; with one key/value head per query head it "
                             "would be 4× larger.")
     assert "less than 1% of the weights" in ll.kv_cache_memory("Falcon-7B (multi-query)").sentence()

@@ -74,7 +74,8 @@ def plot_generation_step(trace: lab.GenerationTrace, step: int, *, cached: bool 
     step = check_int_in_range(step, "step", 0, trace.n - 1)
     fig = new_figure(15.0, 10.5)
     top, bottom = fig.add_gridspec(2, 1, height_ratios=[1.25, 1])
-    left, keys, values = (fig.add_subplot(spec) for spec in top.subgridspec(1, 3, width_ratios=[1.6, 1, 1]))
+    spec = top.subgridspec(1, 3, width_ratios=[1.6, 1, 1], wspace=0.12)
+    left, keys, values = (fig.add_subplot(part) for part in spec)
     tokens = trace.tokens
     how = "the new row only" if cached else f"all {step + 1} rows again"
     draw_heatmap(left, trace.weights, tokens, tokens, title=f"Step {step}: “{tokens[step]}” attends\n({how})",

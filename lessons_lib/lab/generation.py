@@ -41,7 +41,7 @@ __all__ = ["GENERATION_TOKENS", "GenerationTrace", "trace_generation", "cache_ag
            "generation_flops", "DecodeTimes", "measure_decode", "PrefillDecode", "measure_prefill_decode",
            "pool_kv_heads", "convert_to_gqa", "GQAConversion", "gqa_conversion", "pool_model_kv_heads",
            "sink_head", "WindowRun", "window_experiment", "ring_buffer", "SinkEviction", "evict_sink",
-           "conversion_verdict"]
+           "conversion_verdict", "pooled_verdict"]
 
 #: The sentence the lesson generates: lesson 02's "The cat sat on the mat." and the story that follows.
 GENERATION_TOKENS = 12
@@ -511,6 +511,21 @@ def pool_model_kv_heads(run, n_kv_heads: int = 1) -> dict:
             "model": converted, "n_heads": n_heads, "n_kv_heads": n_kv}
 
 
+def pooled_verdict(found: dict) -> str:
+    """:func:`pool_model_kv_heads`'s finding in words: how many points of accuracy the pooling cost, rounded
+    to whole points (a model that stays within 2 points kept its answers)."""
+    drop = 100 * (found["before"] - found["after"])
+    heads = f"{found['n_heads']} heads per layer sharing {found['n_kv_heads']} key/value head" + (
+        "s" if found["n_kv_heads"] > 1 else "")
+    if drop <= 2:
+        return f"With {heads}, lesson 09's model keeps its answers: held-out accuracy within 2 points."
+    lost = ("falls to about a coin toss" if found["after"] <= 0.65
+            else f"loses more than {10 * int(drop // 10) or 2} points")
+    return (f"With {heads}, lesson 09's model {lost} on its held-out sentences: its heads did different "
+            f"jobs, and a converted model needs more training to recover (Ainslie et al. train for 5% of the "
+            f"original steps).")
+
+
 # --------------------------------------------------------------------------- long contexts
 def sink_head(n_tokens: int = 48, d_head: int = 16, *, strength: float = 4.5, seed: int = 0):
     """Q, K, V ``(n_tokens, d_head)`` of a head with an attention sink on its first token.
@@ -598,12 +613,25 @@ class SinkEviction:
     error_evicted: float       # the same with <s> out of the window
     weight_on_words: float     # where the weight goes then: the share on real words
 
+    @property
+    def growth(self) -> float:
+        """How many times larger the error is with ``<s>`` evicted."""
+        return self.error_evicted / max(self.error_kept, 1e-12)
+
     def sentence(self) -> str:
-        grown = self.error_evicted / max(self.error_kept, 1e-12)
-        return (f"With <s> in sight, the head parks {self.weight_on_sink:.0%} of the row of a dummy “it” on "
-                f"it, and its output stays near zero (error {self.error_kept:.4f}). With <s> evicted the "
-                f"same weight must go to real words ({self.weight_on_words:.0%} of the row), which hand over "
-                f"their values: the error grows {grown:,.0f}-fold, to {self.error_evicted:.3f}.")
+        """The finding in words, with rounded shares and the growth as a power of ten it passes (no digit a
+        machine's rounding could change)."""
+        power = 10 ** int(np.floor(np.log10(self.growth))) if self.growth >= 10 else 1
+        grown = f"more than {power:,}-fold" if power > 1 else "hardly"
+        return (f"With <s> in sight, the head parks about {self.weight_on_sink:.0%} of the row of a dummy "
+                f"“it” on it and its output stays near zero. With <s> evicted all of that weight must go to "
+                f"real words, which hand over their values: the output's error grows {grown}.")
+
+    def measured(self) -> str:
+        """This run's numbers (another machine's rounding differs in the last digits)."""
+        return (f"weight on <s>: {self.weight_on_sink:.3f}; error with <s>: {self.error_kept:.2e}, without: "
+                f"{self.error_evicted:.2e} ({self.growth:,.0f}×); weight on words without <s>: "
+                f"{self.weight_on_words:.3f}")
 
 
 def evict_sink(run) -> SinkEviction:

@@ -62,6 +62,15 @@ class LlamaInside:
     def note(self) -> str:
         return self.attention.note
 
+    def claims(self) -> str:
+        """The two agreements as claims at float32's precision (no digit a machine could change)."""
+        def claim(value: float) -> str:
+            return ("largest difference below 1e-5" if value < 1e-5
+                    else f"largest difference {value:.1e}, NOT below 1e-5")
+        decoded = claim(self.decode_agreement)
+        return (f"every head's weights against the model's own: {claim(self.weights_agreement)}\n"
+                f"every layer's output, decoded token by token with a KVCache: {decoded}")
+
     @property
     def groups(self) -> str:
         """Which query heads share each key/value head, in words."""

@@ -120,5 +120,6 @@ def test_evicting_lesson_09s_sink_costs_the_dummy_it_its_silence():
     found = ll.evict_sink(run)
     assert found.weight_on_sink > 0.5 and found.weight_on_words > 0.99
     assert found.error_evicted > 10 * found.error_kept and "-fold" in found.sentence()
+    assert "error with <s>" in found.measured()
     with pytest.raises(TypeError, match="train_sink_head"):
         ll.evict_sink(object())

@@ -107,7 +107,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "pool_model_kv_heads", "sink_head", "WindowRun", "window_experiment", "ring_buffer",
         "SinkEviction", "evict_sink", "conversion_verdict", "pooled_verdict"),
     "lab.kv_memory": ("ModelShape", "Published", "PRESETS", "kv_cache_bytes", "KVMemory",
-        "kv_cache_memory", "preset", "size_text"),
+        "kv_cache_memory", "preset", "size_text", "calculated", "published_comparison"),
     "lab.llama": ("SMALL_LLAMA", "LLAMA_SENTENCE", "LlamaInside", "tiny_llama", "llama_attention",
         "look_inside_llama"),
     "lab.measurements": ("measure_score_variance", "difference_claim", "time_ratio_verdict",

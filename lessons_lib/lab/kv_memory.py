@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from .._checks import VALUE_BYTES, check_kv_heads, check_positive_int, check_value_type
 
 __all__ = ["ModelShape", "Published", "PRESETS", "kv_cache_bytes", "KVMemory", "kv_cache_memory", "preset",
-           "size_text"]
+           "size_text", "calculated", "published_comparison"]
 
 
 def size_text(n_bytes: float) -> str:
@@ -229,3 +229,26 @@ def kv_cache_memory(model="Llama-3-8B", tokens: int | None = None, batch: int = 
         weights_bytes=shape.params * VALUE_BYTES[dtype],
         multi_head_bytes=kv_cache_bytes(shape.layers, shape.n_heads, shape.d_head, tokens, batch, dtype,
                                         window=shape.window))
+
+
+def calculated(shape: ModelShape, published: Published) -> float:
+    """What the calculator gives for a published number's setting: bytes, or the published ratio's (the
+    cache with ``ratio_tokens`` tokens and no window, over the cache at ``tokens`` with the model's window)."""
+    ours = kv_cache_memory(shape, published.tokens, published.batch, published.dtype).bytes
+    if published.bytes is not None:
+        return float(ours)
+    whole = kv_cache_bytes(shape.layers, shape.n_kv_heads, shape.d_head, published.ratio_tokens, published.batch,
+                           published.dtype)
+    return whole / ours
+
+
+def published_comparison(model) -> list[str]:
+    """One line per number published for ``model`` (a preset's name or shape): what was published, where,
+    and what the calculator gives for the same setting."""
+    shape = preset(model)
+    lines = []
+    for published in shape.published:
+        value = calculated(shape, published)
+        ours = size_text(value) if published.bytes is not None else f"{value:g}×"
+        lines.append(f"published: {published.what} ({published.source}); the calculator: {ours}")
+    return lines

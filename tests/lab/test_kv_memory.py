@@ -65,15 +65,13 @@ def test_the_calculator_gives_the_numbers_published_for_the_presets():
     checked = 0
     for shape in ll.PRESETS.values():
         for published in shape.published:
-            ours = ll.kv_cache_memory(shape.name, published.tokens, published.batch, published.dtype)
-            if published.bytes is not None:
-                assert ours.bytes == published.bytes, published.what
-            else:
-                no_window = ll.kv_cache_bytes(shape.layers, shape.n_kv_heads, shape.d_head,
-                                              published.ratio_tokens, published.batch, published.dtype)
-                assert no_window / ours.bytes == published.ratio, published.what
+            expected = published.bytes if published.bytes is not None else published.ratio
+            assert ll.calculated(shape, published) == expected, published.what
             checked += 1
     assert checked >= 2
+    lines = ll.published_comparison("Mistral-7B")
+    assert lines == [f"published: {ll.PRESETS['Mistral-7B'].published[0].what} (arxiv.org/abs/2310.06825); "
+                     f"the calculator: 8×"]
     gpt2_xl = ll.kv_cache_bytes(48, 25, 64, 1, dtype="float16")
     assert gpt2_xl == 300 * 1024
 

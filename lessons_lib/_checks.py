@@ -23,7 +23,7 @@ __all__ = [
     "color_range", "check_choice", "is_flag", "is_whole_number", "is_real_number", "MAX_LIVE_CELLS",
     "check_cells", "check_number", "int_or_none", "check_head_weights", "MAX_COUNT", "short_number",
     "check_whole_number", "ROPE_CONVENTIONS", "check_convention", "check_base", "check_pairs",
-    "check_positions",
+    "check_positions", "check_kv_heads", "VALUE_BYTES", "check_value_type", "check_cache_entry",
 ]
 
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
@@ -596,6 +596,69 @@ def check_positions(positions, lead_shape: tuple, name: str = "positions") -> np
         raise ValueError(f"{name} must be at most 2**53 (beyond it a float64 angle has no digits left for "
                          f"the rotation); got {arr.max()}.")
     return arr.astype(np.int64)
+
+
+# ------------------------------------------------------------------ generation (lesson 12)
+def check_kv_heads(n_heads, n_kv_heads, name: str = "n_kv_heads") -> int:
+    """The number of key/value heads: a whole number ≥ 1 that divides ``n_heads`` (grouped-query attention).
+
+    Each key/value head serves a group of n_heads / n_kv_heads query heads, so that ratio must be whole:
+    n_kv_heads = n_heads is multi-head attention, 1 is multi-query attention.
+
+    >>> check_kv_heads(8, 2)
+    2
+    """
+    n_heads = check_positive_int(n_heads, "n_heads")
+    n_kv_heads = check_positive_int(n_kv_heads, name)
+    if n_heads % n_kv_heads:
+        fits = [g for g in range(1, n_heads + 1) if n_heads % g == 0]
+        more = (" There are more key/value heads than query heads: a key/value head with no query head "
+                "would never be read." if n_kv_heads > n_heads else "")
+        raise ValueError(
+            f"n_heads = {n_heads} is not a multiple of {name} = {short_number(n_kv_heads)}: every key/value "
+            f"head serves a group of n_heads / {name} query heads, and that must be a whole number.{more} "
+            f"With {n_heads} query heads, {name} can be {', '.join(map(str, fits))}.")
+    return n_kv_heads
+
+
+#: How many bytes one cached number takes, by the name of its type (the KV-cache calculator of lesson 12).
+VALUE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float8": 1}
+
+
+def check_value_type(value, name: str = "dtype") -> str:
+    """One of :data:`VALUE_BYTES` ("float32", "bfloat16", "float16", "float8"), or an error that says which
+    names exist and, for a misspelling, which one was probably meant.
+
+    >>> check_value_type("bfloat16")
+    'bfloat16'
+    """
+    if isinstance(value, str) and value in VALUE_BYTES:
+        return value
+    import difflib
+
+    close = difflib.get_close_matches(str(value).lower(), VALUE_BYTES, n=1, cutoff=0.6)
+    guess = f" Did you mean {close[0]!r}?" if close and isinstance(value, str) else ""
+    sizes = ", ".join(f"{key} ({size} byte{'s' if size > 1 else ''})" for key, size in VALUE_BYTES.items())
+    raise ValueError(f"{name} must name how each cached number is stored, one of {sizes}; got "
+                     f"{value!r}.{guess}")
+
+
+def check_cache_entry(new: np.ndarray, held: np.ndarray, name: str) -> None:
+    """A new key (or value) fits the cache: the same dtype, the same d_head and the same heads in front.
+
+    ``new`` is ``(..., n_new, d_head)``, ``held`` ``(..., length, d_head)``; ``name`` ("key", "value").
+    """
+    if new.dtype != held.dtype:
+        raise ValueError(f"the new {name} is {new.dtype} but the cache holds {held.dtype} {name}s: one cache "
+                         f"holds one kind of number. Cast the new one first (.astype(np.{held.dtype})) or "
+                         f"start a new cache.")
+    if new.shape[-1] != held.shape[-1]:
+        raise ValueError(f"the new {name} has d_head = {new.shape[-1]} but the cache holds {name}s of "
+                         f"d_head = {held.shape[-1]}: every {name} of one head has the same length.")
+    if new.shape[:-2] != held.shape[:-2]:
+        raise ValueError(f"the new {name} has shape {new.shape}, whose leading axes {new.shape[:-2]} (batch, "
+                         f"heads) differ from the cache's {held.shape[:-2]}: a cache belongs to one layer of "
+                         f"one batch, (..., n_kv_heads, length, d_head).")
 
 
 # ------------------------------------------------------------------ figures (stills and live figures)

@@ -36,7 +36,7 @@ from lessons_lib.course.lessons import part_of
 
 GUIDE = ROOT / "docs" / "teaching.md"
 BEGIN, END = "<!-- plan:begin -->", "<!-- plan:end -->"
-SESSIONS = 9          # eight for Part I, one for Part II (lesson 11); a session never spans two parts
+SESSIONS = 11         # eight for Part I, three for Part II (lessons 11 and 12); none spans two parts
 SESSION_MINUTES = 75  # one class period (a 90-minute slot leaves room for questions)
 REVIEW_MINUTES = 10   # each session opens by going over the previous one's graded exercise
 

@@ -36,6 +36,7 @@ from .._checks import (
     check_base,
     check_convention,
     check_flag,
+    check_kv_heads,
     check_memory,
     check_pairs,
     check_positions,
@@ -167,13 +168,14 @@ def _stand_in(t) -> np.ndarray:
     return np.broadcast_to(np.zeros((), dtype=np_dtype), tuple(t.shape))
 
 
-def _inputs(torch, q, k, v, device, dtype):
+def _inputs(torch, q, k, v, device, dtype, gqa: bool = False):
     """Check Q, K, V as the numpy path does and return them as tensors on ``device``.
 
     Tensors stay tensors (their autograd graph kept; only their shapes come to the CPU
     for checking, their values are checked on the device); numpy arrays and lists go
-    through the numpy checks and become tensors sharing memory where they can. Returns
-    ``(q, k, v, numpy_dtype)``, the last None when any input was a tensor.
+    through the numpy checks and become tensors sharing memory where they can. With ``gqa``
+    K and V may hold fewer heads than Q (axis −3), a number that divides Q's (:func:`_gqa_heads`).
+    Returns ``(q, k, v, numpy_dtype)``, the last None when any input was a tensor.
     """
     raw = {"Q": q, "K": k, "V": v}
     tensors = {n: t for n, t in raw.items() if isinstance(t, torch.Tensor)}
@@ -181,9 +183,16 @@ def _inputs(torch, q, k, v, device, dtype):
         as_float_array(_stand_in(t), name, min_ndim=2, check_values=False)  # dtype, ndim, empty
         if not _all_finite(torch, t):
             as_float_array(t, name, min_ndim=2)  # raises the numpy path's message (rare: copies)
+    if gqa:  # numpy inputs checked as they are; the shape checks below see K and V with Q's heads
+        raw.update({n: as_float_array(raw[n], n, min_ndim=2) for n in raw if n not in tensors})
     stand_ins = {n: (_stand_in(t) if n in tensors else t) for n, t in raw.items()}
+    if gqa:
+        stand_ins.update(_gqa_heads(stand_ins["Q"], stand_ins["K"], stand_ins["V"]))
     checked = check_qkv(*stand_ins.values(), check_values=False)
     arrays = dict(zip(raw, checked))
+    if gqa:   # the real K and V (fewer heads), in the dtype the checks settled on
+        arrays.update({n: np.asarray(raw[n]).astype(checked[0].dtype, copy=False)
+                       for n in ("K", "V") if n not in tensors})
     for name in raw:  # the values of numpy inputs (tensors were checked on their device above)
         if name not in tensors:
             arrays[name] = as_float_array(arrays[name], name, min_ndim=2)
@@ -219,6 +228,27 @@ def _all_finite(torch, t) -> bool:
     return bool(torch.isfinite(t.amin()) & torch.isfinite(t.amax()))
 
 
+def _gqa_heads(q, k, v) -> dict:
+    """Grouped-query attention's shapes: Q ``(..., n_heads, L, d)``, K and V ``(..., n_kv_heads, S, d)`` with
+    n_kv_heads dividing n_heads. Returns stand-ins for K and V with Q's heads (no memory), for the other
+    checks."""
+    for name, a in (("Q", q), ("K", k), ("V", v)):
+        if np.ndim(a) < 3:
+            raise ValueError(f"enable_gqa=True shares key/value heads among query heads, so {name} needs a "
+                             f"head axis: (..., heads, seq_len, d); got shape {np.shape(a)}.")
+    if k.shape[-3] != v.shape[-3]:
+        raise ValueError(f"K has {k.shape[-3]} key/value heads but V has {v.shape[-3]}: each key head has "
+                         f"its value head (K is {k.shape}, V is {v.shape}).")
+    n_heads = q.shape[-3]
+    try:
+        check_kv_heads(n_heads, k.shape[-3])
+    except ValueError as exc:
+        raise ValueError(f"enable_gqa=True: Q has n_heads = {n_heads} heads and K, V have n_kv_heads = "
+                         f"{k.shape[-3]} (axis −3). {exc}") from None
+    return {name: np.broadcast_to(np.zeros((), dtype=a.dtype), (*a.shape[:-3], n_heads, *a.shape[-2:]))
+            for name, a in (("K", k), ("V", v))}
+
+
 def _mask(torch, mask, causal, batch, L, S, device):
     """The mask as a bool tensor that broadcasts against (batch, heads, L, S), or None, and is_causal."""
     causal = check_flag(causal, "causal")
@@ -231,6 +261,11 @@ def _mask(torch, mask, causal, batch, L, S, device):
     check_memory(float(np.prod(batch)) * L * S, f"a mask for {int(np.prod(batch))} batch items of {L}×{S}",
                  "Use causal=True instead of a mask, or fewer batch dimensions.")
     return _fold(tmask, batch), False
+
+
+def _with_heads(batch: tuple, t, gqa: bool) -> tuple:
+    """``batch`` with its last axis (the heads) as ``t`` has it: K's and V's own heads under ``gqa``."""
+    return (*batch[:-1], t.shape[-3]) if gqa else tuple(batch)
 
 
 def _fold(t, batch):
@@ -276,21 +311,21 @@ def _rotated(torch, tq, tk, rope):
             torch_rope(tk, k_pos, base=rotary.base, convention=rotary.convention))
 
 
-def _kernel_choice(torch, q, k, v, mask, causal, scale) -> str:
+def _kernel_choice(torch, q, k, v, mask, causal, scale, gqa: bool = False) -> str:
     """The SDPA kernel torch's dispatcher picks for these inputs, or "chosen by torch".
 
     Asks torch's private selection function; if it is missing or fails, the attention
     still runs and the report says that torch chose.
     """
     try:
-        choice = torch._fused_sdp_choice(q, k, v, mask, 0.0, causal, scale=scale)
+        choice = torch._fused_sdp_choice(q, k, v, mask, 0.0, causal, scale=scale, enable_gqa=gqa)
         name = torch.nn.attention.SDPBackend(choice).name
     except Exception:  # only a report: never let it break the attention
         return CHOSEN_BY_TORCH
     return KERNEL_NAMES.get(name, name.lower())
 
 
-def _run_kernel(torch, kernel, q, k, v, mask, causal, scale):
+def _run_kernel(torch, kernel, q, k, v, mask, causal, scale, gqa: bool = False):
     """SDPA with ``kernel`` forced; a kernel that cannot run these inputs gets a course-style message."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -302,7 +337,7 @@ def _run_kernel(torch, kernel, q, k, v, mask, causal, scale):
         try:
             with sdpa_kernel([getattr(SDPBackend, names[kernel])]):
                 return torch.nn.functional.scaled_dot_product_attention(
-                    q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
+                    q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
         except RuntimeError as exc:
             reasons = [str(w.message) for w in caught if "kernel" in str(w.message).lower()]
             cpu = (" On a CPU, torch has only the flash and math kernels."
@@ -318,7 +353,7 @@ def _run_kernel(torch, kernel, q, k, v, mask, causal, scale):
 
 def sdpa_attention(q, k, v, mask=None, causal: bool = False, scale: float | None = None,
                    device: str | None = None, kernel: str | None = None, dtype=None, *,
-                   rope=None) -> SDPAResult:
+                   rope=None, enable_gqa: bool = False) -> SDPAResult:
     """softmax(Q·Kᵀ/√d_k)·V by torch's fused SDPA; returns ``SDPAResult(output, device, kernel)``.
 
     Same inputs as ``lessons_lib.scaled_dot_product_attention`` (numpy arrays, lists or
@@ -338,22 +373,30 @@ def sdpa_attention(q, k, v, mask=None, causal: bool = False, scale: float | None
     ValueError, never return NaN. ``rope`` turns Q and K by their positions on the device before SDPA
     (``True``, a convention name or a ``Rotary``, as in ``multi_head_attention``; the values are not
     turned): notebook 11.
+
+    ``enable_gqa=True`` is grouped-query attention (notebook 12): K and V hold ``n_kv_heads`` heads on axis
+    −3, a number that divides Q's ``n_heads``, and each key/value head serves a group of n_heads / n_kv_heads
+    consecutive query heads (torch's ``enable_gqa``, no copies of K and V); the result equals the numpy
+    reference on ``repeat_kv(K, n_heads)`` and ``repeat_kv(V, n_heads)``.
     """
     torch = import_torch()
     dev = _device(torch, device)
-    tq, tk, tv, np_dtype = _inputs(torch, q, k, v, dev, _dtype(torch, dtype))
+    gqa = check_flag(enable_gqa, "enable_gqa")
+    tq, tk, tv, np_dtype = _inputs(torch, q, k, v, dev, _dtype(torch, dtype), gqa)
     tq, tk = _rotated(torch, tq, tk, rope)
     L, S = tq.shape[-2], tk.shape[-2]
     scale = check_scale(scale, tq.shape[-1])
-    batch = np.broadcast_shapes(tq.shape[:-2], tk.shape[:-2], tv.shape[:-2])
+    kv_batch = np.broadcast_shapes(tk.shape[:-2], tv.shape[:-2])
+    batch = np.broadcast_shapes(tq.shape[:-2], _with_heads(kv_batch, tq, gqa))
     tmask, is_causal = _mask(torch, mask, causal, batch, L, S, dev)
-    tq, tk, tv = (_fold(t, batch) for t in (tq, tk, tv))
+    tq = _fold(tq, batch)
+    tk, tv = (_fold(t, _with_heads(batch, tk, gqa)) for t in (tk, tv))
     if kernel is None:
-        used = _kernel_choice(torch, tq, tk, tv, tmask, is_causal, scale)
-        out = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=tmask,
-                                                               is_causal=is_causal, scale=scale)
+        used = _kernel_choice(torch, tq, tk, tv, tmask, is_causal, scale, gqa)
+        out = torch.nn.functional.scaled_dot_product_attention(
+            tq, tk, tv, attn_mask=tmask, is_causal=is_causal, scale=scale, enable_gqa=gqa)
     else:
-        out = _run_kernel(torch, kernel, tq, tk, tv, tmask, is_causal, scale)
+        out = _run_kernel(torch, kernel, tq, tk, tv, tmask, is_causal, scale, gqa)
         used = kernel
     if not _all_finite(torch, out):
         name = str(out.dtype).removeprefix("torch.")
@@ -372,17 +415,22 @@ def sdpa_attention(q, k, v, mask=None, causal: bool = False, scale: float | None
 
 
 def torch_attention_with_weights(q, k, v, mask=None, causal: bool = False, scale: float | None = None,
-                                 device: str | None = None, *, rope=None):
+                                 device: str | None = None, *, rope=None, enable_gqa: bool = False):
     """The same attention in plain torch ops, returning ``(output, weights)`` for heatmaps.
 
     SDPA returns no weights, so this spells the formula out (as the math kernel
     does): scores = Q·Kᵀ·scale, −∞ where masked, softmax, times V. Accepts the same
-    inputs as :func:`sdpa_attention` (``rope`` too); tensors keep their autograd graph.
+    inputs as :func:`sdpa_attention` (``rope`` and ``enable_gqa`` too: each key/value head is then
+    repeated for its group of query heads); tensors keep their autograd graph.
     """
     torch = import_torch()
     dev = _device(torch, device)
-    tq, tk, tv, np_dtype = _inputs(torch, q, k, v, dev, None)
+    gqa = check_flag(enable_gqa, "enable_gqa")
+    tq, tk, tv, np_dtype = _inputs(torch, q, k, v, dev, None, gqa)
     tq, tk = _rotated(torch, tq, tk, rope)
+    if gqa:
+        group = tq.shape[-3] // tk.shape[-3]
+        tk, tv = (t.repeat_interleave(group, dim=-3) for t in (tk, tv))
     L, S = tq.shape[-2], tk.shape[-2]
     batch = np.broadcast_shapes(tq.shape[:-2], tk.shape[:-2])
     check_memory(2.0 * float(np.prod(batch)) * L * S * tq.element_size(),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import as_float_array, check_mask, check_positive_int, is_real_number, is_whole_number
+from .._checks import as_float_array, check_mask, check_positive_int
 from . import position
 from .attention import project_qkv, scaled_dot_product_attention
 

@@ -291,4 +291,18 @@ LESSONS: dict[str, Lesson] = _by_number(
         cuts=(("ALiBi", "read at home"), ("Quiz", "set it as homework"),
               ("Two layouts", "say it in one sentence: the exercise's check names the trap")),
     ),
+    Lesson(
+        slug="12_generation",
+        title="Generation: the KV cache, shared heads and long contexts",
+        short="Generation: the KV cache",
+        summary="generation as a loop; the KV cache filled step by step, timed and sized for real models; "
+                "grouped-query attention; sliding windows with sinks; prefill and decode; a Llama read by "
+                "the course",
+        minutes=80,
+        torch=True,
+        points={"my_decode_step": 4, "my_repeat_kv": 2},
+        cuts=(("Look inside", "show the printed agreement only"), ("Quiz", "set it as homework"),
+              ("Prefill and decode", "read at home"),
+              ("Long contexts", "show the window explorer's first picture only")),
+    ),
 )

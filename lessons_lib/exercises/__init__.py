@@ -32,6 +32,10 @@ check                       learner writes                                  note
 ``check_softmax_off``       ``my_softmax_off(scores)``                      09_attention_in_action
 ``check_rope``              ``my_rope(q, k, v, positions, convention)``     11_position
                             ``-> (Q, K, V)``: RoPE on Q and K
+``check_decode_step``       ``my_decode_step(q, k, v, k_cache, v_cache)``   12_generation
+                            ``-> (output, K cache, V cache)``
+``check_repeat_kv``         ``my_repeat_kv(kv, n_heads)``: each key/value   12_generation
+                            head for its group of query heads
 ==========================  ==============================================  ===========================
 
 Layout: :mod:`.engine` runs and diagnoses (an :class:`Exercise`, the rule for naming a

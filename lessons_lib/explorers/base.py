@@ -25,6 +25,14 @@ explorer                        notebook  what moves
 :class:`SinusoidExplorer`       11        the sinusoids PE and one row's dot products: position, d_model
 :class:`RopeExplorer`           11        RoPE's dials, the score against the offset, ALiBi's row: m, n,
                                           offset, d_head, base, convention
+:class:`KVCacheExplorer`        12        generation step by step, the K and V caches, the work: step,
+                                          with the cache or recomputing
+:class:`MemoryExplorer`         12        the KV cache against the context beside the weights: model,
+                                          layers, n_heads, n_kv_heads, d_head, context, batch, dtype
+:class:`GroupedQueryExplorer`   12        lesson 06's heads sharing pooled key/value heads: n_kv_heads,
+                                          the token followed, its row or its column
+:class:`WindowExplorer`         12        a sliding window with sinks, the rolling cache, each output's
+                                          distance from full attention: window, sinks, query
 ==============================  ========  ============================================================
 
 :class:`ExplorerBase` is the base of every explorer of the course; :class:`Explorer` adds what the

@@ -27,6 +27,10 @@ BERT self-attention                 ``query``, ``key``, ``value`` are Linear: tr
                                     none: W_O = I, b_O = 0)
 nanoGPT ``CausalSelfAttention``     ``c_attn`` = Linear(d, 3·d), ``c_proj`` = Linear(d, d): split by
                                     rows, then transposed
+Llama-style attention               ``q_proj``, ``k_proj``, ``v_proj``, ``o_proj`` are Linear: transposed;
+(``transformers``: Llama, Mistral,  ``k_proj`` and ``v_proj`` hold fewer heads than ``q_proj`` (grouped-
+Qwen 2 and their kin)               query attention); RoPE in the "half" layout with the config's base
+                                    (notebook 12)
 ==================================  ===================================================================
 
 Every option of these modules that changes what they compute is either reproduced or refused with
@@ -46,6 +50,16 @@ a message naming it (``tests/lab/test_adapters.py`` walks them all):
 * Any of them with its weights on the ``meta`` device (made without weights) is refused: there is
   nothing to read.
 
+* Llama-style attention (``weights_from_llama_attention``, notebook 12): its dict is for
+  ``grouped_query_attention(x, **weights, causal=True)`` (and the cache's ``cached_attention``,
+  ``decode_loop``): W_Q ``(d, n_heads·d_head)``, W_K and W_V ``(d, n_kv_heads·d_head)``, W_O
+  ``(n_heads·d_head, d)``, ``n_kv_heads`` and ``rope`` (a ``Rotary`` with the config's base). Biases
+  (``attention_bias``, Qwen 2) are read; a score scale other than 1/√d_head is carried into W_Q and b_Q as
+  for GPT-2. Refused: RoPE scaled or stretched (``rope_type`` other than "default": Llama 3.1's "llama3",
+  "linear", "dynamic", "yarn" change the angles), RoPE on part of each head (``partial_rotary_factor``),
+  queries and keys normalised per head (``q_norm``, ``k_norm``: Qwen 3, OLMo 2) and a sliding window
+  (Mistral's ``sliding_window``: use ``decode_loop`` with ``KVCache(window=...)``).
+
 Which attention *implementation* a model runs (eager, SDPA) changes nothing here. Dropout is not
 read: use the modules in ``eval()`` mode to compare (in ``train()`` mode their outputs are random).
 torch is imported only inside the functions: ``import lessons_lib`` never imports it.
@@ -56,9 +70,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_flag
+from ..core.position import Rotary
 
 __all__ = ["weights_from_torch_multihead", "weights_from_gpt2_attention", "weights_from_bert_attention",
-           "weights_from_nanogpt_attention", "attention_weights_of"]
+           "weights_from_nanogpt_attention", "weights_from_llama_attention", "attention_weights_of"]
 
 
 def _numpy(tensor) -> np.ndarray:
@@ -238,6 +253,62 @@ def weights_from_nanogpt_attention(module) -> dict:
     return _pack(w_q, w_k, w_v, _numpy(proj.weight).T, b_q, b_k, b_v, _bias(proj, d), module.n_head)
 
 
+def weights_from_llama_attention(module) -> dict:
+    """The weights of a Hugging Face Llama-style attention (``model.model.layers[i].self_attn``), for
+    :func:`~lessons_lib.core.decoding.grouped_query_attention`.
+
+    ``q_proj``, ``k_proj``, ``v_proj``, ``o_proj`` are ``nn.Linear``, weight (out, in): transposed. W_Q is
+    ``(d, n_heads·d_head)``, W_K and W_V ``(d, n_kv_heads·d_head)`` (grouped-query attention: query head h
+    reads key/value head h // (n_heads / n_kv_heads), as transformers' ``repeat_kv``), W_O ``(n_heads·d_head,
+    d)``; d_head is the module's ``head_dim``. RoPE: ``rope`` is ``Rotary(base=<the config's rope_theta>,
+    convention="half")`` (transformers' ``rotate_half``). Llama is causal: call
+    ``grouped_query_attention(x, **weights, causal=True)``, or generate with ``cached_attention`` and a
+    ``KVCache``. Options that change what the module computes and that the course cannot reproduce are
+    refused by name (the module docstring lists them). Notebook 12.
+    """
+    function = "weights_from_llama_attention"
+    _require(module, ("q_proj", "k_proj", "v_proj", "o_proj", "config", "head_dim"),
+             "a Llama-style attention (LlamaAttention, MistralAttention, Qwen2Attention: q_proj, k_proj, "
+             "v_proj, o_proj)", function)
+    config = module.config
+    for norm in ("q_norm", "k_norm"):
+        if getattr(module, norm, None) is not None:
+            _refuse(function, f"a {norm}", "it normalises every query (or key) of each head before RoPE "
+                    "(Qwen 3, OLMo 2); the course's attention projects and turns them, nothing more.")
+    window = getattr(module, "sliding_window", getattr(config, "sliding_window", None))
+    if window is not None and getattr(config, "use_sliding_window", True) is not False:
+        _refuse(function, f"sliding_window={window}", f"each query sees only its last {window} keys "
+                f"(Mistral's window), while grouped_query_attention sees every earlier key. For "
+                f"generation with the window, use ll.decode_loop(x, **weights, "
+                f"cache=ll.KVCache(window={window})) on weights read from a copy of the config without it.")
+    rope = dict(getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None) or {})
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    if kind != "default":
+        _refuse(function, f"rope_type={kind!r}", "it rescales or stretches RoPE's angles for long contexts; "
+                "the course's Rotary turns pair i by position · base^(−2i/d_head) exactly, the \"default\" "
+                "RoPE.")
+    partial = rope.get("partial_rotary_factor", getattr(config, "partial_rotary_factor", 1.0))
+    if partial not in (None, 1, 1.0):
+        _refuse(function, f"partial_rotary_factor={partial}", "RoPE turns only part of each head; the "
+                "course's Rotary turns all of it.")
+    theta = float(rope.get("rope_theta", getattr(config, "rope_theta", 10000.0)))
+    d_head = int(module.head_dim)
+    n_heads = module.q_proj.weight.shape[0] // d_head
+    n_kv = module.k_proj.weight.shape[0] // d_head
+    if n_heads * d_head != module.q_proj.weight.shape[0] or n_kv * d_head != module.k_proj.weight.shape[0]:
+        _refuse(function, f"projections that are not whole heads of head_dim={d_head}",
+                "each projection must hold its heads side by side.")
+    w_q, w_k, w_v, w_o = (_numpy(getattr(module, f"{name}_proj").weight).T for name in "qkvo")
+    b_q, b_k, b_v = (_bias(getattr(module, f"{name}_proj"), width)
+                     for name, width in (("q", n_heads * d_head), ("k", n_kv * d_head), ("v", n_kv * d_head)))
+    b_o = _bias(module.o_proj, w_o.shape[1])
+    factor = float(getattr(module, "scaling", d_head ** -0.5)) * np.sqrt(d_head)   # as for GPT-2
+    if factor != 1.0:
+        w_q, b_q = w_q * factor, b_q * factor
+    return {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o, "b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o,
+            "n_heads": int(n_heads), "n_kv_heads": int(n_kv), "rope": Rotary(base=theta, convention="half")}
+
+
 def attention_weights_of(module) -> dict:
     """The course-layout weights of any module above, recognised by its attributes."""
     if hasattr(module, "in_proj_weight"):
@@ -248,6 +319,8 @@ def attention_weights_of(module) -> dict:
         return weights_from_nanogpt_attention(module)
     if hasattr(getattr(module, "self", module), "num_attention_heads"):
         return weights_from_bert_attention(module)
+    if hasattr(module, "q_proj") and hasattr(module, "o_proj"):
+        return weights_from_llama_attention(module)
     raise TypeError(f"attention_weights_of does not know {type(module).__name__}: give an "
-                    f"nn.MultiheadAttention, a GPT-2 or BERT attention layer, or a nanoGPT "
+                    f"nn.MultiheadAttention, a GPT-2, BERT or Llama-style attention layer, or a nanoGPT "
                     f"CausalSelfAttention.")

@@ -28,7 +28,7 @@ import numpy as np
 from . import coref
 
 __all__ = ["ModelAttention", "look_inside", "gpt2_attention", "gpt2_layer_weights", "course_model_attention",
-           "GPT2_NAME"]
+           "GPT2_NAME", "offline_reason"]
 
 GPT2_NAME = "gpt2"              # GPT-2 small on the Hugging Face hub: 12 layers × 12 heads, d_model = 768
 _HUB = ("huggingface.co", 443)
@@ -91,6 +91,21 @@ def _hub_reachable(timeout: float = 1.5) -> bool:
             return True
     except OSError:
         return False
+
+
+def offline_reason(online: bool = True, weights: str = "the weights") -> str | None:
+    """Why a look inside a real model must stay offline, in a few words, or None when it may go online:
+    ``online=False`` or an offline switch (LESSONS_OFFLINE, HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE), no
+    transformers, or no answer from huggingface.co to fetch ``weights`` (lessons 10 and 12)."""
+    if not online or offline_requested():
+        return "offline by request"
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        return "transformers is not installed (pip install transformers)"
+    if not _hub_reachable():
+        return f"no internet to fetch {weights}"
+    return None
 
 
 def gpt2_attention(sentence: str, *, name: str = GPT2_NAME) -> ModelAttention:
@@ -189,17 +204,7 @@ def look_inside(sentence: str = coref.SENTENCE_A, *, online: bool = True, run=No
     """
     if not isinstance(sentence, str) or not sentence.strip():
         raise TypeError(f"sentence must be text, e.g. {coref.SENTENCE_A!r}; got {sentence!r}.")
-    reason = None
-    if not online or offline_requested():
-        reason = "offline by request"
-    else:
-        try:
-            import transformers  # noqa: F401
-        except ImportError:
-            reason = "transformers is not installed (pip install transformers)"
-        else:
-            if not _hub_reachable():
-                reason = "no internet to fetch GPT-2's weights"
+    reason = offline_reason(online, "GPT-2's weights")
     if reason is None:
         try:
             return gpt2_attention(sentence)

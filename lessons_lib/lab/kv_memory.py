@@ -233,12 +233,13 @@ def kv_cache_memory(model="Llama-3-8B", tokens: int | None = None, batch: int = 
 
 def calculated(shape: ModelShape, published: Published) -> float:
     """What the calculator gives for a published number's setting: bytes, or the published ratio's (the
-    cache with ``ratio_tokens`` tokens and no window, over the cache at ``tokens`` with the model's window)."""
+    cache with ``ratio_tokens`` tokens and no window, over the cache at ``tokens`` with the model's
+    window)."""
     ours = kv_cache_memory(shape, published.tokens, published.batch, published.dtype).bytes
     if published.bytes is not None:
         return float(ours)
-    whole = kv_cache_bytes(shape.layers, shape.n_kv_heads, shape.d_head, published.ratio_tokens, published.batch,
-                           published.dtype)
+    whole = kv_cache_bytes(shape.layers, shape.n_kv_heads, shape.d_head, published.ratio_tokens,
+                           published.batch, published.dtype)
     return whole / ours
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lessons_lib as ll
-from lessons_lib.lab import llama, real_model
+from lessons_lib.lab import llama
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -72,8 +72,7 @@ def test_the_online_path_reads_a_pretrained_model_the_same_way(monkeypatch):
         def __init__(self):
             self.model = ll.tiny_llama(2)
 
-    monkeypatch.setattr(real_model, "_offline_requested", lambda: False)
-    monkeypatch.setattr(real_model, "_hub_reachable", lambda timeout=1.5: True)
+    monkeypatch.setattr(llama, "offline_reason", lambda online=True, weights="": None)  # as if online
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda name: Tokenizer())
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda name, **kw: Wrapped())
     found = llama.look_inside_llama("anything")

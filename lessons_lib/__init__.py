@@ -29,8 +29,10 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     The formulas in numpy, read like the paper: ``attention`` (the four steps, their composition,
     the low-memory variant), ``masks`` (causal, padding and sliding-window masks, True = may attend,
     aligned as in torch), ``multihead`` (split, attend, concatenate, W_O; the per-head form),
-    ``flash`` (tiles and the online softmax, never an L × S matrix); ``backends`` is the torch path,
-    SDPA on CUDA when there is one (torch imported lazily).
+    ``flash`` (tiles and the online softmax, never an L × S matrix), ``position`` (lesson 11:
+    sinusoids, RoPE in both layouts, ALiBi), ``decoding`` (lesson 12: the KV cache, a decode step,
+    key/value heads shared by groups of query heads); ``backends`` is the torch path, SDPA on CUDA
+    when there is one (torch imported lazily).
 ``lab/``
     What the lessons compute with and measure: ``data`` (the course's sentences, embeddings, random
     Q, K, V), ``heads`` (lesson 06: the shape at each stage, the cost of heads, heads built by
@@ -39,7 +41,10 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     scaling), ``measurements`` (claims and verdicts that hold on every CPU), ``coref`` and
     ``models`` (lesson 09: the synthetic coreference set, the tiny torch model trained
     deterministically), ``adapters`` and ``real_model`` (lesson 10: real models' attention weights
-    in the course's layout, GPT-2 or the course's own model offline).
+    in the course's layout, GPT-2 or the course's own model offline), ``position`` (lesson 11:
+    shuffled tokens, the order task), ``generation``, ``kv_memory`` and ``llama`` (lesson 12:
+    generation traced and timed, pooled key/value heads, windows and sinks; the KV-cache calculator;
+    a Llama-style model's layers recomputed).
 ``figures/``
     Figures: ``style`` (one look: colormaps, fonts, masked cells hatched, never drawn as 0; the WCAG
     contrast ratio), ``base`` (heatmap, figure helpers), ``attention_maps`` (the stills several

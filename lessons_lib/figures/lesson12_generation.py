@@ -44,6 +44,9 @@ def _generated(trace: lab.GenerationTrace, step: int) -> np.ndarray:
 def plot_cache_work(trace: lab.GenerationTrace, step: int, *, ax=None):
     """Dot products per step with the cache (one new row) and recomputing (every row again), steps
     0 … L − 1, the current step marked."""
+    if not isinstance(trace, lab.GenerationTrace):
+        raise TypeError(f"Expected what trace_generation returns; got {type(trace).__name__}.")
+    step = check_int_in_range(step, "step", 0, trace.n - 1)
     if ax is None:
         ax = new_figure(6.0, 4.2).add_subplot()
     steps = np.arange(trace.n)

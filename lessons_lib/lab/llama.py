@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import check_seed, check_text
+from .._checks import check_memory, check_positive_int, check_seed, check_text
 from ..core import decoding
 from .adapters import weights_from_llama_attention
 from .kv_memory import kv_cache_bytes
@@ -88,6 +88,9 @@ def tiny_llama(seed: int = 0, *, vocab_size: int = 256):
     from transformers import LlamaConfig, LlamaModel
 
     seed = check_seed(seed, allow_generator=False)
+    vocab_size = check_positive_int(vocab_size, "vocab_size")
+    check_memory(vocab_size * 64 * 4, f"a tiny Llama's embedding table of vocab_size={vocab_size:,} words",
+                 "Use a vocabulary of a few hundred to a few thousand words.")
     config = LlamaConfig(vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
                          num_attention_heads=8, num_key_value_heads=2, head_dim=8,
                          max_position_embeddings=256,

@@ -96,6 +96,10 @@ def _example(parameter: str):
         return ll.measure_scaling(sizes=(16, 32), d=4, repeats=1, progress=False)
     if parameter == "steps":
         return ll.flash_attention_steps(q, k, v, block_size=2)
+    if parameter == "trace":
+        return ll.trace_generation(4)
+    if parameter == "held":
+        return ll.ring_buffer(6, 3, sinks=1)
     if parameter == "view":
         return ll.rotation_view(*ll.rope_vectors(8), 3, 1)
     simple = {

@@ -235,6 +235,16 @@ def test_no_test_or_tool_imports_a_test_module():
     assert not importing, f"these import test modules: {importing}; move what they share to tests/helpers/."
 
 
+#: the most lines a file of the tests may hold: past it, a file holds more than one behaviour
+MAX_TEST_LINES = 600
+
+
+def test_no_file_of_the_tests_is_over_600_lines():
+    long = {str(p.relative_to(REPO)): n for p in TESTS.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_TEST_LINES}
+    assert not long, f"split these by the behaviour they hold (at most {MAX_TEST_LINES} lines): {long}"
+
+
 def test_the_library_and_the_tools_import_in_no_circle():
     """Counting the imports inside functions: a circle hidden in one is still a circle."""
     circles = [" → ".join(circle) for circle in import_circles(import_graph())]

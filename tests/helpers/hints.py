@@ -8,7 +8,9 @@ of the rule that a hint nudges and never names an operation of the solution, in 
   expression, keyword argument and subscript, as a code pattern whose variable names are free (``K.T``
   matches ``k.T``), and each operation's name (``sqrt``, ``@``, ``keepdims`` ...), which :data:`WORDS` turns
   into the words that say it in prose ("square root", "matrix product", "keep the axis" ...). Arithmetic
-  on sizes (``n_heads * d_head``, ``x.shape``) is a shape, which a hint may name, not an operation;
+  on sizes (``n_heads * d_head``, ``x.shape``) is a shape, which a hint may name, not an operation; a builtin
+  called by name keeps its name (``len(`` is len, not any word before a bracket); a helper the solution
+  defines itself is no operation of its own, the operations in its body are;
 * :func:`learner_texts`: every text a check can show for an exercise: its start hint, each mistake's
   title, explanation and every tier of its hints (evaluated on the outcomes of the mistakes' own
   candidates and of generic wrong answers, errors included), the shared mistakes of ``catalogue.py`` and
@@ -19,6 +21,7 @@ of the rule that a hint nudges and never names an operation of the solution, in 
 from __future__ import annotations
 
 import ast
+import builtins
 import keyword
 import re
 from dataclasses import dataclass
@@ -67,6 +70,19 @@ WORDS: dict[str, tuple[str, ...]] = {
     "k": (r"\bk ?= ?-?\d", r"diagonal offset", r"\babove the diagonal\b", r"superdiagonal"),
     "dtype": (r"\bdtype ?= ?\w+",),
     "None]": (r"none\]", r"newaxis", r"new axis", r"column axis"),
+    "**": (r"\*\*", r"\bpowers?\b", r"\braised? to\b", r"\^", r"\bexponents?\b"),
+    "%": (r"%", r"\bmodul[oa]\b", r"\bremainders?\b"),
+    "sin": (r"\bsin\b", r"\bsines?\b", r"\bsinus"),
+    "cos": (r"\bcos\b", r"\bcosines?\b"),
+    "arange": (r"\barange\b", r"\brange\(", r"\b(?:numbers|integers|indices) (?:from )?0 (?:to|up to|…)"),
+    "asarray": (r"\basarray\b", r"\bconvert\w* (?:it |them |\w+ )?(?:in)?to an? (?:numpy )?array"),
+    "concatenate": (r"concatenat", r"\bappend", r"\b[vh]stack\b", r"\bglu(?:e|es|ed|ing)\b",
+                    r"(?<!\.)\bjoin(?:s|ed|ing)?\b(?!\()"),  # not a process's .join()
+    "stack": (r"\bstack(?:s|ed|ing)?\b",),
+    "repeat": (r"\brepeat", r"\brepetition", r"\bduplicat", r"\bcop(?:ies|ied|ying)\b",
+               r"\bcopy (?:it|them|each|every)\b"),
+    "len": (r"\blen\b",),
+    "ValueError": (r"\bValueError\(", r"\braises? (?:a |an )?(?:clear )?ValueError\b", r"\bthrows?\b"),
 }
 
 _OPERATOR_NAMES = {ast.MatMult: "@", ast.Div: "/", ast.FloorDiv: "//", ast.Mult: "*", ast.Sub: "-",
@@ -129,10 +145,11 @@ class Operation:
     tokens: tuple[str, ...]
 
 
-def code_tokens(text: str) -> list[str]:
+def code_tokens(text: str, keep: frozenset[str] = frozenset()) -> list[str]:
     """Code (or prose quoting code, or math) as tokens: a variable name becomes NAME, the names of
-    attributes, methods and of numpy's functions stay, Python's keywords and numbers stay; the notation of
-    the lessons is read as code (Q·Kᵀ as ``Q @ K.T``, − as -)."""
+    attributes, methods and of numpy's functions stay, Python's keywords and numbers stay, and so do the
+    names in ``keep`` (the builtins a solution calls by name: ``len(`` is len, not any word before a
+    bracket); the notation of the lessons is read as code (Q·Kᵀ as ``Q @ K.T``, − as -)."""
     text = (text.replace("−", "-").replace("·", " @ ").replace("ᵀ", ".T").replace("√", " sqrt ")
             .replace("“", '"').replace("”", '"'))
     text = re.sub(r"\.(?=\s|$)", " ; ", text)  # a full stop ends a sentence: it is not an attribute's dot
@@ -143,7 +160,7 @@ def code_tokens(text: str) -> list[str]:
     for token in raw:
         if token != "u-" and re.match(r"[A-Za-z_]", token) and not keyword.iskeyword(token):
             attribute = bool(out) and out[-1] == "."
-            out.append(token if attribute or token in ("np", "numpy") else "NAME")
+            out.append(token if attribute or token in ("np", "numpy") or token in keep else "NAME")
         else:
             out.append(token)
     return out
@@ -176,20 +193,34 @@ def _is_size(node: ast.AST, sizes: set[str]) -> bool:
     return False
 
 
+def _called_builtins(tree: ast.AST) -> frozenset[str]:
+    """The builtins ``tree`` calls by name (``len``, ``ValueError``): each is matched by its own name."""
+    return frozenset(node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call)
+                     and isinstance(node.func, ast.Name) and hasattr(builtins, node.func.id))
+
+
+def _own_functions(tree: ast.AST) -> set[str]:
+    """The functions a solution defines itself (a helper it calls on Q and on K): a call of one is not an
+    operation of its own; the operations inside its body are listed like every other."""
+    return {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+
+
 def operations(code: str) -> list[Operation]:
     """Every operation of ``code`` (a solution): see the module's docstring."""
     tree = ast.parse(code)
-    sizes = _size_names(tree)
+    sizes, keep, own = _size_names(tree), _called_builtins(tree), _own_functions(tree)
     found: dict[tuple, Operation] = {}
 
     def add(name: str, snippet: str) -> None:
-        tokens = tuple(code_tokens(snippet))
+        tokens = tuple(code_tokens(snippet, keep))
         found.setdefault((name, tokens), Operation(name, snippet, tokens))
 
     for node in ast.walk(tree):
         if not isinstance(node, ast.expr) or _is_size(node, sizes):
             continue
         snippet = ast.unparse(node)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in own:
+            continue
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "call")
@@ -223,7 +254,7 @@ def unnamed_operations(code: str) -> set[str]:
 
 def named_operations(text: str, code: str) -> list[str]:
     """The operations of the solution ``code`` that ``text`` names, in code or in words."""
-    tokens = code_tokens(text)
+    tokens = code_tokens(text, _called_builtins(ast.parse(code)))
     named = []
     for op in operations(code):
         n = len(op.tokens)

@@ -140,7 +140,8 @@ def _odd_explained(o: Outcome) -> str:
     else:
         did = f"your function raised {type(o.error).__name__} (“{o.error}”) instead of a ValueError"
     return (f"d_head = {d} is odd: the dimensions cannot all be paired, so RoPE has no answer here, and the "
-            f"right reply is a ValueError that says so (the library: “{o.expected.message}”). Instead {did}.")
+            f"right reply is a ValueError whose message tells the caller that d_head = {d} is odd. Instead "
+            f"{did}.")
 
 
 _TRY_HAND = "Try the hand-made case: q = [[1, 0]] at position 1 should come back as about [[0.54, 0.84]]."
@@ -179,9 +180,9 @@ ROPE = Exercise(
         ),
         Mistake(
             "interleaved_for_half", "the interleaved pairs are turned where “half” is asked",
-            "On the “half” cases your function turns neighbouring dimensions together, (0, 1), (2, 3), …; in "
-            "the “half” layout dimension i turns with dimension i + d_head/2. The two layouts give other "
-            "numbers for the same vectors: the trap of section 5.",
+            "On the “half” cases your function turns neighbouring dimensions together, 0 with 1, 2 with 3, "
+            "…; in the “half” layout dimension i turns with dimension i + d_head/2. The two layouts give "
+            "other numbers for the same vectors: the trap of section 5.",
             ("Which dimensions form a pair is set by the layout the call asks for.",
              "Compare the pairs your function turns together with the lesson's table of pairs for "
              "d_head = 6.",
@@ -192,8 +193,8 @@ ROPE = Exercise(
         Mistake(
             "half_for_interleaved", "the “half” pairs are turned where “interleaved” is asked",
             "On the “interleaved” cases your function pairs dimension i with i + d_head/2; in the "
-            "“interleaved” layout neighbours turn together, (0, 1), (2, 3), …. The two layouts give other "
-            "numbers for the same vectors: the trap of section 5.",
+            "“interleaved” layout neighbours turn together, 0 with 1, 2 with 3, …. The two layouts give "
+            "other numbers for the same vectors: the trap of section 5.",
             ("Which dimensions form a pair is set by the layout the call asks for.",
              "Compare the pairs your function turns together with the lesson's table of pairs for "
              "d_head = 6.",
@@ -224,17 +225,18 @@ ROPE = Exercise(
         ),
         Mistake(
             "speeds_fall_too_slowly", "the speeds fall too slowly from pair to pair",
-            "Your pairs slow down from one to the next, but by half as many powers of the base as RoPE's: "
-            "θ_i = 10000^(−2i/d_head), where i counts the pairs and each pair holds two dimensions.",
-            ("The exponent of pair i counts dimensions, and a pair holds two of them.",
+            "Your pairs slow down from one to the next, but too gently: in a head of 8 your last pair turns "
+            "about 0.03 radians per position, where RoPE's turns 0.001. Over a head the speeds fall from 1 "
+            "towards 1/10000, and the way there is measured in dimensions, two to a pair, not in pairs.",
+            ("A pair holds two dimensions: the speeds are spread over all d_head dimensions of the head.",
              "Compare your last pair's speed with the lesson's list for the same d_head.",
              "Try d_head = 8 at position 1: the four pairs must turn by 1, 0.1, 0.01 and 0.001 radians."),
             like(_candidate(speed=lambda i, d: 10000.0 ** (-i / d))),
         ),
         Mistake(
             "speeds_rise", "the speeds rise from pair to pair instead of falling",
-            "Your later pairs turn faster than the first, by powers of the base above 1. RoPE's speeds fall: "
-            "pair 0 turns one radian per position, the last the least.",
+            "Your later pairs turn faster than the first: in a head of 8 your last pair turns 1000 radians "
+            "per position. RoPE's speeds fall: pair 0 turns one radian per position, the last the least.",
             ("The first pair is the fastest; the others slow down.",
              "Every speed except the first is below one radian per position.",
              "Try d_head = 8 at position 1: the four pairs must turn by 1, 0.1, 0.01 and 0.001 radians."),
@@ -242,9 +244,10 @@ ROPE = Exercise(
         ),
         Mistake(
             "no_base", "the speeds do not come from the base 10000",
-            "Your speeds fall from pair to pair, but not as powers of the base 10000 (with e, say, or with "
-            "the exponent itself as the speed): the slow pairs are far too fast or do not turn at all.",
-            ("The speeds are powers of one number, the base, 10000 in the paper.",
+            "Your speeds are not RoPE's: with the base 10000 the last pair of a head of 8 turns a "
+            "thousandth of a radian per position, and yours turns far faster, or one of your pairs does not "
+            "turn at all.",
+            ("The speeds are set by one number, the base (10000 in the paper), and by d_head: nothing else.",
              "The last pair of a head of 8 turns a thousandth of a radian per position.",
              "Try d_head = 8 at position 1: the four pairs must turn by 1, 0.1, 0.01 and 0.001 radians."),
             like(_candidate(speed=lambda i, d: np.exp(-2.0 * i / d)),
@@ -260,9 +263,11 @@ ROPE = Exercise(
             like(_candidate(degrees=True)),
         ),
         Mistake(
-            "sin_cos_swapped", "sine and cosine are swapped",
+            "sin_cos_swapped", "the two parts of each turn have changed places",
             "At position 0 every angle is 0 and a turn by 0 must leave a vector as it is, but your function "
-            "moves it: the parts that take the cosine and the sine have changed places.",
+            "moves it: the hand-made query [1, 0] at position 0 comes back as [0, 1], a quarter turn. The "
+            "part of the turn that keeps a vector in place at angle 0 and the part that moves it have "
+            "changed places.",
             ("A turn by 0 must leave a vector as it is.",
              "At position 0 your output should equal your input: compare the two.",
              "Try the hand-made case at position 0: q = [[1, 0]] must come back as [[1, 0]]."),
@@ -271,7 +276,8 @@ ROPE = Exercise(
         Mistake(
             "turns_backwards", "the pairs turn the wrong way",
             "Your pairs turn by the right angles but clockwise. RoPE turns counter-clockwise, as angles grow "
-            "in mathematics: (1, 0) at angle φ becomes (cos φ, sin φ), with a positive second part.",
+            "in mathematics: [1, 0] turned by a quarter turn becomes [0, 1], and the hand-made query [1, 0] "
+            "at position 1 becomes about [0.54, 0.84], its second part positive.",
             ("Angles grow counter-clockwise.",
              "At position 1, the first pair of (1, 0) must gain a positive second coordinate.",
              _TRY_HAND),

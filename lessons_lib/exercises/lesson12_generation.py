@@ -136,15 +136,15 @@ DECODE_STEP = Exercise(
         Mistake(
             "not_appended_first", "the new token does not see itself",
             "Your new token's query meets the cached keys but not its own key: the scores were computed "
-            "before the new keys joined the cache (or its own column was masked). A token at position t "
-            "attends to positions 0 … t, itself included, as in full causal attention.",
+            "over the old cache alone, before it held the new keys (or its own column was masked). A token "
+            "at position t attends to positions 0 … t, itself included, as in full causal attention.",
             ("In causal attention every token sees itself: the diagonal is never masked.",
              "Count the keys the new token meets: with 2 cached tokens there must be 3 scores, not 2.",
              _TRY_HAND),
             like(_decoding(append_first=False), _decoding(see_self=False)),
         ),
         Mistake(
-            "appended_twice", "the new keys and values are added to the cache twice",
+            "appended_twice", "the new keys and values are kept in the cache twice",
             lambda o: f"Your step keeps or meets the new tokens twice: with {_counted(o)} the keys are "
                       f"{o.expected[1].shape[0]} rows, each token once. Every token met twice is weighed "
                       f"double, in this step and in every later one.",
@@ -176,20 +176,24 @@ DECODE_STEP = Exercise(
         ),
         Mistake(
             "no_scale", "the scores are not scaled",
-            "Your weights come from the raw dot products q·k: the division by √d_k is missing, so the "
-            "softmax is sharper than attention's (lesson 04).",
-            ("Attention divides the scores before the softmax (lesson 04).",
+            "Your weights come from the raw scores: lesson 04's scaling is missing, so your weights are "
+            "sharper than attention's (with d_k = 8 the scores come out about 2.8 times too large).",
+            ("Attention brings the scores back to a typical size of about 1 before the softmax (lesson 04).",
              "The factor depends on d_k, the length of a query.",
-             "Try d_k = 8: every score of yours is about 2.8 times too large."),
+             "Try the case with d_k = 8 and compare your largest weight with the expected one: yours is "
+             "larger."),
             like(_decoding(scale="none")),
         ),
         Mistake(
-            "scaled_by_d_k", "the scores are divided by d_k instead of √d_k",
-            "Your scores are divided by d_k itself; attention divides by its square root (lesson 04), so "
-            "your weights are flatter than attention's.",
-            ("Lesson 04: the variance of q·k grows like d_k, its spread like ...?",
+            "scaled_by_d_k", "the scores shrink by a factor of d_k, which is too much",
+            "Your scores come out d_k times smaller (8 times when d_k = 8), so your weights are flatter than "
+            "attention's. The typical size of a score grows more slowly than d_k (lesson 04), so the factor "
+            "must grow more slowly too.",
+            ("Lesson 04: the variance of a score grows like d_k; its typical size, the standard deviation, "
+             "grows more slowly.",
              "Compare your factor for d_k = 9 with attention's: 9 or 3?",
-             "Try the case with d_k = 8 and compare the largest weight with the expected one."),
+             "Try the case with d_k = 8 and compare your largest weight with the expected one: yours is "
+             "smaller."),
             like(_decoding(scale="d")),
         ),
         Mistake(
@@ -343,9 +347,9 @@ REPEAT_KV = Exercise(
                "the answer.",
     mistakes=(
         Mistake(
-            "tiled", "the heads are tiled: [0, 1, 0, 1] where each must repeat in place, [0, 0, 1, 1]",
-            "Your query heads read the key/value heads in turn, 0, 1, 0, 1, … (the whole stack of heads "
-            "copied one after the other, as np.tile or torch's .repeat do). In grouped-query attention the "
+            "tiled", "the heads come in turn, [0, 1, 0, 1], where each group stays together, [0, 0, 1, 1]",
+            "Your query heads read the key/value heads in turn, 0, 1, 0, 1, … (the whole set of heads laid "
+            "down again and again, as np.tile does). In grouped-query attention the "
             "query heads of a group are neighbours: heads 0 … r − 1 read key/value head 0, the next r read "
             "head 1 (transformers, Llama, torch's enable_gqa; ONNX's first GQA fixed exactly this).",
             ("A group is a run of neighbouring query heads that read the same key/value head.",
@@ -354,28 +358,28 @@ REPEAT_KV = Exercise(
             like(*_both(_tiled)),
         ),
         Mistake(
-            "tokens_repeated", "each token is repeated instead of each head",
-            "Your answer repeats the tokens (rows of each head) instead of the heads: its token axis grew "
-            "and its head axis did not. The heads sit on the third axis from the end, (..., heads, tokens, "
-            "d_head).",
+            "tokens_repeated", "the tokens grow in number instead of the heads",
+            "Your answer has more tokens (rows of each head) than the input instead of more heads: its token "
+            "axis grew (or the array lost its axes) and its head axis did not. The heads sit on the third "
+            "axis from the end, (..., heads, tokens, d_head).",
             ("Which axis holds the heads? Read the shape (..., n_kv_heads, seq_len, d_head).",
              "The answer has as many tokens as the input, and more heads.",
              "Try the hand-made case: the answer's shape must be (6, 3, 5)."),
             like(*_both(_per_token), *_both(_flattened)),
         ),
         Mistake(
-            "first_axis", "the first axis is repeated, not the heads' axis",
-            "Your answer is right when the key/value heads come first, but with a batch in front it repeats "
-            "the batch. The heads are the third axis from the end, whatever stands before them.",
+            "first_axis", "the first axis grows, not the heads' axis",
+            "Your answer is right when the key/value heads come first, but with a batch in front it grows "
+            "the batch instead. The heads are the third axis from the end, whatever stands before them.",
             ("Count the axes from the end: a batch may stand in front of the heads.",
              "For kv of shape (2, 3, 7, 5) the answer has shape (2, 9, 7, 5).",
              "Try the case with a batch of 2 in front."),
             like(*_both(_first_axis)),
         ),
         Mistake(
-            "group_size", "each key/value head is copied the wrong number of times",
-            "Each key/value head must appear n_heads / n_kv_heads times (the size of its group), so that the "
-            "answer has n_heads heads; yours copies it n_kv_heads or n_heads times.",
+            "group_size", "each key/value head serves a group of the wrong size",
+            "Each key/value head must serve n_heads / n_kv_heads query heads (the size of its group), so "
+            "that the answer has n_heads heads; in yours it appears n_kv_heads or n_heads times.",
             ("The answer has exactly n_heads heads.",
              "With 3 key/value heads for 9 query heads, each appears 3 times.",
              "Try the multi-query case: 1 key/value head for 5 query heads gives 5 heads."),

@@ -1,15 +1,15 @@
-"""Lesson 12's exercises, ``my_decode_step`` and ``my_repeat_kv``: the worked solutions pass, the mistakes a
-learner makes, written the way a learner writes them, are named (the new key not appended before the scores,
-the cache appended twice, a future position attended to, the causal rows aligned at the top left, the scale
-missing, tiling where each head must repeat in place, each token repeated instead of each head, n_heads not
-divisible by n_kv_heads not refused), the hints nudge without naming the operations of the solutions, an
-untouched exercise says only where to start, and the unseen cases keep the mistakes apart."""
+"""Lesson 12's exercises, ``my_decode_step`` and ``my_repeat_kv``: the worked solutions pass, the hints nudge
+without naming the operations of the solutions, an untouched exercise says only where to start, and the
+unseen cases keep the mistakes apart. The mistakes a learner makes, written the way a learner writes them (the
+new key not in the cache before the scores, the cache holding the new tokens twice, a future position attended
+to, the causal rows aligned at the top left, the scale missing, the heads in turn where each group stays
+together, the tokens grown instead of the heads, n_heads not divisible by n_kv_heads not refused), are named
+in ``tests/helpers/wrong_answers.py``'s ``MISTAKES``."""
 
 from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pytest
 
 from lessons_lib import exercises
@@ -18,103 +18,6 @@ from tests.helpers import solutions
 
 DECODE = exercises.EXERCISES["my_decode_step"]
 REPEAT = exercises.EXERCISES["my_repeat_kv"]
-
-
-def _softmax(s):
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-# ------------------------------------------------------------------ my_decode_step, as learners write it
-def _attends_then_appends(q, k, v, k_cache, v_cache):
-    scores = q @ k_cache.T / np.sqrt(q.shape[-1])
-    out = _softmax(scores) @ v_cache if k_cache.shape[0] else np.zeros((q.shape[0], v.shape[1]))
-    return out, np.vstack([k_cache, k]), np.vstack([v_cache, v])
-
-
-def _appends_twice(q, k, v, k_cache, v_cache):
-    k_cache, v_cache = np.vstack([k_cache, k]), np.vstack([v_cache, v])
-    keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])          # appended again
-    past = keys.shape[0] - q.shape[0]
-    scores = np.where(np.arange(len(keys)) <= past + np.arange(len(q))[:, None],
-                      q @ keys.T / np.sqrt(q.shape[-1]), -np.inf)
-    return _softmax(scores) @ values, k_cache, v_cache
-
-
-def _no_mask(q, k, v, k_cache, v_cache):
-    keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])
-    return _softmax(q @ keys.T / np.sqrt(q.shape[-1])) @ values, keys, values
-
-
-def _tril_mask(q, k, v, k_cache, v_cache):
-    keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])
-    mask = np.tril(np.ones((len(q), len(keys)), bool))
-    scores = np.where(mask, q @ keys.T / np.sqrt(q.shape[-1]), -np.inf)
-    return _softmax(scores) @ values, keys, values
-
-
-def _unscaled(q, k, v, k_cache, v_cache):
-    keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])
-    past = len(k_cache)
-    scores = np.where(np.arange(len(keys)) <= past + np.arange(len(q))[:, None], q @ keys.T, -np.inf)
-    return _softmax(scores) @ values, keys, values
-
-
-@pytest.mark.parametrize("fn, key", [
-    (_attends_then_appends, "not_appended_first"), (_appends_twice, "appended_twice"),
-    (_no_mask, "future_position"), (_tril_mask, "mask_top_left"), (_unscaled, "no_scale"),
-])
-def test_the_decode_mistakes_the_issue_lists_are_named(fn, key):
-    feedback = DECODE.check(fn)
-    assert feedback.passed is False and feedback.mistake == key, str(feedback)
-
-
-# ------------------------------------------------------------------ my_repeat_kv, as learners write it
-def _tile(kv, n_heads):
-    n_kv = kv.shape[-3]
-    if n_heads % n_kv:
-        raise ValueError(f"n_heads = {n_heads} is not a multiple of n_kv_heads = {n_kv}")
-    reps = [1] * kv.ndim
-    reps[-3] = n_heads // n_kv
-    return np.tile(kv, reps)
-
-
-def _broadcast_wrong_order(kv, n_heads):
-    n_kv = kv.shape[-3]
-    if n_heads % n_kv:
-        raise ValueError("n_heads must be a multiple of n_kv_heads")
-    group = n_heads // n_kv
-    expanded = np.broadcast_to(kv[..., None, :, :, :], (*kv.shape[:-3], group, *kv.shape[-3:]))
-    return expanded.reshape(*kv.shape[:-3], n_heads, *kv.shape[-2:])
-
-
-def _tokens(kv, n_heads):
-    n_kv = kv.shape[-3]
-    if n_heads % n_kv:
-        raise ValueError("n_heads is not a multiple of n_kv_heads")
-    return np.repeat(kv, n_heads // n_kv, axis=-2)
-
-
-def _no_refusal(kv, n_heads):
-    return np.repeat(kv, max(n_heads // kv.shape[-3], 1), axis=-3)
-
-
-@pytest.mark.parametrize("fn, key", [
-    (_tile, "tiled"), (_broadcast_wrong_order, "tiled"), (_tokens, "tokens_repeated"),
-    (_no_refusal, "not_refused"),
-])
-def test_the_head_sharing_mistakes_are_named(fn, key):
-    feedback = REPEAT.check(fn)
-    assert feedback.passed is False and feedback.mistake == key, str(feedback)
-
-
-def test_a_refusal_in_numpys_words_is_not_clear_enough():
-    def numpy_words(kv, n_heads):
-        group = n_heads // kv.shape[-3]
-        return np.repeat(kv, group, axis=-3).reshape(*kv.shape[:-3], n_heads, *kv.shape[-2:])
-
-    feedback = REPEAT.check(numpy_words)
-    assert feedback.mistake == "not_refused" and "numpy's words" in feedback.message, str(feedback)
 
 
 # ------------------------------------------------------------------ the solutions, the hints, the start

@@ -1,12 +1,13 @@
-"""Lesson 11's exercise, ``my_rope``: the worked solution passes, each mistake a learner makes is named (the
-layouts either way, one speed for all pairs, degrees, no base, the values turned, sine and cosine swapped, an
-odd d_head not refused), the hints nudge without the recipe, and the engine's refusals (a case whose right
-answer is a clear ValueError) behave."""
+"""Lesson 11's exercise, ``my_rope``: the worked solution passes, the hints nudge without the recipe, an
+untouched exercise says where to start, the cases keep the sizes apart, and the engine's refusals (a case
+whose right answer is a clear ValueError) behave. Each mistake a learner makes, written the way a learner
+writes it (the layouts either way, one speed for all pairs, degrees, no base, the values turned, the two parts
+of the turn swapped, an odd d_head not refused), is named in ``tests/helpers/wrong_answers.py``'s
+``MISTAKES``."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from lessons_lib import exercises
 from lessons_lib.exercises import grading
@@ -14,83 +15,16 @@ from lessons_lib.exercises.catalogue import NOT_REFUSED
 from lessons_lib.exercises.engine import Case, Exercise, Refusal, like
 from lessons_lib.exercises.runner import Outcome, behave_alike, refused_clearly
 from tests.helpers import solutions
+from tests.helpers.wrong_answers import learners_rope
 
 ROPE = exercises.EXERCISES["my_rope"]
-
-
-def _rope(x, positions, convention, *, refuse=True):
-    """RoPE written out the way a learner writes it (the numpy idioms of the lesson)."""
-    d = x.shape[-1]
-    if refuse and d % 2:
-        raise ValueError(f"d_head = {d} is odd")
-    angle = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
-    cos, sin = np.cos(angle), np.sin(angle)
-    if convention == "half":
-        a, b = x[..., : d // 2], x[..., d // 2:]
-        return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
-    a, b = x[..., 0::2], x[..., 1::2]
-    return np.stack([a * cos - b * sin, b * cos + a * sin], axis=-1).reshape(x.shape)
-
-
-def _values_too(q, k, v, positions, convention="half"):
-    return tuple(_rope(x, positions, convention) for x in (q, k, v))
-
-
-def _always_half(q, k, v, positions, convention="half"):
-    return _rope(q, positions, "half"), _rope(k, positions, "half"), v
-
-
-def _numpy_refusal(q, k, v, positions, convention="half"):
-    return _rope(q, positions, convention, refuse=False), _rope(k, positions, convention, refuse=False), v
-
-
-def _returns_on_odd(q, k, v, positions, convention="half"):
-    if q.shape[-1] % 2:
-        return q, k, v
-    return _rope(q, positions, convention), _rope(k, positions, convention), v
-
-
-def _type_error_on_odd(q, k, v, positions, convention="half"):
-    if q.shape[-1] % 2:
-        raise TypeError("odd")
-    return _rope(q, positions, convention), _rope(k, positions, convention), v
-
-
-def _sin_cos_swapped(q, k, v, positions, convention="half"):
-    def turn(x):
-        d = x.shape[-1]
-        if d % 2:
-            raise ValueError("d_head must be even")
-        angle = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
-        cos, sin = np.cos(angle), np.sin(angle)
-        if convention == "half":
-            a, b = x[..., : d // 2], x[..., d // 2:]
-            return np.concatenate([a * sin - b * cos, b * sin + a * cos], axis=-1)
-        a, b = x[..., 0::2], x[..., 1::2]
-        return np.stack([a * sin - b * cos, b * sin + a * cos], axis=-1).reshape(x.shape)
-    return turn(q), turn(k), v
 
 
 def test_the_worked_solution_passes_the_shown_and_the_unseen_cases():
     assert ROPE.check(solutions.my_rope).passed
     assert grading.check_hidden("my_rope", solutions.my_rope).passed
     assert ROPE.check(lambda q, k, v, positions, convention="half": (
-        _rope(q, positions, convention), _rope(k, positions, convention), v)).passed
-
-
-@pytest.mark.parametrize("fn, key, words", [
-    (_values_too, "values_rotated", ["V came back turned"]),
-    (_always_half, "half_for_interleaved", ["“interleaved” cases"]),
-    (_numpy_refusal, "odd_d_head", ["numpy's words", "d_head = 5 is odd"]),
-    (_returns_on_odd, "odd_d_head", ["returned arrays anyway"]),
-    (_type_error_on_odd, "odd_d_head", ["raised TypeError"]),
-    (_sin_cos_swapped, "sin_cos_swapped", ["a turn by 0 must leave a vector as it is"]),
-])
-def test_mistakes_written_as_learners_write_them_are_named(fn, key, words):
-    feedback = ROPE.check(fn)
-    assert feedback.passed is False and feedback.mistake == key, str(feedback)
-    for word in words:
-        assert word in feedback.message, (word, feedback.message)
+        learners_rope(q, positions, convention), learners_rope(k, positions, convention), v)).passed
 
 
 def test_an_untouched_exercise_says_only_that_and_where_to_start():

@@ -120,6 +120,145 @@ def _tril_weights(k):
     return lambda s: ll.softmax(np.where(np.tril(np.ones(s.shape, bool), k), s, -np.inf))
 
 
+# ------------------------------------------------------------------ lesson 11: RoPE
+def learners_rope(x, positions, convention, *, refuse=True, speeds=None, degrees=False, backwards=False,
+                  swapped=False):
+    """RoPE on one array, written out the way a learner writes it (the numpy idioms of the lesson); the
+    keywords put one mistake in (``speeds``: a function of d giving the pairs' speeds)."""
+    d = x.shape[-1]
+    if refuse and d % 2:
+        raise ValueError(f"d_head = {d} is odd")
+    theta = speeds(d) if speeds else 10000.0 ** (-np.arange(0, d, 2) / d)
+    angle = np.asarray(positions)[:, None] * theta
+    if degrees:
+        angle = np.radians(angle)
+    cos, sin = np.cos(angle), np.sin(angle)
+    if swapped:
+        cos, sin = sin, cos
+    if backwards:
+        sin = -sin
+    if convention == "half":
+        a, b = x[..., : d // 2], x[..., d // 2:]
+        return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return np.stack([a * cos - b * sin, b * cos + a * sin], axis=-1).reshape(x.shape)
+
+
+def _rope_qk(**mistake):
+    """``my_rope`` that turns Q and K with one mistake and hands V over."""
+    def my_rope(q, k, v, positions, convention="half"):
+        return (learners_rope(q, positions, convention, **mistake),
+                learners_rope(k, positions, convention, **mistake), v)
+    return my_rope
+
+
+def _rope_layout(layout):
+    """``my_rope`` that picks the pairs by ``layout(convention)`` instead of by the convention asked."""
+    def my_rope(q, k, v, positions, convention="half"):
+        pairs = layout(convention)
+        return learners_rope(q, positions, pairs), learners_rope(k, positions, pairs), v
+    return my_rope
+
+
+def _rope_returns_on_odd(q, k, v, positions, convention="half"):
+    if q.shape[-1] % 2:
+        return q, k, v
+    return learners_rope(q, positions, convention), learners_rope(k, positions, convention), v
+
+
+def _rope_type_error_on_odd(q, k, v, positions, convention="half"):
+    if q.shape[-1] % 2:
+        raise TypeError("odd")
+    return learners_rope(q, positions, convention), learners_rope(k, positions, convention), v
+
+
+def _rope_row_numbers(q, k, v, positions, convention="half"):
+    rows = np.arange(q.shape[-2])                                   # the row numbers, not the positions
+    return learners_rope(q, rows, convention), learners_rope(k, rows, convention), v
+
+
+# ------------------------------------------------------------------ lesson 12: a decode step, shared heads
+def _softmax_rows(s):
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _decode(q, keys, values, past, mask=True, scale=None):
+    """The new tokens' attention over ``keys``, as a learner writes it: new token i sees keys 0 … past + i."""
+    scores = q @ keys.T / (np.sqrt(q.shape[-1]) if scale is None else scale)
+    if mask:
+        scores = np.where(np.arange(len(keys)) <= past + np.arange(len(q))[:, None], scores, -np.inf)
+    return _softmax_rows(scores) @ values
+
+
+def _decode_attends_then_appends(q, k, v, k_cache, v_cache):
+    scores = q @ k_cache.T / np.sqrt(q.shape[-1])
+    out = _softmax_rows(scores) @ v_cache if k_cache.shape[0] else np.zeros((q.shape[0], v.shape[1]))
+    return out, np.vstack([k_cache, k]), np.vstack([v_cache, v])
+
+
+def _decode_appends_twice(q, k, v, k_cache, v_cache):
+    k_cache, v_cache = np.vstack([k_cache, k]), np.vstack([v_cache, v])
+    keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])          # appended again
+    return _decode(q, keys, values, keys.shape[0] - q.shape[0]), k_cache, v_cache
+
+
+def _decode_no_mask(q, k, v, k_cache, v_cache):
+    keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])
+    return _decode(q, keys, values, len(k_cache), mask=False), keys, values
+
+
+def _decode_tril_mask(q, k, v, k_cache, v_cache):
+    keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])
+    mask = np.tril(np.ones((len(q), len(keys)), bool))
+    scores = np.where(mask, q @ keys.T / np.sqrt(q.shape[-1]), -np.inf)
+    return _softmax_rows(scores) @ values, keys, values
+
+
+def _decode_scaled(scale):
+    def my_decode_step(q, k, v, k_cache, v_cache):
+        keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])
+        return _decode(q, keys, values, len(k_cache), scale=scale(q.shape[-1])), keys, values
+    return my_decode_step
+
+
+def _decode_old_caches(q, k, v, k_cache, v_cache):
+    keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])
+    return _decode(q, keys, values, len(k_cache)), k_cache, v_cache
+
+
+def _decode_prepended(q, k, v, k_cache, v_cache):
+    keys, values = np.vstack([k, k_cache]), np.vstack([v, v_cache])          # the new tokens first
+    return _decode(q, keys, values, len(k_cache)), keys, values
+
+
+def _refusing(repeat):
+    """``my_repeat_kv`` that refuses head counts that cannot share, then shares them with ``repeat``."""
+    def my_repeat_kv(kv, n_heads):
+        n_kv = kv.shape[-3]
+        if n_heads % n_kv:
+            raise ValueError(f"n_heads = {n_heads} is not a multiple of n_kv_heads = {n_kv}")
+        return repeat(kv, n_heads, n_kv)
+    return my_repeat_kv
+
+
+def _tile_heads(kv, n_heads, n_kv):
+    reps = [1] * kv.ndim
+    reps[-3] = n_heads // n_kv
+    return np.tile(kv, reps)
+
+
+def _broadcast_heads_in_turn(kv, n_heads, n_kv):
+    group = n_heads // n_kv
+    expanded = np.broadcast_to(kv[..., None, :, :, :], (*kv.shape[:-3], group, *kv.shape[-3:]))
+    return expanded.reshape(*kv.shape[:-3], n_heads, *kv.shape[-2:])
+
+
+def _repeat_kv_numpys_words(kv, n_heads):
+    group = n_heads // kv.shape[-3]
+    return np.repeat(kv, group, axis=-3).reshape(*kv.shape[:-3], n_heads, *kv.shape[-2:])
+
+
 #: (exercise, a learner's wrong function, the mistake its check must name, words its message and hint say)
 MISTAKES = [
     # lesson 02
@@ -280,6 +419,49 @@ MISTAKES = [
      "one_per_key", ["once"]),
     ("my_softmax_off", lambda scores: 1 / (1 + np.exp(-scores)), "sigmoid", ["sigmoid", "compete"]),
     ("my_softmax_off", lambda scores: solutions.my_softmax_off(scores.T).T, "wrong_axis", ["columns"]),
+    # lesson 11
+    ("my_rope", lambda q, k, v, positions, convention="half": tuple(
+        learners_rope(x, positions, convention) for x in (q, k, v)), "values_rotated",
+     ["V came back turned"]),
+    ("my_rope", lambda q, k, v, positions, convention="half": (learners_rope(q, positions, convention), k, v),
+     "only_one_turned", ["One of Q and K came back as it went in"]),
+    ("my_rope", _rope_layout(lambda convention: "interleaved"), "interleaved_for_half", ["“half” cases"]),
+    ("my_rope", _rope_layout(lambda convention: "half"), "half_for_interleaved", ["“interleaved” cases"]),
+    ("my_rope", _rope_layout(lambda convention: "interleaved" if convention == "half" else "half"),
+     "conventions_swapped", ["each layout is the other's"]),
+    ("my_rope", _rope_qk(speeds=lambda d: np.ones(d // 2)), "one_frequency", ["same angle"]),
+    ("my_rope", _rope_qk(speeds=lambda d: 10000.0 ** (-np.arange(d // 2) / d)), "speeds_fall_too_slowly",
+     ["too gently"]),
+    ("my_rope", _rope_qk(speeds=lambda d: 10000.0 ** (np.arange(0, d, 2) / d)), "speeds_rise",
+     ["faster than the first"]),
+    ("my_rope", _rope_qk(speeds=lambda d: np.exp(-np.arange(0, d, 2) / d)), "no_base", ["base 10000"]),
+    ("my_rope", _rope_qk(degrees=True), "degrees", ["57.3 times too small", "degrees"]),
+    ("my_rope", _rope_qk(swapped=True), "sin_cos_swapped", ["a turn by 0 must leave a vector as it is"]),
+    ("my_rope", _rope_qk(backwards=True), "turns_backwards", ["clockwise"]),
+    ("my_rope", _rope_row_numbers, "positions_ignored", ["whatever positions the call gives"]),
+    ("my_rope", _rope_qk(refuse=False), "odd_d_head", ["numpy's words", "d_head = 5 is odd"]),
+    ("my_rope", _rope_returns_on_odd, "odd_d_head", ["returned arrays anyway"]),
+    ("my_rope", _rope_type_error_on_odd, "odd_d_head", ["raised TypeError"]),
+    # lesson 12
+    ("my_decode_step", _decode_attends_then_appends, "not_appended_first", ["not its own key"]),
+    ("my_decode_step", _decode_appends_twice, "appended_twice", ["twice", "weighed double"]),
+    ("my_decode_step", _decode_no_mask, "future_position", ["see the future"]),
+    ("my_decode_step", _decode_tril_mask, "mask_top_left", ["bottom-right"]),
+    ("my_decode_step", _decode_scaled(lambda d_k: 1.0), "no_scale", ["scaling is missing"]),
+    ("my_decode_step", _decode_scaled(lambda d_k: d_k), "scaled_by_d_k", ["d_k times smaller"]),
+    ("my_decode_step", _decode_old_caches, "cache_not_updated", ["the caches you return are the old ones"]),
+    ("my_decode_step", _decode_prepended, "prepended", ["new tokens first"]),
+    ("my_repeat_kv", _refusing(_tile_heads), "tiled", ["in turn", "neighbours"]),
+    ("my_repeat_kv", _refusing(_broadcast_heads_in_turn), "tiled", ["in turn"]),
+    ("my_repeat_kv", _refusing(lambda kv, n_heads, n_kv: np.repeat(kv, n_heads // n_kv, axis=-2)),
+     "tokens_repeated", ["more tokens", "third axis from the end"]),
+    ("my_repeat_kv", _refusing(lambda kv, n_heads, n_kv: np.repeat(kv, n_heads // n_kv, axis=0)),
+     "first_axis", ["batch"]),
+    ("my_repeat_kv", _refusing(lambda kv, n_heads, n_kv: np.repeat(kv, n_heads, axis=-3)), "group_size",
+     ["size of its group"]),
+    ("my_repeat_kv", lambda kv, n_heads: np.repeat(kv, max(n_heads // kv.shape[-3], 1), axis=-3),
+     "not_refused", ["not a multiple of"]),
+    ("my_repeat_kv", _repeat_kv_numpys_words, "not_refused", ["numpy's words"]),
 ]
 
 

@@ -46,7 +46,7 @@ def main() -> None:
     print()
     print("KV cache of each preset at its context, beside its weights:")
     memory = {}
-    for name, shape in ll.PRESETS.items():
+    for name in ll.PRESETS:
         m = ll.kv_cache_memory(name)
         memory[name] = {"tokens": m.tokens, "dtype": m.dtype, "kv_bytes": m.bytes, "per_token": m.per_token,
                         "weights_bytes": m.weights_bytes}

@@ -506,6 +506,20 @@ ROPE_CONVENTIONS = {
 }
 
 
+def did_you_mean(value, names, cutoff: float = 0.6) -> str:
+    """`` Did you mean 'half'?`` for a misspelt name ``value`` close to one of ``names``, else ``""``.
+
+    >>> did_you_mean("halfs", ("half", "interleaved"))
+    " Did you mean 'half'?"
+    """
+    if not isinstance(value, str):
+        return ""
+    import difflib
+
+    close = difflib.get_close_matches(value.lower(), list(names), n=1, cutoff=cutoff)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
 def check_convention(value, name: str = "convention") -> str:
     """One of :data:`ROPE_CONVENTIONS` ("half" or "interleaved"), or an error saying what each means.
 
@@ -514,10 +528,7 @@ def check_convention(value, name: str = "convention") -> str:
     """
     if isinstance(value, str) and value in ROPE_CONVENTIONS:
         return value
-    import difflib
-
-    close = difflib.get_close_matches(str(value).lower(), ROPE_CONVENTIONS, n=1, cutoff=0.5)
-    guess = f" Did you mean {close[0]!r}?" if close and isinstance(value, str) else ""
+    guess = did_you_mean(value, ROPE_CONVENTIONS, cutoff=0.5)
     kinds = "; ".join(f'"{key}": {words}' for key, words in ROPE_CONVENTIONS.items())
     raise ValueError(f"{name} must be \"half\" or \"interleaved\"; got {value!r}.{guess} ({kinds}.)")
 
@@ -634,10 +645,7 @@ def check_value_type(value, name: str = "dtype") -> str:
     """
     if isinstance(value, str) and value in VALUE_BYTES:
         return value
-    import difflib
-
-    close = difflib.get_close_matches(str(value).lower(), VALUE_BYTES, n=1, cutoff=0.6)
-    guess = f" Did you mean {close[0]!r}?" if close and isinstance(value, str) else ""
+    guess = did_you_mean(value, VALUE_BYTES, cutoff=0.6)
     sizes = ", ".join(f"{key} ({size} byte{'s' if size > 1 else ''})" for key, size in VALUE_BYTES.items())
     raise ValueError(f"{name} must name how each cached number is stored, one of {sizes}; got "
                      f"{value!r}.{guess}")

@@ -43,7 +43,6 @@ class report (``tools/class_report.py``) counts the mistakes of a class from the
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import hmac
 import os
@@ -64,7 +63,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._checks import check_seed
+from .._checks import check_seed, did_you_mean
 from ..course.feedback import Feedback
 from . import integrity
 from .catalogue import TAMPERED
@@ -207,10 +206,8 @@ def _exercise(name, fn=None):
         kind = " (a value to design, not a function)" if name not in exercises else ""
         raise ValueError(f"{name} is an exercise of the course{kind}, but it has no unseen cases: its own "
                          "check is the whole test, and its graded cell runs only that.")
-    close = difflib.get_close_matches(name, with_unseen, n=1)
-    guess = f" Did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"There is no exercise called {name!r}.{guess} The exercises with unseen cases are: "
-                     f"{', '.join(sorted(with_unseen))}.")
+    raise ValueError(f"There is no exercise called {name!r}.{did_you_mean(name, with_unseen)} The exercises "
+                     f"with unseen cases are: {', '.join(sorted(with_unseen))}.")
 
 
 def course_seed(secret: str, name: str) -> int:

@@ -29,13 +29,16 @@ from .kv_memory import kv_cache_bytes
 from .real_model import ModelAttention, offline_reason
 
 __all__ = ["SMALL_LLAMA", "LLAMA_SENTENCE", "LlamaInside", "tiny_llama", "llama_attention",
-           "look_inside_llama"]
+           "look_inside_llama", "course_built_llama"]
 
 #: A small pretrained model of the Llama architecture on the Hugging Face hub: 30 layers, 9 query heads
 #: sharing 3 key/value heads, head_dim 64, RoPE base 100,000 (its config.json).
 SMALL_LLAMA = "HuggingFaceTB/SmolLM2-135M"
 #: The sentence the lesson looks at.
 LLAMA_SENTENCE = "The animal didn't cross the street because it was too tired."
+
+#: the tiny Llama's shape, with transformers (:func:`tiny_llama`) or without (:func:`course_built_llama`)
+TINY_LAYERS, TINY_HEADS, TINY_KV_HEADS, TINY_HEAD_DIM, TINY_D_MODEL = 4, 8, 2, 8, 64
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,15 @@ class LlamaInside:
     ``RealModelExplorer``; ``n_heads``, ``n_kv_heads``, ``head_dim``; ``weights_agreement``: the largest
     difference from the model's own attention weights; ``decode_agreement``: the largest difference between
     each layer's attention output and the course's decode loop fed the layer's input token by token;
-    ``kv_per_token``: the bytes its cache keeps per token in float32.
+    ``kv_per_token``: the bytes its cache keeps per token in float32. Without transformers there is no model
+    of its own to compare with: ``weights_agreement`` is None.
     """
 
     attention: ModelAttention
     n_heads: int
     n_kv_heads: int
     head_dim: int
-    weights_agreement: float
+    weights_agreement: float | None
     decode_agreement: float
     kv_per_token: int
 
@@ -68,7 +72,9 @@ class LlamaInside:
             return ("largest difference below 1e-5" if value < 1e-5
                     else f"largest difference {value:.1e}, NOT below 1e-5")
         decoded = claim(self.decode_agreement)
-        return (f"every head's weights against the model's own: {claim(self.weights_agreement)}\n"
+        own = ("not compared: without transformers there is no model of its own to compare with"
+               if self.weights_agreement is None else claim(self.weights_agreement))
+        return (f"every head's weights against the model's own: {own}\n"
                 f"every layer's output, decoded token by token with a KVCache: {decoded}")
 
     @property
@@ -91,8 +97,9 @@ def tiny_llama(seed: int = 0, *, vocab_size: int = 256):
     vocab_size = check_positive_int(vocab_size, "vocab_size")
     check_memory(vocab_size * 64 * 4, f"a tiny Llama's embedding table of vocab_size={vocab_size:,} words",
                  "Use a vocabulary of a few hundred to a few thousand words.")
-    config = LlamaConfig(vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
-                         num_attention_heads=8, num_key_value_heads=2, head_dim=8,
+    config = LlamaConfig(vocab_size=vocab_size, hidden_size=TINY_D_MODEL, intermediate_size=2 * TINY_D_MODEL,
+                         num_hidden_layers=TINY_LAYERS, num_attention_heads=TINY_HEADS,
+                         num_key_value_heads=TINY_KV_HEADS, head_dim=TINY_HEAD_DIM,
                          max_position_embeddings=256,
                          rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
     config._attn_implementation = "eager"
@@ -191,9 +198,46 @@ def look_inside_llama(sentence: str = LLAMA_SENTENCE, *, online: bool = True, na
             return _small_llama(sentence, name)
         except Exception as exc:             # a download cut short, a hub error: fall back, and say why
             reason = f"{name} could not be loaded ({type(exc).__name__})"
-    model = tiny_llama(seed)
+    try:
+        model = tiny_llama(seed)
+    except ImportError:                      # no transformers (Binder, a learner's machine): the course's own
+        return course_built_llama(sentence, seed=seed, reason=reason)
     tokens, ids = _word_ids(sentence, model.config.vocab_size)
     source = "a tiny random Llama built here (4 layers × 8 heads sharing 2 key/value heads, untrained)"
     note = (f"Offline: SmolLM2-135M needs transformers and the internet, so this is {source}, read and "
             f"recomputed by the course's functions in the same way.")
     return _inside(model, tokens, ids, source, note, reason)
+
+
+
+def course_built_llama(sentence: str = LLAMA_SENTENCE, *, seed: int = 0, reason: str = "") -> LlamaInside:
+    """Without transformers: a tiny Llama-style stack built from the course's own functions, the same shape
+    as :func:`tiny_llama` (4 layers of 8 query heads sharing 2 key/value heads, head_dim 8, RoPE "half",
+    random weights from ``seed``, untrained). Each layer normalises its input (RMSNorm without a gain),
+    attends with ``grouped_query_attention`` and adds the output back; the decode loop with a ``KVCache`` is
+    compared with it layer by layer. No model of its own: ``weights_agreement`` is None. Notebook 12."""
+    sentence = check_text(sentence, "sentence")
+    rng = np.random.default_rng(check_seed(seed, allow_generator=False))
+    tokens, ids = _word_ids(sentence, 256)
+    x = rng.standard_normal((256, TINY_D_MODEL))[ids]
+    width, kv_width = TINY_HEADS * TINY_HEAD_DIM, TINY_KV_HEADS * TINY_HEAD_DIM
+    layers, worst_decode = [], 0.0
+    for _ in range(TINY_LAYERS):
+        weights = dict(w_q=0.2 * rng.standard_normal((TINY_D_MODEL, width)),
+                       w_k=0.2 * rng.standard_normal((TINY_D_MODEL, kv_width)),
+                       w_v=0.12 * rng.standard_normal((TINY_D_MODEL, kv_width)),
+                       w_o=0.12 * rng.standard_normal((width, TINY_D_MODEL)),
+                       n_heads=TINY_HEADS, n_kv_heads=TINY_KV_HEADS, rope=True)
+        h = x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + 1e-6)
+        out, heads = decoding.grouped_query_attention(h, **weights, causal=True)
+        decoded, _ = decoding.decode_loop(h, **weights)
+        worst_decode = max(worst_decode, float(np.abs(decoded - out).max()))
+        layers.append(heads)
+        x = x + out
+    source = ("a tiny Llama-style stack built from the course's own functions (4 layers × 8 heads sharing 2 "
+              "key/value heads, untrained)")
+    note = (f"Offline without transformers: this is {source}; with transformers installed the same look "
+            f"reads a model of Hugging Face's and compares with its own weights.")
+    attention = ModelAttention(np.stack(layers), list(tokens), source, note, None, reason)
+    return LlamaInside(attention, TINY_HEADS, TINY_KV_HEADS, TINY_HEAD_DIM, None, worst_decode,
+                       kv_cache_bytes(TINY_LAYERS, TINY_KV_HEADS, TINY_HEAD_DIM, 1, dtype="float32"))

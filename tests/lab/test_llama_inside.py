@@ -83,3 +83,22 @@ def test_the_online_path_reads_a_pretrained_model_the_same_way(monkeypatch):
     fallback = llama.look_inside_llama("anything")
     assert fallback.note.startswith("Offline")
     assert "could not be loaded (OSError)" in fallback.attention.reason
+
+
+def test_without_transformers_the_look_is_built_from_the_courses_functions_and_says_so(monkeypatch):
+    """Binder and a learner's machine have no transformers: lesson 12's look inside still runs, on a stack of
+    the course's own grouped-query layers, and says that no model's own weights were compared."""
+    def no_transformers(seed=0, **kwargs):
+        raise ImportError("No module named 'transformers'")
+
+    monkeypatch.setattr(llama, "tiny_llama", no_transformers)
+    inside = ll.look_inside_llama(online=False)
+    assert inside.note.startswith("Offline without transformers") and "\n" not in inside.note
+    assert inside.weights_agreement is None and inside.decode_agreement < 1e-12
+    assert "not compared" in inside.claims() and "below 1e-5" in inside.claims()
+    w = inside.attention.weights
+    assert w.shape == (4, 8, 12, 12) and inside.attention.tokens[1] == "animal"
+    np.testing.assert_allclose(w.sum(-1), 1, atol=1e-12)
+    assert (np.triu(w, 1) == 0).all()
+    assert inside.kv_per_token == 2 * 4 * 2 * 8 * 4
+    ll.RealModelExplorer(inside.attention, layer=1)   # what the notebook shows next

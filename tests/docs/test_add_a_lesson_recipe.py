@@ -164,8 +164,9 @@ CELLS = [
      {"lessons": {"predict": {"answer_phrases": ["every cell twice as large"]}}}),
     ("code", "ll.DoublingExplorer()"),
     ("markdown", "<details><summary>Check your answer</summary>\n\nEvery cell twice as large.\n\n</details>"),
-    ("markdown", "## Exercise: double it\n\n*Easy, about 2 minutes.* Write `my_double(x)`: it returns 2·x.\n\n"
-                 "<details><summary>Hint</summary>\n\nEach entry should be twice what it was.\n\n</details>"),
+    ("markdown", "## Exercise: double it\n\n*Easy, about 2 minutes.* Write `my_double(x)`: it returns 2·x."
+                 "\n\n<details><summary>Hint</summary>\n\nEach entry should be twice what it was."
+                 "\n\n</details>"),
     ("code", "def my_double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"),
     ("code", "ll.check_double(my_double)"),
     ("markdown", "## Quiz"),

@@ -42,3 +42,13 @@ def test_an_untouched_exercise_says_only_where_to_start(check):
     assert feedback.hint.startswith("Start with the hand-made case")
     assert "Likely mistake" not in feedback.message
 
+
+
+def test_calling_the_checks_own_reference_for_my_repeat_kv_earns_nothing():
+    """The reference answers n_heads not divisible by n_kv_heads with the refusal it asks for (a learner's
+    function raises): a function that returns it fails that case (the gaming test leaves it out for this)."""
+    def borrows(kv, n_heads):
+        return exercises.EXERCISES["my_repeat_kv"].reference(kv, n_heads)
+
+    feedback = REPEAT.check(borrows)
+    assert feedback.passed is False and feedback.mistake == "not_refused"

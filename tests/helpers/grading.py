@@ -47,6 +47,8 @@ PLANTED = {
     "my_online_update": ("ell * np.exp(m - safe)", "ell", None),
     "my_softmax_off": ("np.exp(-m) + e.sum", "e.sum", None),
     "my_rope": ('if convention == "half":', 'if convention == "interleaved":', "conventions_swapped"),
+    "my_decode_step": ("/ np.sqrt(q.shape[-1])", "/ q.shape[-1]", None),
+    "my_repeat_kv": ("axis=-3)", "axis=-2)", None),
 }
 #: The partial student: lesson -> {exercise: "right" | "mistake" | "untouched"}.
 PARTIAL = {
@@ -222,6 +224,7 @@ LIBRARY_CALLS = {
     "my_online_update": "ll.online_softmax_update(m, ell, chunk)", "my_softmax_off": "ll.softmax_off(scores)",
     "my_rope": "ll.rope(q, positions, convention=convention), ll.rope(k, positions, convention=convention), "
                "v",
+    "my_repeat_kv": "ll.repeat_kv(kv, n_heads)",
 }
 #: Exercises whose answer is a function with shown cases (all but my_query, a vector to design).
 FUNCTIONS = [name for name in EXERCISES_OF if name != "my_query"]
@@ -247,6 +250,9 @@ ZEROS = {
     "my_causal_weights": "np.zeros_like(scores)", "my_online_update": "np.zeros_like(m), np.zeros_like(ell)",
     "my_softmax_off": "np.zeros_like(scores)",
     "my_rope": "np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)",
+    "my_decode_step": "np.zeros((len(q), v.shape[1])), np.zeros((len(k_cache) + len(k), k.shape[1])), "
+                      "np.zeros((len(v_cache) + len(v), v.shape[1]))",
+    "my_repeat_kv": "np.zeros((*kv.shape[:-3], n_heads, *kv.shape[-2:]))",
 }
 
 
@@ -298,10 +304,12 @@ STRATEGIES = {
     "library": (lambda name: _def(name, f"return {LIBRARY_CALLS[name]}") if name in LIBRARY_CALLS else None,
                 "library_answer", "does not count"),
     # (my_rope's reference answers an odd d_head with the refusal it asks for, where a learner's function
-    # raises: calling it fails that case, and the feedback names both; tests/exercises/test_rope_exercise.py)
+    # raises: calling it fails that case, and the feedback names both; tests/exercises/test_rope_exercise.py;
+    # my_repeat_kv likewise, tests/exercises/test_generation_exercises.py)
     "reference": (lambda name: _def(name, "from lessons_lib.exercises import EXERCISES\nreturn EXERCISES["
                                     f"{name!r}].reference({', '.join(_params(name))})")
-                  if name in FUNCTIONS and name not in ("my_next_token_head", "my_rope") else None,
+                  if name in FUNCTIONS and name not in ("my_next_token_head", "my_rope", "my_repeat_kv")
+                  else None,
                   "library_answer", "does not count"),
     "patch_in_call": (lambda name: _def(name, _PATCH + "np.testing.assert_allclose = lambda *a, **k: None\n"
                                         f"return {ZEROS[name]}") if name in FUNCTIONS else None,

@@ -1,8 +1,9 @@
 """The explorers of notebook 12: generation with a KV cache, its memory, shared key/value heads, windows.
 
 * :class:`KVCacheExplorer`: the course's sentence generated one token at a time through one head. Slider
-  ``step`` (the token being generated) and a toggle (with the cache, or recomputing everything): the weights
-  so far with the new row framed, the K and V caches growing, and the dot products each way.
+  ``step`` (the token being generated, or click a row of the weights) and a toggle (with the cache, or
+  recomputing everything): the weights so far with the new row framed, the K and V caches growing side by
+  side, and the dot products each way.
 * :class:`MemoryExplorer`: the KV-cache calculator. A preset (GPT-2 small, Llama-3-8B, Mistral-7B,
   Falcon-7B) and sliders for layers, query heads, key/value heads, d_head, context, batch, and the dtype: the
   cache against the context beside the model's weights, and the formula with the numbers.
@@ -10,8 +11,8 @@
   Slider ``n_kv_heads`` (8, 4, 2, 1): which query heads share a key/value head, the cache per token, how far
   the outputs move.
 * :class:`WindowExplorer`: a head with an attention sink under a sliding window with sinks. Sliders
-  ``window``, ``sinks``, ``query``: the weights, the rolling cache's slots step by step, the distance of each
-  output from full attention.
+  ``window``, ``sinks``, ``query`` (or click a row of the weights): the weights, the rolling cache's slots
+  step by step, the distance of each output from full attention.
 
 All numbers come from :mod:`lessons_lib.core.decoding`, :mod:`lessons_lib.lab.generation` and
 :mod:`lessons_lib.lab.kv_memory`.
@@ -28,7 +29,7 @@ from .._checks import VALUE_BYTES, check_choice, check_int_in_range, check_seed
 from ..core.decoding import kv_head_of, sink_window_mask
 from ..figures import style
 from ..figures.lesson12_generation import CACHED_COLOUR, RECOMPUTED_COLOUR
-from ..figures.live import Heatmap, LinePlot
+from ..figures.live import Heatmap, HeatmapGrid, LinePlot
 from ..lab import data
 from ..lab import generation as lab
 from ..lab.kv_memory import PRESETS, kv_cache_bytes, kv_cache_memory
@@ -51,8 +52,8 @@ class KVCacheExplorer(ExplorerBase):
     """
 
     title = "Generation step by step: the KV cache fills"
-    hint = ("move 'step' to generate the next token; switch between the cache and recomputing everything "
-            "and compare the numbers and the work")
+    hint = ("move 'step' (or click a row of the weights) to generate the next token; switch between the "
+            "cache and recomputing everything and compare the numbers and the work")
 
     def __init__(self, *, step: int = 5, mode: str = "cache", seed: int = 0):
         super().__init__()
@@ -67,13 +68,13 @@ class KVCacheExplorer(ExplorerBase):
         self._control("mode", ipw.ToggleButtons(options=_MODES, value=mode, style={"button_width": "auto"}),
                       label="mode: each step with the KV cache, or recomputing everything")
         self._figure("weights", Heatmap(colorbar_label="attention weight", cmap=style.CMAP_WEIGHTS,
-                                        percent=True, width=470, height=430))
-        for name in ("keys", "values"):
-            self._figure(name, Heatmap(colorbar_label=f"{name[0].upper()} value", cmap=style.CMAP_VALUES,
-                                       xlabel="feature (d_head)", ylabel="token", row_name="token",
-                                       col_name="feature", width=250, height=430, annotate_max=0))
-        self._figure("work", LinePlot(xlabel="generation step", ylabel="dot products this step", width=430,
-                                      height=300))
+                                        percent=True, selectable=True, width=430, height=450))
+        self.figures["weights"].on_select(lambda row: self.set(step=row) if 0 <= row < n else None)
+        self._figure("cache", HeatmapGrid(colorbar_label="K or V value", cmap=style.CMAP_VALUES, columns=2,
+                                          xlabel="feature", ylabel="token", row_name="token",
+                                          col_name="feature", width=380, height=450))
+        self._figure("work", LinePlot(xlabel="generation step", ylabel="dot products this step", width=290,
+                                      height=380))
         self.figures["work"].set_series([
             {"label": "with the cache", "x": list(range(n)), "y": [self.trace.dot_products(t, cached=True)
                                                                   for t in range(n)],
@@ -82,7 +83,7 @@ class KVCacheExplorer(ExplorerBase):
                                                                for t in range(n)],
              "mode": "line", "color": RECOMPUTED_COLOUR, "dash": True}])
         self.readout.layout = ipw.Layout(min_height="44px")
-        self.widget = self._layout([["weights", "keys", "values"], ["work"]])
+        self.widget = self._layout([["weights", "cache", "work"]])
         self.update()
 
     def _redraw(self) -> None:
@@ -100,14 +101,13 @@ class KVCacheExplorer(ExplorerBase):
         rows = np.arange(n)[:, None] <= step
         lim = float(np.abs([t.k, t.v]).max())
         features = [str(j) for j in range(t.k.shape[1])]
-        for name, matrix in (("keys", t.k), ("values", t.v)):
-            letter = name[0].upper()
-            title = (f"{letter} cache: {step + 1} rows, 1 new" if cached
-                     else f"{letter} for {step + 1} tokens, all recomputed")
-            self.figures[name].draw(matrix, tokens, features, vmin=-lim, vmax=lim,
-                                    mask=np.broadcast_to(rows, matrix.shape), highlight_row=step, title=title,
-                                    alt=f"{name}; {say}: {step + 1} of {n} tokens' {name}, the row of "
-                                        f"{quoted(new)} newest")
+        title = (f"K and V caches: {step + 1} rows, 1 new" if cached
+                 else f"K and V for {step + 1} tokens, all recomputed")
+        self.figures["cache"].draw(np.stack([t.k, t.v]), tokens, features, vmin=-lim, vmax=lim,
+                                   mask=np.broadcast_to(rows, t.k.shape),
+                                   panel_titles=["K (keys)", "V (values)"], title=title,
+                                   alt=f"keys and values; {say}: {step + 1} of {n} tokens' keys and values, "
+                                       f"the row of {quoted(new)} newest")
         dots = t.dot_products(step, cached=cached)
         other = t.dot_products(step, cached=not cached)
         way, other_way = ("with the cache", "recomputing") if cached else ("recomputing", "with the cache")
@@ -328,8 +328,8 @@ class WindowExplorer(ExplorerBase):
     kept (notebook 12). ``.run`` is the :class:`~lessons_lib.lab.generation.WindowRun` drawn."""
 
     title = "Sliding window and attention sinks: what a long generation keeps"
-    hint = ("move the window and the sinks; move 'query' along the sequence and watch which tokens the "
-            "rolling cache still holds")
+    hint = ("move the window and the sinks; move 'query' (or click a row) along the sequence and watch "
+            "which tokens the rolling cache still holds")
 
     def __init__(self, *, window: int = 8, sinks: int = 2, query: int = 40, seed: int = 0):
         super().__init__()
@@ -350,7 +350,8 @@ class WindowExplorer(ExplorerBase):
         self._labels = labels
         self._figure("weights", Heatmap(colorbar_label="attention weight", cmap=style.CMAP_WEIGHTS,
                                         percent=True, xlabel="key position", ylabel="query position",
-                                        width=440, height=430, annotate_max=0))
+                                        width=440, height=430, annotate_max=0, selectable=True))
+        self._follow_clicks(self.figures["weights"])
         self._figure("ring", Heatmap(colorbar_label="position held", cmap=style.CMAP_VALUES,
                                      xlabel="cache slot", ylabel="generation step", row_name="step",
                                      col_name="slot", decimals=0, width=330, height=430, annotate_max=0))

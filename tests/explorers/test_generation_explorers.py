@@ -28,7 +28,7 @@ def test_the_cache_explorer_opens_on_step_5_and_shows_the_trace():
     _no_error(ex)
     trace = ll.trace_generation()
     np.testing.assert_array_equal(ex.figures["weights"].matrix, trace.weights)
-    assert ex.figures["weights"].highlight_row == 5 and ex.figures["keys"].row_labels[5] == "mat"
+    assert ex.figures["weights"].highlight_row == 5 and ex.figures["cache"].row_labels[5] == "mat"
     assert (ex.figures["weights"].hidden[6:]).all() and not ex.figures["weights"].hidden[5, :6].any()
     assert "6 dot products (the other way: 21)" in ex.readout_line()
     assert "(largest difference below 1e-12)" in ex.readout_line()
@@ -42,9 +42,17 @@ def test_each_step_and_mode_counts_the_work_and_shows_the_same_numbers(step):
         _no_error(ex)
         assert ex.figures["work"].marker["x"] == step and ex.figures["work"].marker["y"] == dots
         assert f"computes {dots} dot product" in ex.summary
-        hidden = ex.figures["keys"].hidden
+        hidden = ex.figures["cache"].hidden
         assert not hidden[:step + 1].any() and hidden[step + 1:].all()
     assert ex.access.text.startswith("step = " + str(step)) or ex.access.text.startswith("recomputing")
+
+
+def test_clicking_a_row_of_the_weights_moves_the_step_there():
+    ex = ll.KVCacheExplorer()
+    ex.figures["weights"].highlight_row = 9        # what a click on row 9 in the browser sends
+    _no_error(ex)
+    assert ex.controls["step"].value == 9 and "“didn't” is token 9" in ex.summary
+    assert ex.figures["weights"].highlight_row == 9 and not ex.figures["cache"].hidden[9].any()
 
 
 # ------------------------------------------------------------------ memory
@@ -152,6 +160,14 @@ def test_the_window_explorer_follows_its_sliders():
         recent = set(range(max(query - window + 1, 0), query + 1))
         assert set(kept) == set(range(min(sinks, query + 1))) | recent
         assert f"query {query} sees positions" in ex.summary
+
+
+def test_clicking_a_row_of_the_window_weights_moves_the_query_there():
+    ex = ll.WindowExplorer()
+    ex.figures["weights"].highlight_row = 3        # what a click on row 3 in the browser sends
+    _no_error(ex)
+    assert ex.controls["query"].value == 3 and ex.figures["ring"].highlight_row == 3
+    assert "query 3 sees positions" in ex.summary
 
 
 # ------------------------------------------------------------------ every explorer

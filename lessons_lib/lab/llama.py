@@ -50,8 +50,8 @@ class LlamaInside:
     ``RealModelExplorer``; ``n_heads``, ``n_kv_heads``, ``head_dim``; ``weights_agreement``: the largest
     difference from the model's own attention weights; ``decode_agreement``: the largest difference between
     each layer's attention output and the course's decode loop fed the layer's input token by token;
-    ``kv_per_token``: the bytes its cache keeps per token in float32. Without transformers there is no model
-    of its own to compare with: ``weights_agreement`` is None.
+    ``kv_per_token``: the bytes its cache keeps per token in float32. Offline (the course-built stack)
+    there is no model of its own to compare with: ``weights_agreement`` is None.
     """
 
     attention: ModelAttention
@@ -72,7 +72,7 @@ class LlamaInside:
             return ("largest difference below 1e-5" if value < 1e-5
                     else f"largest difference {value:.1e}, NOT below 1e-5")
         decoded = claim(self.decode_agreement)
-        own = ("not compared: without transformers there is no model of its own to compare with"
+        own = ("not compared: the course-built stack has no implementation of its own to compare with"
                if self.weights_agreement is None else claim(self.weights_agreement))
         return (f"every head's weights against the model's own: {own}\n"
                 f"every layer's output, decoded token by token with a KVCache: {decoded}")
@@ -189,8 +189,10 @@ def _small_llama(sentence: str, name: str) -> LlamaInside:
 def look_inside_llama(sentence: str = LLAMA_SENTENCE, *, online: bool = True, name: str = SMALL_LLAMA,
                       seed: int = 0) -> LlamaInside:
     """A Llama-style model's attention on ``sentence``, recomputed by the course: SmolLM2-135M with
-    transformers and the internet, else a tiny random Llama built here (``seed``). ``.note`` says in one line
-    which it is; ``.attention.reason`` what kept the pretrained model away. Notebook 12."""
+    transformers and the internet, else (:func:`course_built_llama`) a tiny Llama-style stack of the course's
+    own functions from ``seed``, the same on every machine, transformers or not (the course's tests hold
+    those functions to transformers' Llama: :func:`tiny_llama`, :func:`llama_attention`). ``.note`` says in
+    one line which it is; ``.attention.reason`` what kept the pretrained model away. Notebook 12."""
     sentence = check_text(sentence, "sentence")
     reason = offline_reason(online, f"{name}'s weights")
     if reason is None:
@@ -198,24 +200,16 @@ def look_inside_llama(sentence: str = LLAMA_SENTENCE, *, online: bool = True, na
             return _small_llama(sentence, name)
         except Exception as exc:             # a download cut short, a hub error: fall back, and say why
             reason = f"{name} could not be loaded ({type(exc).__name__})"
-    try:
-        model = tiny_llama(seed)
-    except ImportError:                      # no transformers (Binder, a learner's machine): the course's own
-        return course_built_llama(sentence, seed=seed, reason=reason)
-    tokens, ids = _word_ids(sentence, model.config.vocab_size)
-    source = "a tiny random Llama built here (4 layers × 8 heads sharing 2 key/value heads, untrained)"
-    note = (f"Offline: SmolLM2-135M needs transformers and the internet, so this is {source}, read and "
-            f"recomputed by the course's functions in the same way.")
-    return _inside(model, tokens, ids, source, note, reason)
+    return course_built_llama(sentence, seed=seed, reason=reason)
 
 
 
 def course_built_llama(sentence: str = LLAMA_SENTENCE, *, seed: int = 0, reason: str = "") -> LlamaInside:
-    """Without transformers: a tiny Llama-style stack built from the course's own functions, the same shape
-    as :func:`tiny_llama` (4 layers of 8 query heads sharing 2 key/value heads, head_dim 8, RoPE "half",
+    """Offline: a tiny Llama-style stack built from the course's own functions (no transformers), the same
+    shape as :func:`tiny_llama` (4 layers of 8 query heads sharing 2 key/value heads, head_dim 8, RoPE "half",
     random weights from ``seed``, untrained). Each layer normalises its input (RMSNorm without a gain),
-    attends with ``grouped_query_attention`` and adds the output back; the decode loop with a ``KVCache`` is
-    compared with it layer by layer. No model of its own: ``weights_agreement`` is None. Notebook 12."""
+    attends with ``grouped_query_attention`` and adds the output back; the decode loop with a ``KVCache``
+    is compared with it layer by layer. No model of its own: ``weights_agreement`` is None. Notebook 12."""
     sentence = check_text(sentence, "sentence")
     rng = np.random.default_rng(check_seed(seed, allow_generator=False))
     tokens, ids = _word_ids(sentence, 256)
@@ -236,8 +230,8 @@ def course_built_llama(sentence: str = LLAMA_SENTENCE, *, seed: int = 0, reason:
         x = x + out
     source = ("a tiny Llama-style stack built from the course's own functions (4 layers × 8 heads sharing 2 "
               "key/value heads, untrained)")
-    note = (f"Offline without transformers: this is {source}; with transformers installed the same look "
-            f"reads a model of Hugging Face's and compares with its own weights.")
+    note = (f"Offline: this is {source}; online, with transformers, the same look reads SmolLM2-135M and "
+            f"compares every head with the model's own.")
     attention = ModelAttention(np.stack(layers), list(tokens), source, note, None, reason)
     return LlamaInside(attention, TINY_HEADS, TINY_KV_HEADS, TINY_HEAD_DIM, None, worst_decode,
                        kv_cache_bytes(TINY_LAYERS, TINY_KV_HEADS, TINY_HEAD_DIM, 1, dtype="float32"))

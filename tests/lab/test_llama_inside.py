@@ -1,8 +1,10 @@
 """Lesson 12's look inside a Llama-style model: offline (``LESSONS_OFFLINE=1``, always in CI) it says so in
-one line and reads a tiny random Llama built here; either way the course's grouped-query attention gives the
-model's own attention weights, and its decode loop with a KV cache gives each layer's attention output, to
-float32's precision. The online path is the same functions on SmolLM2-135M; here its glue is run on a tiny
-LlamaForCausalLM and a stand-in tokenizer (nothing is downloaded)."""
+one line and reads a tiny Llama-style stack of the course's own functions, the same with transformers or
+without (Binder, a learner's machine), its decode loop with a KV cache equal to its full attention.
+Online, the course's grouped-query attention gives a transformers Llama's own attention weights, and its
+decode loop each layer's attention output, to float32's precision: held here on a tiny random
+LlamaModel, and the online glue on a tiny LlamaForCausalLM with a stand-in tokenizer (nothing is
+downloaded)."""
 
 from __future__ import annotations
 
@@ -21,9 +23,9 @@ def inside():
     return ll.look_inside_llama(online=False)
 
 
-def test_offline_says_so_in_one_line_and_reads_a_tiny_llama(inside, monkeypatch):
+def test_offline_says_so_in_one_line_and_reads_a_stack_of_the_courses_own_functions(inside, monkeypatch):
     assert inside.note.startswith("Offline") and "\n" not in inside.note
-    assert "tiny random Llama" in inside.note
+    assert "built from the course's own functions" in inside.note
     assert inside.attention.reason == "offline by request"
     assert (inside.n_heads, inside.n_kv_heads, inside.head_dim) == (8, 2, 8)
     assert inside.attention.weights.shape == (4, 8, 12, 12) and inside.attention.tokens[1] == "animal"
@@ -31,8 +33,9 @@ def test_offline_says_so_in_one_line_and_reads_a_tiny_llama(inside, monkeypatch)
     assert ll.look_inside_llama("The cat sat.").attention.tokens == ["The", "cat", "sat", "."]
 
 
-def test_the_course_recomputes_the_models_attention_and_its_cached_decoding(inside):
-    assert inside.weights_agreement < 1e-5 and inside.decode_agreement < 1e-5
+def test_offline_the_cached_decoding_equals_full_attention_and_no_model_is_claimed(inside):
+    assert inside.weights_agreement is None and inside.decode_agreement < 1e-12
+    assert "not compared" in inside.claims() and "below 1e-5" in inside.claims()
     w = inside.attention.weights
     np.testing.assert_allclose(w.sum(-1), 1, atol=1e-9)
     assert (np.triu(w, 1) == 0).all()
@@ -85,20 +88,20 @@ def test_the_online_path_reads_a_pretrained_model_the_same_way(monkeypatch):
     assert "could not be loaded (OSError)" in fallback.attention.reason
 
 
-def test_without_transformers_the_look_is_built_from_the_courses_functions_and_says_so(monkeypatch):
-    """Binder and a learner's machine have no transformers: lesson 12's look inside still runs, on a stack of
-    the course's own grouped-query layers, and says that no model's own weights were compared."""
+def test_offline_needs_no_transformers(monkeypatch):
+    """Binder and a learner's machine have no transformers: the offline look never builds a transformers
+    model, so lesson 12 runs there and shows the same output as here."""
     def no_transformers(seed=0, **kwargs):
         raise ImportError("No module named 'transformers'")
 
     monkeypatch.setattr(llama, "tiny_llama", no_transformers)
     inside = ll.look_inside_llama(online=False)
-    assert inside.note.startswith("Offline without transformers") and "\n" not in inside.note
-    assert inside.weights_agreement is None and inside.decode_agreement < 1e-12
-    assert "not compared" in inside.claims() and "below 1e-5" in inside.claims()
-    w = inside.attention.weights
-    assert w.shape == (4, 8, 12, 12) and inside.attention.tokens[1] == "animal"
-    np.testing.assert_allclose(w.sum(-1), 1, atol=1e-12)
-    assert (np.triu(w, 1) == 0).all()
-    assert inside.kv_per_token == 2 * 4 * 2 * 8 * 4
+    assert inside.attention.weights.shape == (4, 8, 12, 12)
     ll.RealModelExplorer(inside.attention, layer=1)   # what the notebook shows next
+
+
+def test_the_courses_functions_recompute_a_transformers_llama_and_its_cached_decoding():
+    ids = [3, 1, 4, 1, 5, 9, 2, 6]
+    weights, weights_agreement, decode_agreement = ll.llama_attention(ll.tiny_llama(0), [ids])
+    assert weights.shape == (4, 8, 8, 8)
+    assert weights_agreement < 1e-5 and decode_agreement < 1e-5

@@ -17,7 +17,8 @@ import pytest
 from lessons_lib.exercises import runner
 from tests.helpers.kernel import python_kernel
 
-pytestmark = pytest.mark.skipif(runner.ISOLATION != "process", reason="the forked child of a kernel")
+pytestmark = [pytest.mark.skipif(runner.ISOLATION != "process", reason="the forked child of a kernel"),
+              pytest.mark.forked]
 
 #: the first cells of a lesson, and a check with a patient limit: a wait for input could only time out
 PREAMBLE = """\

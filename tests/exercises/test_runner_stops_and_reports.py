@@ -18,7 +18,7 @@ from lessons_lib import exercises
 from tests.helpers import solutions
 from tests.helpers.wrong_answers import softmax_in_place
 
-pytestmark = pytest.mark.usefixtures("warnings_are_errors")
+pytestmark = [pytest.mark.usefixtures("warnings_are_errors"), pytest.mark.forked]  # the real fork
 
 
 def _endless(x):

@@ -23,8 +23,9 @@ from lessons_lib.exercises import runner
 from tests.helpers import solutions
 from tests.helpers.load import busy_neighbours
 
-pytestmark = pytest.mark.skipif(runner.ISOLATION != "process" or not sys.platform.startswith("linux"),
-                                reason="a forked child's run delay (/proc/PID/schedstat, Linux)")
+pytestmark = [pytest.mark.skipif(runner.ISOLATION != "process" or not sys.platform.startswith("linux"),
+                                 reason="a forked child's run delay (/proc/PID/schedstat, Linux)"),
+              pytest.mark.forked]
 
 TIGHT = dataclasses.replace(exercises.SOFTMAX, time_limit=0.5)
 

@@ -15,7 +15,8 @@ import pytest
 from lessons_lib.exercises import grading, judge, runner
 from tests.helpers.grading import solution_source
 
-pytestmark = pytest.mark.skipif(runner.ISOLATION != "process", reason="the judge's children are forked")
+pytestmark = [pytest.mark.skipif(runner.ISOLATION != "process", reason="the judge's children are forked"),
+              pytest.mark.forked]
 
 GRADED = {name: f"ll.assert_passes(ll.check_{check}({name}))\n"
                 f"ll.assert_passes(ll.check_hidden({name!r}, {name}))"

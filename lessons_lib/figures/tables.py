@@ -47,7 +47,7 @@ def number_text(value: float, fmt: str = ".3g") -> str:
     text = format(float(value), fmt)
     if text.lstrip("-").strip("0.") == "":   # -0.00 is 0.00
         text = text.lstrip("-")
-    return text.replace("-", "−")
+    return "−" + text[1:] if text.startswith("-") else text
 
 
 def token_head(text: str, i: int) -> str:

@@ -70,7 +70,7 @@ from .style import (  # the course's look: one definition, shared with the live 
     tick_indices,
     tick_labels,
 )
-from .tables import figure_tables, record_matrix, tables_html
+from .tables import alt_words, figure_tables, record_matrix, tables_html
 
 __all__ = ["heatmap", "panel_figure", "LessonFigure"]
 
@@ -114,29 +114,6 @@ class LessonFigure(Figure):
 # untrusted notebook, keeps data: images and alt), in nbconvert's pages (make html, nbviewer) and in the
 # viewers that show HTML outputs (GitHub, VS Code). The PNG is stored once: the notebook does not grow.
 _STILL = re.compile(r'<img src="data:image/png;base64,(?P<png>[A-Za-z0-9+/=]+)" alt="(?P<alt>[^"]*)"')
-_LATEX_SYMBOLS = {r"\cdot": "·", r"\times": "×", r"\infty": "∞", r"\le": "≤", r"\ge": "≥",
-                  r"\propto": "∝", r"\sum": "Σ", r"\dots": "…", r"\ldots": "…", r"\to": "→"}
-
-
-def alt_words(text: str) -> str:
-    """``text`` with each ``$…$`` LaTeX span read as plain symbols (for alt text and screen readers).
-
-    >>> alt_words(r"colour scale: score $q_i \\cdot k_j$ (dot product), $\\sqrt{d_k}$, $K^\\top$")
-    'colour scale: score q_i · k_j (dot product), √d_k, Kᵀ'
-    """
-    def plain(match: re.Match) -> str:
-        s = match.group(1)
-        s = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", s)
-        s = re.sub(r"\^\{?\\top\}?|\^\{?T\}?(?![A-Za-z])", "ᵀ", s)
-        s = re.sub(r"\\(?:text|mathrm|mathbf|operatorname)\{([^{}]*)\}", r"\1", s)
-        for macro, symbol in _LATEX_SYMBOLS.items():
-            s = re.sub(re.escape(macro) + r"(?![A-Za-z])", symbol, s)
-        s = re.sub(r"\\[,;!]|[{}]", "", s).replace("\\", "")
-        return re.sub(r"\s+", " ", s).strip()
-
-    return re.sub(r"\$([^$]+)\$", plain, text)
-
-
 def figure_png(fig: Figure, dpi: float | None = None) -> bytes:
     """The figure as PNG bytes, cropped to what is drawn (``dpi``: matplotlib's default unless given)."""
     out = io.BytesIO()

@@ -17,22 +17,49 @@ shape as the live figures' tables. A matrix past :data:`TABLE_SIDE` rows or colu
 picture points at (a framed row, else the first rows and columns) with its shape and extremes in the
 caption; a series past :data:`TABLE_POINTS` points keeps every k-th point and the last, with its extremes.
 A diagram without data (boxes and arrows) has no table: its alt text says what it shows.
+
+Alt texts and tables read LaTeX the same way, as symbols (:func:`alt_words`: ``$q_i \\cdot k_j$`` ->
+``q_i · k_j``).
 """
 
 from __future__ import annotations
 
 import html
+import re
 
 import numpy as np
 from matplotlib.collections import PathCollection
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
-__all__ = ["figure_tables", "tables_html", "record_matrix", "number_text"]
+__all__ = ["figure_tables", "tables_html"]
 
 TABLE_SIDE = 32     # a matrix up to this many rows and columns is shown whole (as the live figures do)
 TABLE_POINTS = 64   # a series up to this many points is shown whole
 SUMMARY = "Numbers as a table"
+
+
+_LATEX_SYMBOLS = {r"\cdot": "·", r"\times": "×", r"\infty": "∞", r"\le": "≤", r"\ge": "≥",
+                  r"\propto": "∝", r"\sum": "Σ", r"\dots": "…", r"\ldots": "…", r"\to": "→"}
+
+
+def alt_words(text: str) -> str:
+    """``text`` with each ``$…$`` LaTeX span read as plain symbols (for alt text and screen readers).
+
+    >>> alt_words(r"colour scale: score $q_i \\cdot k_j$ (dot product), $\\sqrt{d_k}$, $K^\\top$")
+    'colour scale: score q_i · k_j (dot product), √d_k, Kᵀ'
+    """
+    def plain(match: re.Match) -> str:
+        s = match.group(1)
+        s = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", s)
+        s = re.sub(r"\^\{?\\top\}?|\^\{?T\}?(?![A-Za-z])", "ᵀ", s)
+        s = re.sub(r"\\(?:text|mathrm|mathbf|operatorname)\{([^{}]*)\}", r"\1", s)
+        for macro, symbol in _LATEX_SYMBOLS.items():
+            s = re.sub(re.escape(macro) + r"(?![A-Za-z])", symbol, s)
+        s = re.sub(r"\\[,;!]|[{}]", "", s).replace("\\", "")
+        return re.sub(r"\s+", " ", s).strip()
+
+    return re.sub(r"\$([^$]+)\$", plain, text)
 
 
 def number_text(value: float, fmt: str = ".3g") -> str:
@@ -57,11 +84,36 @@ def token_head(text: str, i: int) -> str:
 
 
 def record_matrix(ax, m: np.ndarray, rows, cols, allowed: np.ndarray, *, what: str, fmt: str = ".2f",
-                  focus: int = -1) -> None:
-    """Keep a heatmap's numbers on its axes, for :func:`figure_tables` (``draw_heatmap`` calls it)."""
+                  focus: int = -1, allowed_text: str | None = None) -> None:
+    """Keep a heatmap's numbers on its axes, for :func:`figure_tables` (``draw_heatmap`` calls it).
+
+    ``allowed_text``: what a cell that is not masked says instead of its number (a mask's "✓ may attend").
+    """
     ax.lessons_matrix = {"m": np.asarray(m, dtype=np.float64), "rows": list(rows), "cols": list(cols),
                          "allowed": np.asarray(allowed, dtype=bool), "what": what, "fmt": fmt or ".2f",
-                         "focus": focus}
+                         "focus": focus, "allowed_text": allowed_text}
+
+
+def _axis_name(ax, axis: str) -> str:
+    """An axis label of a heatmap, its first line (notes follow it); panels side by side label only the
+    outer ones: then the first label found."""
+    own = ax.get_xlabel() if axis == "x" else ax.get_ylabel()
+    if own:
+        return _words(own.splitlines()[0])
+    for other in ax.get_figure().axes:
+        if getattr(other, "lessons_matrix", None) is not None:
+            label = other.get_xlabel() if axis == "x" else other.get_ylabel()
+            if label:
+                return _words(label.splitlines()[0])
+    return ""
+
+
+def _colour_scale(ax) -> str:
+    """The label of the figure's colour scale (panels that share one colorbar name it there)."""
+    for other in ax.get_figure().axes:
+        if getattr(other, "_colorbar", None) is not None and (other.get_ylabel() or other.get_xlabel()):
+            return _words(other.get_ylabel() or other.get_xlabel())
+    return ""
 
 
 def _window(total: int, n: int, centre: int) -> list[int]:
@@ -75,8 +127,6 @@ def _span(ix: list[int]) -> str:
 
 def _words(text: str) -> str:
     """LaTeX read as symbols, as in alt texts (``$q_i \\cdot k_j$`` -> ``q_i · k_j``), on one line."""
-    from .base import alt_words  # base draws the stills and imports this module
-
     return alt_words(" ".join(str(text).split()))
 
 
@@ -91,9 +141,9 @@ def matrix_table(ax, rec: dict) -> dict:
     """One recorded heatmap as a table (its rows and columns, or the part around its framed row)."""
     m, allowed, fmt = rec["m"], rec["allowed"], rec["fmt"]
     n_rows, n_cols = m.shape
-    ylabel, xlabel = _words(ax.get_ylabel()) or "row", _words(ax.get_xlabel()) or "column"
-    caption = (f"{_title(ax)}: {_words(rec['what']) or 'values'}; one row per {ylabel}, "
-               f"one column per {xlabel}")
+    ylabel, xlabel = _axis_name(ax, "y") or "row", _axis_name(ax, "x") or "column"
+    what = _words(rec["what"]) if rec["what"].strip("- ") else _colour_scale(ax)
+    caption = f"{_title(ax)}: {what or 'values'}; one row per {ylabel}, one column per {xlabel}"
     ri = _window(n_rows, TABLE_SIDE, rec["focus"])
     ci = _window(n_cols, TABLE_SIDE, rec["focus"])
     if len(ri) < n_rows or len(ci) < n_cols:
@@ -104,7 +154,8 @@ def matrix_table(ax, rec: dict) -> dict:
                     f"{lo[1]}), largest {number_text(m[hi], fmt)} (row {hi[0]}, column {hi[1]}); shown: rows "
                     f"{_span(ri)} and columns {_span(ci)}")
     body = [[token_head(rec["rows"][r], r)]
-            + [number_text(m[r, c], fmt) if allowed[r, c] else "masked" for c in ci] for r in ri]
+            + [(rec["allowed_text"] or number_text(m[r, c], fmt)) if allowed[r, c] else "masked" for c in ci]
+            for r in ri]
     return {"caption": caption, "corner": f"{ylabel} / {xlabel}",
             "cols": [token_head(rec["cols"][c], c) for c in ci], "rows": body}
 
@@ -128,7 +179,8 @@ def bar_table(ax, containers: list[BarContainer]) -> dict:
     names = [token_head(n, i) for i, n in enumerate(ticks)] if ticks else [number_text(x) for x in slots]
     rows = [[names[i]] + [number_text(col[x]) if x in col else "" for col in columns]
             for i, x in enumerate(slots)]
-    return {"caption": f"{_title(ax)}: {_words(ax.get_ylabel()) or 'bar heights'}, one row per bar",
+    return {"caption": f"{_title(ax)}: {_words(ax.get_ylabel()) or 'bar heights'}, one row per "
+                       f"{_words(ax.get_xlabel()) or 'bar'}",
             "corner": _words(ax.get_xlabel()) or "bar", "cols": [_words(c) for c in cols], "rows": rows}
 
 
@@ -146,15 +198,17 @@ def _points_part(x: np.ndarray, y: np.ndarray, xname: str) -> tuple[list[int], s
 
 def series_tables(ax) -> list[dict]:
     """Lines and markers drawn in data coordinates: series sharing their x values share one table."""
-    xname, yname = _words(ax.get_xlabel()) or "x", _words(ax.get_ylabel()) or "y"
+    xname, yname = _words(ax.get_xlabel()) or "x", _words(ax.get_ylabel()) or "value"
     found = []   # (label, x, y, names of the points)
     for line in ax.get_lines():
         if line.get_transform() != ax.transData:
             continue  # a reference line across the axes (axhline): no data points
         x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+        if x.size == 2 and line.get_label().startswith("_"):
+            continue  # an unnamed segment (a link drawn between two points): no series of its own
         if x.size and x.shape == y.shape:
             found.append((line.get_label(), x, y, None))
-    labels = {tuple(np.round(t.xy, 9)): t.get_text() for t in ax.texts if hasattr(t, "xy")}
+    labels = {tuple(np.round(t.xy, 9)): " ".join(t.get_text().split()) for t in ax.texts if hasattr(t, "xy")}
     for coll in ax.collections:
         if isinstance(coll, PathCollection) and coll.get_offset_transform() == ax.transData:
             xy = np.asarray(coll.get_offsets(), float).reshape(-1, 2)
@@ -181,7 +235,8 @@ def series_tables(ax) -> list[dict]:
                         "cols": [xname, yname], "rows": rows})
             continue
         rows = [[number_text(t["x"][i])] + [number_text(y[i]) for y in t["ys"]] for i in ix]
-        out.append({"caption": f"{_title(ax)}: {yname} against {xname}{part}", "corner": xname,
+        named = f" ({', '.join(t['cols'])})" if t["cols"] != [yname] else ""
+        out.append({"caption": f"{_title(ax)}: {yname} against {xname}{named}{part}", "corner": xname,
                     "cols": t["cols"], "rows": rows})
     return out
 

@@ -402,7 +402,8 @@ function matrixTable(p, caption, { rowName = "row", colName = "column", focus = 
     const { value, approx } = cellValue(p.m, idx, p.vmin, p.vmax);
     return valueText(value, approx);
   })]);
-  return { caption: text, corner: `${rowName} / ${colName}`, cols: ci.map((c) => tokenHead(colText[c], c)), rows };
+  return { caption: text, corner: `${rowName} / ${colName}`, cols: ci.map((c) => tokenHead(colText[c], c)), rows,
+    rowIndex: ri, colIndex: ci };
 }
 
 function firstLine(text) { return String(text || "").split("\n")[0]; }
@@ -433,11 +434,13 @@ function tableElement(t) {
     th.scope = "col";
     th.textContent = text;
     if (k === 0) th.className = "lessons-figure-table-corner";
+    else th.dataset.index = String(t.colIndex ? t.colIndex[k - 1] : k - 1);  // the column of the data
     head.appendChild(th);
   }
   const body = table.createTBody();
-  for (const [name, ...cells] of t.rows) {
+  for (const [i, [name, ...cells]] of t.rows.entries()) {
     const tr = body.insertRow();
+    tr.dataset.index = String(t.rowIndex ? t.rowIndex[i] : i);  // the row (point, bar) of the data
     const th = document.createElement("th");
     th.scope = "row";
     th.textContent = name;
@@ -1030,7 +1033,7 @@ KINDS.lines = {
           + `${fmtExact(se.y[hi])} at ${xname} = ${fmtExact(se.x[hi])}; shown: every ${step}th point and the last`;
       }
       return { caption: `${firstLine(s.title) || "Plot"}: ${se.label || `series ${k}`}${part}${k === 0 ? mark : ""}`,
-        corner: xname, cols: [yname], rows: ix.map((i) => [fmtExact(se.x[i]), fmtExact(se.y[i])]) };
+        corner: xname, cols: [yname], rows: ix.map((i) => [fmtExact(se.x[i]), fmtExact(se.y[i])]), rowIndex: ix };
     });
   },
   keys: "Left and right arrow keys move along the plotted points and read out each; up and down (or Page Up "

@@ -36,7 +36,8 @@ def _number(text: str) -> float:
 
 
 def _heads(labels) -> list[str]:
-    return [f"“{t}” ({i})" for i, t in enumerate(labels)]
+    """Headers as the tables write them: a token and its position, a bare position alone."""
+    return [str(i) if str(t) in ("", str(i)) else f"“{t}” ({i})" for i, t in enumerate(labels)]
 
 
 def _check_matrix_table(table, m, rows, cols, hidden=None, rel=5e-4, abs_=1e-6):
@@ -224,3 +225,55 @@ def test_an_explorers_still_has_a_table_for_each_of_its_heatmaps(make):
         table = matrix_table(ax, rec)
         assert [_number(c) if c != "masked" else np.nan for c in table["rows"][0][1:]] == pytest.approx(
             shown[0, :TABLE_SIDE], abs=0.051, nan_ok=True)
+
+
+# ------------------------------------------------------------------ every explorer's live figures
+def _explorers():
+    """The explorers with the arguments their notebooks give (the lessons 08-10 ones that need a measured
+    table, a trained model or a real model's weights are held by the kinds' test above)."""
+    seed = 0
+    q, k, v = ll.random_qkv(16, 8, seed=30)
+    return {
+        "02 ProjectionExplorer": ll.ProjectionExplorer(), "03 ScoresExplorer": ll.ScoresExplorer(),
+        "04 ScaleSoftmaxExplorer": ll.ScaleSoftmaxExplorer(), "05 PipelineExplorer": ll.PipelineExplorer(),
+        "06 HeadGridExplorer": ll.HeadGridExplorer(n_heads=8, d_model=64, seq_len=12),
+        "07 CausalMaskExplorer": ll.CausalMaskExplorer(seq_len=4, query=2),
+        "07 CustomMaskExplorer": ll.CustomMaskExplorer(n=6, preset="causal"),
+        "08 TileExplorer": ll.TileExplorer(q, k, v, block_size=4, rows=range(4, 8)),
+        "11 ShuffleExplorer": ll.ShuffleExplorer("dog bites man", order=[2, 1, 0], seed=seed),
+        "11 SinusoidExplorer": ll.SinusoidExplorer(position=10, d_model=32),
+        "11 RopeExplorer": ll.RopeExplorer(m=7, n=3, d_head=16, seed=seed),
+        "12 KVCacheExplorer": ll.KVCacheExplorer(step=5, seed=seed),
+        "12 MemoryExplorer": ll.MemoryExplorer("Llama-3-8B", context=8192, batch=1, dtype="bfloat16"),
+        "12 GroupedQueryExplorer": ll.GroupedQueryExplorer(n_kv_heads=2, seed=seed),
+        "12 WindowExplorer": ll.WindowExplorer(window=8, sinks=2, query=40, seed=seed),
+    }
+
+
+def _live_figures(widget) -> list:
+    """The live figures inside an explorer's box, in page order."""
+    if isinstance(widget, LiveFigure):
+        return [widget]
+    return [f for child in getattr(widget, "children", ()) for f in _live_figures(child)]
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_every_explorers_figures_show_their_current_data_as_tables():
+    figures = [(f"{name}: figure #{k}", fig) for name, explorer in _explorers().items()
+               for k, fig in enumerate(_live_figures(explorer.widget))]
+    assert len(figures) >= 30
+    tables = live_tables([fig for _, fig in figures])
+    for (what, fig), shown in zip(figures, tables, strict=True):
+        assert shown, f"{what}: no table"
+        for t in shown:
+            assert t["caption"].strip() and t["rows"], what
+            assert all(len(r) == len(t["cols"]) + 1 for r in t["rows"]), f"{what}: ragged rows"
+        matrix = getattr(fig, "matrix", None)
+        if matrix is None or fig.encoding != "f32":
+            continue   # 8-bit data: the bin centres, held by the large-matrix test
+        panels = matrix if matrix.ndim == 3 else matrix[None]
+        hidden = fig.hidden if fig.hidden is not None else np.zeros(panels.shape[1:], bool)
+        for t, m in zip(shown, panels, strict=True):
+            _check_matrix_table(t, m, fig.row_labels, fig.col_labels, hidden=hidden.reshape(m.shape),
+                                rel=5e-4, abs_=1e-5)

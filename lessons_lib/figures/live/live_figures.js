@@ -1017,7 +1017,7 @@ KINDS.lines = {
     return `${se.label || "series"}: ${s.xlabel ? s.xlabel.split(" ")[0] : "x"} = ${fmtExact(se.x[hit.index])}, ${fmtExact(se.y[hit.index])}`;
   },
   tables(s) {
-    const xname = s.xlabel || "x", yname = s.ylabel || "y";
+    const xname = s.xlabel || "x", yname = s.ylabel || "value";
     const m = s.marker && s.marker.x !== undefined && s.marker.x !== null ? s.marker : null;
     const mark = !m ? "" : `. Marked: ${xname} = ${fmtExact(m.x)}`
       + (m.y !== undefined && m.y !== null ? `, ${yname} = ${fmtExact(m.y)}` : "");
@@ -1032,7 +1032,7 @@ KINDS.lines = {
         part = `. ${n} points: smallest ${fmtExact(se.y[lo])} at ${xname} = ${fmtExact(se.x[lo])}, largest `
           + `${fmtExact(se.y[hi])} at ${xname} = ${fmtExact(se.x[hi])}; shown: every ${step}th point and the last`;
       }
-      return { caption: `${firstLine(s.title) || "Plot"}: ${se.label || `series ${k}`}${part}${k === 0 ? mark : ""}`,
+      return { caption: `${firstLine(s.title) || "Plot"}: ${se.label || yname}${part}${k === 0 ? mark : ""}`,
         corner: xname, cols: [yname], rows: ix.map((i) => [fmtExact(se.x[i]), fmtExact(se.y[i])]), rowIndex: ix };
     });
   },

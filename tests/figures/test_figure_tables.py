@@ -277,3 +277,30 @@ def test_every_explorers_figures_show_their_current_data_as_tables():
         for t, m in zip(shown, panels, strict=True):
             _check_matrix_table(t, m, fig.row_labels, fig.col_labels, hidden=hidden.reshape(m.shape),
                                 rel=5e-4, abs_=1e-5)
+
+
+# ------------------------------------------------------------------ the committed notebooks
+DIAGRAMS = ("Multi-head attention, shape at each stage",)   # boxes and arrows: no data, the alt text says it
+
+
+def test_every_still_in_the_notebooks_has_its_numbers_in_a_table_beside_it():
+    import nbformat
+
+    from tests.helpers import NOTEBOOKS
+
+    missing, stills = [], 0
+    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            for output in cell.get("outputs", []):
+                data = output.get("data", {})
+                still = read_still(data)
+                if still is None:
+                    continue
+                stills += 1
+                numbers = still_numbers(data)
+                if not numbers and not still[1].startswith(DIAGRAMS):
+                    missing.append(f"{path.name}: {still[1][:80]}")
+                for table in re.findall(r"<table.*?</table>", numbers, re.S):
+                    if not ("<caption>" in table and 'scope="col"' in table and 'scope="row"' in table):
+                        missing.append(f"{path.name}: a table without caption or headers: {table[:120]}")
+    assert stills > 40 and not missing, missing

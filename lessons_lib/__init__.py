@@ -48,11 +48,12 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
 ``figures/``
     Figures: ``style`` (one look: colormaps, fonts, masked cells hatched, never drawn as 0; the WCAG
     contrast ratio), ``base`` (heatmap, figure helpers), ``attention_maps`` (the stills several
-    lessons show: scores, weights, one query's weights, every head), the stills of each lesson
-    (``lessonNN_name.py``, each with alt text), and ``live/``, the figures drawn in the browser (the
-    wire format, one module per figure kind, ``live_figures.js`` and ``.css`` shipped in the
-    package, no CDN, no build step; ``access``: a group's live region and its controls' accessible
-    names).
+    lessons show: scores, weights, one query's weights, every head), ``tables`` (a still's numbers
+    as a collapsed table beside it, read from what it draws; LaTeX read as words), the stills of
+    each lesson (``lessonNN_name.py``, each with alt text), and ``live/``, the figures drawn in the
+    browser (the wire format, one module per figure kind, ``live_figures.js`` and ``.css`` shipped
+    in the package, no CDN, no build step, each figure's numbers as a table behind a button;
+    ``access``: a group's live region and its controls' accessible names).
 ``explorers/``
     Explorers, sliders beside live figures: ``base`` (the explorer contract: controls, live figures,
     the polite live region, a still picture for static pages) and ``lessonNN_name.py`` (each
@@ -181,6 +182,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "figures.live.rotations": ("RotationDials",),
     "figures.style": ("CMAP_WEIGHTS", "CMAP_VALUES", "MASK_NOTE", "tick_indices", "tick_labels",
         "colormap_table"),
+    "figures.tables": ("figure_tables", "tables_html"),
     "explorers.base": ("D_K_OPTIONS",),
     "explorers.lesson02_step1_qkv": ("ProjectionExplorer",),
     "explorers.lesson03_step2_scores": ("ScoresExplorer",),

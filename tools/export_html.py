@@ -49,7 +49,7 @@ from conventions import SUBSLIDE_TAG
 from learner_copy import learner_notebook
 from stamp_notebooks import lesson_title
 
-from lessons_lib.figures.base import read_still
+from lessons_lib.figures.base import read_still, still_numbers
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "tools" / "html_template"
@@ -110,9 +110,12 @@ def handout(nb: nbformat.NotebookNode, title: str) -> str:
     formula = re.search(r"\$\$(.+?)\$\$", markdown, re.S)
     takeaways = re.sub(r"^##\s+.*\n", "", section(nb, r"##\s+.*Takeaways").lstrip(), count=1)
     figures = []
-    for png, alt in stills(nb):
-        figures.append(f'<figure><img src="data:image/png;base64,{png}" alt="{html.escape(alt)}">'
-                       f'<figcaption>{html.escape(alt.split(";")[0])}</figcaption></figure>')
+    for data in (o.get("data", {}) for cell in nb.cells for o in cell.get("outputs", [])):
+        if still := read_still(data):  # the picture, its caption and its numbers (a collapsed table)
+            png, alt = still
+            figures.append(f'<div class="still"><figure><img src="data:image/png;base64,{png}" '
+                           f'alt="{html.escape(alt)}"><figcaption>{html.escape(alt.split(";")[0])}'
+                           f'</figcaption></figure>{still_numbers(data)}</div>')
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)} (handout)</title>"
@@ -122,8 +125,12 @@ def handout(nb: nbformat.NotebookNode, title: str) -> str:
         "<style>body{font-family:sans-serif;max-width:19cm;margin:1cm auto;font-size:11pt;line-height:1.4}"
         "h1{font-size:16pt}.formula{font-size:13pt;margin:0.5em 0 1em}"
         ".figures{display:grid;grid-template-columns:1fr 1fr;gap:0.4cm}"
-        "figure{margin:0;break-inside:avoid}figure img{width:100%;height:auto}"
-        "figcaption{font-size:8pt;color:#333}@page{size:A4;margin:1cm}</style></head><body>"
+        ".still{break-inside:avoid;min-width:0}figure{margin:0;break-inside:avoid}"
+        "figure img{width:100%;height:auto}"
+        "figcaption{font-size:8pt;color:#333}.lessons-still-numbers{font-size:8pt}"
+        ".lessons-still-table{border-collapse:collapse;margin-bottom:4pt}.lessons-still-table th,"
+        ".lessons-still-table td{border:1px solid #767676;padding:0 3pt}"
+        "@page{size:A4;margin:1cm}</style></head><body>"
         f"<h1>{html.escape(title)}</h1>"
         + (f"<div class='formula'>$${formula.group(1).strip()}$$</div>" if formula else "")
         + f"<div class='figures'>{''.join(figures)}</div>"

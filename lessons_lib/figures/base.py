@@ -70,6 +70,7 @@ from .style import (  # the course's look: one definition, shared with the live 
     tick_indices,
     tick_labels,
 )
+from .tables import alt_words, figure_tables, record_matrix, tables_html
 
 __all__ = ["heatmap", "panel_figure", "LessonFigure"]
 
@@ -113,29 +114,6 @@ class LessonFigure(Figure):
 # untrusted notebook, keeps data: images and alt), in nbconvert's pages (make html, nbviewer) and in the
 # viewers that show HTML outputs (GitHub, VS Code). The PNG is stored once: the notebook does not grow.
 _STILL = re.compile(r'<img src="data:image/png;base64,(?P<png>[A-Za-z0-9+/=]+)" alt="(?P<alt>[^"]*)"')
-_LATEX_SYMBOLS = {r"\cdot": "·", r"\times": "×", r"\infty": "∞", r"\le": "≤", r"\ge": "≥",
-                  r"\propto": "∝", r"\sum": "Σ", r"\dots": "…", r"\ldots": "…", r"\to": "→"}
-
-
-def alt_words(text: str) -> str:
-    """``text`` with each ``$…$`` LaTeX span read as plain symbols (for alt text and screen readers).
-
-    >>> alt_words(r"colour scale: score $q_i \\cdot k_j$ (dot product), $\\sqrt{d_k}$, $K^\\top$")
-    'colour scale: score q_i · k_j (dot product), √d_k, Kᵀ'
-    """
-    def plain(match: re.Match) -> str:
-        s = match.group(1)
-        s = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", s)
-        s = re.sub(r"\^\{?\\top\}?|\^\{?T\}?(?![A-Za-z])", "ᵀ", s)
-        s = re.sub(r"\\(?:text|mathrm|mathbf|operatorname)\{([^{}]*)\}", r"\1", s)
-        for macro, symbol in _LATEX_SYMBOLS.items():
-            s = re.sub(re.escape(macro) + r"(?![A-Za-z])", symbol, s)
-        s = re.sub(r"\\[,;!]|[{}]", "", s).replace("\\", "")
-        return re.sub(r"\s+", " ", s).strip()
-
-    return re.sub(r"\$([^$]+)\$", plain, text)
-
-
 def figure_png(fig: Figure, dpi: float | None = None) -> bytes:
     """The figure as PNG bytes, cropped to what is drawn (``dpi``: matplotlib's default unless given)."""
     out = io.BytesIO()
@@ -145,12 +123,14 @@ def figure_png(fig: Figure, dpi: float | None = None) -> bytes:
 
 def still_output(fig: Figure, alt: str, *, dpi: float | None = None) -> dict:
     """The figure as a notebook output: ``text/html``, an ``<img>`` of its PNG with ``alt`` (LaTeX read as
-    words), and ``text/plain``, ``<Figure: alt>``. :func:`read_still` reads it back."""
+    words) and its numbers in a collapsed table under it (:mod:`.tables`), and ``text/plain``,
+    ``<Figure: alt>``. :func:`read_still` reads it back."""
     alt = alt_words(" ".join(alt.split()))
     png = base64.b64encode(figure_png(fig, dpi)).decode("ascii")
+    numbers = tables_html(figure_tables(fig))
     # a block, not an inline image: no line's descender space under it
     return {"text/html": f'<img src="data:image/png;base64,{png}" alt="{html.escape(alt)}"'
-                         ' style="display:block">',
+                         f' style="display:block">{numbers}',
             "text/plain": f"<Figure: {alt}>"}
 
 
@@ -164,6 +144,14 @@ def read_still(data: dict) -> tuple[str, str] | None:
     markup = "".join(markup) if isinstance(markup, list) else markup
     match = _STILL.match(markup.strip())
     return (match["png"], html.unescape(match["alt"])) if match else None
+
+
+def still_numbers(data: dict) -> str:
+    """The collapsed tables of a still's output (``<details>…</details>``, :func:`still_output`), or ""."""
+    markup = data.get("text/html", "")
+    markup = "".join(markup) if isinstance(markup, list) else markup
+    start = markup.find('<details class="lessons-still-numbers">')
+    return markup[start:markup.index("</details>", start) + len("</details>")] if start >= 0 else ""
 
 
 def describe_figure(fig: Figure) -> str:
@@ -208,6 +196,8 @@ def frame_row(ax, row: int, *, color: str = "black", linewidth: float = 3.0,
     ``inner``: a thin white line inside the frame too, so that it shows on dark cells as well.
     """
     n_cols = ax.images[0].get_array().shape[1]
+    if getattr(ax, "lessons_matrix", None) is not None:  # the table shows the framed row's part
+        ax.lessons_matrix["focus"] = row
     frame = ax.add_patch(Rectangle((-0.5, row - 0.5), n_cols, 1, fill=False, edgecolor=color,
                                    linewidth=linewidth, zorder=4))
     if inner:
@@ -378,6 +368,7 @@ def draw_heatmap(ax, m, rows, cols, *, title, colorbar_label, cmap, vmin, vmax, 
     data = np.ma.masked_array(np.where(allowed, m, 0.0), mask=hidden)
     im = ax.imshow(data, cmap=cm, vmin=lo, vmax=hi, aspect="auto", interpolation="nearest")
     _set_token_ticks(ax, rows, cols)
+    record_matrix(ax, m, rows, cols, allowed, what=colorbar_label, fmt=fmt)  # its "Numbers as a table"
     ax.set_xlabel(xlabel, fontsize=FONT_LABEL)
     ax.set_ylabel(ylabel, fontsize=FONT_LABEL)
     ax.set_title(title, fontsize=FONT_TITLE)

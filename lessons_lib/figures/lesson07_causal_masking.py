@@ -23,6 +23,7 @@ from .style import (  # the course's look: one definition, shared with the live 
     XLABEL,
     YLABEL,
 )
+from .tables import record_matrix
 
 __all__ = ["plot_mask", "plot_mask_gallery", "plot_masking_steps", "plot_masking_recipes"]
 
@@ -61,6 +62,9 @@ def _draw_mask_table(ax, m: np.ndarray, rows: list[str], cols: list[str], title:
     draw_heatmap(ax, np.ones(m.shape), rows, cols, title=title, colorbar_label="-", mask=m,
                   cmap=ListedColormap([allowed_colour]), vmin=0.0, vmax=1.0, annotate=False, fmt="",
                   xlabel=XLABEL, ylabel=YLABEL, colorbar=False, mask_note=None)
+    # its "Numbers as a table": ✓ or masked in each cell, not the 1.0 drawn under the ticks
+    record_matrix(ax, np.ones(m.shape), rows, cols, m, what="✓ may attend, or masked",
+                  allowed_text="✓ may attend")
     if max(m.shape) <= 24:
         size = FONT_TITLE if max(m.shape) <= 12 else FONT_ANNOT
         for (i, j), ok in np.ndenumerate(m):

@@ -29,6 +29,7 @@ from ..core.flash import TileStep, default_block_size
 from ..lab.cost import MB, BlockSizes, CostTable
 from . import style
 from .base import new_figure
+from .tables import record_matrix
 
 __all__ = ["METHOD_LOOK", "tile_order", "plot_scaling", "plot_tile_grid", "plot_tile_steps",
            "plot_block_sizes"]
@@ -198,6 +199,10 @@ def plot_tile_grid(L: int, S: int, block_size: int, *, causal: bool = False, fol
     ax.tick_params(labelsize=style.FONT_TICK)
     ax.set_title(title or f"{L} queries × {S} keys in {b} × {b} tiles" + (", causal" if causal else ""),
                  fontsize=style.FONT_TITLE)
+    # its "Numbers as a table": the order of each tile, one row per block of queries, one per block of keys
+    spans = [f"{a}–{min(a + b, n) - 1}" for n in (L, S) for a in range(0, n, b)]
+    record_matrix(ax, order + 1, spans[:order.shape[0]], spans[order.shape[0]:], order >= 0,
+                  what="the order in which the tiles are computed (masked: skipped)", fmt=".0f")
     return fig
 
 

@@ -58,6 +58,7 @@ PAGE_ORDER = (
     "test_tab_and_shift_tab_reach_every_control_in_order_with_a_focus_ring",
     "test_a_key_on_every_control_changes_the_figures_and_is_said",
     "test_every_figures_cell_cursor_reaches_every_cell_and_reads_as_the_hover",
+    "test_every_figures_numbers_open_as_a_table_by_keys_and_follow_the_sliders",
     "test_a_quiz_is_answered_with_the_keyboard",
     "test_explorers_reflow_at_200_percent_zoom",
     "test_the_lesson_presents_as_slides_on_a_1280_by_720_screen",

@@ -33,7 +33,7 @@ HELPERS = TESTS / "helpers"
 #: layer -> its rank, lowest first (lessons_lib.LAYERS: the packages of one layer share a rank)
 LAYER = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
 #: folders whose modules, besides their shared pieces, are one per lesson
-PER_LESSON = {"figures": {"base", "style", "attention_maps"}, "explorers": {"base"},
+PER_LESSON = {"figures": {"base", "style", "attention_maps", "tables"}, "explorers": {"base"},
               "exercises": {"engine", "runner", "mistakes", "messages", "catalogue", "grading", "integrity",
                             "judge", "autograde"},
               "quizzes": {"model", "widget", "concepts"}}

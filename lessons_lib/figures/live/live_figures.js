@@ -348,6 +348,108 @@ function heatmapReadout(p, hit) {
   return s;
 }
 
+// ------------------------------------------------------------------ the numbers as a table
+// Every figure's data can be read as HTML tables (WCAG 1.1.1: a screen reader reads a whole matrix row by
+// row instead of 64 arrow-key presses; a magnifier user reads numbers, not colours). A kind supplies
+// `tables(s)`: [{caption, corner, cols: [header, ...], rows: [[row header, cell, ...], ...]}], built from
+// the state it draws (no kernel traffic); the shell (tableElement, below) turns them into <table>s with
+// <caption>, <th scope="col"> and <th scope="row">, built only while they are shown.
+const TABLE_SIDE = 32;     // a matrix up to this many rows and columns is shown whole ...
+const TABLE_POINTS = 64;   // ... a series up to this many points (beyond: a summary and a part, said so)
+
+// A token as a header: its text and its position ("“sat” (2)"), or the position alone for an index.
+function tokenHead(text, i) {
+  const t = text === undefined || text === null ? "" : String(text);
+  return t === "" || t === String(i) ? String(i) : `“${t}” (${i})`;
+}
+
+// A number as the figure's read-out writes it: 4 significant digits, "≈" where the data is 8-bit.
+function valueText(value, approx) { return `${approx ? "≈ " : ""}${fmtExact(value)}`; }
+
+// Up to `n` consecutive indices of 0..total-1, around `centre` (the part the figure points at).
+function windowOf(total, n, centre) {
+  const first = Math.max(0, Math.min(total - n, (centre >= 0 ? centre : 0) - Math.floor(n / 2)));
+  return Array.from({ length: Math.min(n, total) }, (_, i) => first + i);
+}
+
+function span(ix) { return ix.length === 1 ? `${ix[0]}` : `${ix[0]}–${ix[ix.length - 1]}`; }
+
+// One matrix panel {rows, cols, m, mask, vmin, vmax, rowText, colText} as a table; past TABLE_SIDE rows or
+// columns, the part around `focus` (a highlighted row), with the shape and extremes in the caption.
+function matrixTable(p, caption, { rowName = "row", colName = "column", focus = -1, colTexts = null } = {}) {
+  const ri = windowOf(p.rows, TABLE_SIDE, focus), ci = windowOf(p.cols, TABLE_SIDE, focus);
+  const colText = colTexts || p.colText;
+  let text = caption;
+  if (ri.length < p.rows || ci.length < p.cols) {
+    let lo = Infinity, hi = -Infinity, at = [0, 0, 0, 0], approx = false;
+    for (let r = 0; r < p.rows; r++) {
+      for (let c = 0; c < p.cols; c++) {
+        const idx = r * p.cols + c;
+        if (p.mask && p.mask[idx]) continue;
+        const { value, approx: a } = cellValue(p.m, idx, p.vmin, p.vmax);
+        approx = approx || a;
+        if (value < lo) { lo = value; at = [r, c, at[2], at[3]]; }
+        if (value > hi) { hi = value; at = [at[0], at[1], r, c]; }
+      }
+    }
+    text += `. ${p.rows} × ${p.cols} values: smallest ${valueText(lo, approx)} (${rowName} ${at[0]}, ${colName} `
+      + `${at[1]}), largest ${valueText(hi, approx)} (${rowName} ${at[2]}, ${colName} ${at[3]}); shown: rows `
+      + `${span(ri)} and columns ${span(ci)}`;
+  }
+  const rows = ri.map((r) => [tokenHead(p.rowText[r], r), ...ci.map((c) => {
+    const idx = r * p.cols + c;
+    if (p.mask && p.mask[idx]) return "masked";
+    const { value, approx } = cellValue(p.m, idx, p.vmin, p.vmax);
+    return valueText(value, approx);
+  })]);
+  return { caption: text, corner: `${rowName} / ${colName}`, cols: ci.map((c) => tokenHead(colText[c], c)), rows,
+    rowIndex: ri, colIndex: ci };
+}
+
+function firstLine(text) { return String(text || "").split("\n")[0]; }
+
+// What a matrix figure's caption says: its title, what the values are, what rows and columns are.
+function matrixCaption(title, what, rowName, colName) {
+  return `${firstLine(title) || "Figure"}${what ? `: ${what}` : ""}; one row per ${rowName}, one column per ${colName}`;
+}
+
+// A grid's (or head view's) panels, one table each; `locked`: the panel locked (said in its caption).
+function panelTables(s, locked = -1) {
+  const rowName = s.rowName || "row", colName = s.colName || "column", per = s.rows * s.cols;
+  return Array.from({ length: s.n }, (_, k) => {
+    const p = { ...s, m: { kind: s.m.kind, data: s.m.data.subarray(k * per, (k + 1) * per) } };
+    const name = `${s.panelTitles[k] || `panel ${k}`}${k === locked ? " (locked)" : ""}`;
+    const title = `${firstLine(s.title) ? `${firstLine(s.title)}, ` : ""}${name}`;
+    return matrixTable(p, matrixCaption(title, s.cbarLabel, rowName, colName), { rowName, colName });
+  });
+}
+
+function tableElement(t) {
+  const table = document.createElement("table");
+  table.className = "lessons-figure-table";
+  table.createCaption().textContent = t.caption;
+  const head = table.createTHead().insertRow();
+  for (const [k, text] of [t.corner, ...t.cols].entries()) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = text;
+    if (k === 0) th.className = "lessons-figure-table-corner";
+    else th.dataset.index = String(t.colIndex ? t.colIndex[k - 1] : k - 1);  // the column of the data
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const [i, [name, ...cells]] of t.rows.entries()) {
+    const tr = body.insertRow();
+    tr.dataset.index = String(t.rowIndex ? t.rowIndex[i] : i);  // the row (point, bar) of the data
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.textContent = name;
+    tr.appendChild(th);
+    for (const c of cells) tr.insertCell().textContent = c;
+  }
+  return table;
+}
+
 // ------------------------------------------------------------------ the widget shell
 
 const SHELL_CSS_CLASS = "lessons-figure";
@@ -389,8 +491,22 @@ function makeShell(el, model, kind) {
   save.type = "button";
   save.textContent = "⤓ PNG";
   save.title = "Save this picture as a PNG file";
-  foot.append(readout, save);
-  root.append(stage, foot, keys);
+  // the figure's numbers as tables, under it: shown and hidden by one button (render fills them in)
+  const tableId = `lessons-figure-tables-${shellCount}-${Math.random().toString(36).slice(2, 8)}`;
+  const tableButton = document.createElement("button");
+  tableButton.className = "lessons-figure-table-toggle";
+  tableButton.type = "button";
+  tableButton.textContent = "Numbers as a table";
+  tableButton.setAttribute("aria-expanded", "false");
+  tableButton.setAttribute("aria-controls", tableId);
+  const tables = document.createElement("div");
+  tables.className = "lessons-figure-tables";
+  tables.id = tableId;
+  tables.hidden = true;
+  tables.setAttribute("role", "region");
+  tables.tabIndex = 0;  // it may scroll sideways (a wide matrix): the keyboard scrolls it too
+  foot.append(readout, tableButton, save);
+  root.append(stage, foot, tables, keys);
   el.appendChild(root);
   save.addEventListener("click", () => {
     const name = (model.get("title") || "figure").split("\n")[0].replace(/[^\w.-]+/g, "_").slice(0, 60);
@@ -404,7 +520,7 @@ function makeShell(el, model, kind) {
       setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
     }, "image/png");
   });
-  return { root, canvas, overlay, readout, stage, save };
+  return { root, canvas, overlay, readout, stage, save, tableButton, tables };
 }
 
 // The frame around the cell under the pointer or the cursor: a black ring and a white one beside it, so one
@@ -524,6 +640,11 @@ KINDS.heatmap = {
   },
   hit(s, info, x, y) { return info ? heatmapHit(s, info.lay, x, y) : null; },
   readout(s, hit) { return heatmapReadout(s, hit); },
+  tables(s) {
+    const rowName = s.rowName || "row", colName = s.colName || "column";
+    return [matrixTable(s, matrixCaption(s.title, s.cbarLabel, rowName, colName),
+      { rowName, colName, focus: s.highlightRow })];
+  },
   keys(model) {
     return `Arrow keys move a cell cursor and read out its ${model.get("row_name") || "row"}, `
       + `${model.get("col_name") || "column"} and value${model.get("selectable") ? "; Enter selects its row" : ""}.`;
@@ -614,6 +735,7 @@ KINDS.grid = {
     const p = { ...s, m: { kind: s.m.kind, data: s.m.data.subarray(hit.panel * s.rows * s.cols) } };
     return `${s.panelTitles[hit.panel] || hit.panel}: ${heatmapReadout(p, hit)}`;
   },
+  tables(s) { return panelTables(s); },
   keys: "Arrow keys move a cell cursor through the panels and read out each value; Page Up and Page Down "
     + "change panel; Enter selects the panel.",
   cells(s) { return Array.from({ length: s.n }, () => [s.rows, s.cols]); },
@@ -775,6 +897,13 @@ KINDS.bars = {
     const v = s.v[hit.index];
     return `${who}: ${fmtExact(v)}${s.percent ? ` (${(100 * v).toFixed(1)}%)` : ""}`;
   },
+  tables(s) {
+    const name = s.barName || "bar";
+    const rows = Array.from({ length: s.n }, (_, i) => [tokenHead(s.labels[i], i),
+      s.mask && s.mask[i] ? "masked" : valueText(s.v[i], false)]);
+    return [{ caption: `${firstLine(s.title) || "Bars"}: one row per ${name}`, corner: name,
+      cols: [s.ylabel || "value"], rows }];
+  },
   keys: "Left and right arrow keys move along the bars and read out each value.",
   cells(s) { return [[1, s.n]]; },
   cursor(s, info, hit, key) {
@@ -886,6 +1015,26 @@ KINDS.lines = {
   readout(s, hit) {
     const se = s.series[hit.series];
     return `${se.label || "series"}: ${s.xlabel ? s.xlabel.split(" ")[0] : "x"} = ${fmtExact(se.x[hit.index])}, ${fmtExact(se.y[hit.index])}`;
+  },
+  tables(s) {
+    const xname = s.xlabel || "x", yname = s.ylabel || "value";
+    const m = s.marker && s.marker.x !== undefined && s.marker.x !== null ? s.marker : null;
+    const mark = !m ? "" : `. Marked: ${xname} = ${fmtExact(m.x)}`
+      + (m.y !== undefined && m.y !== null ? `, ${yname} = ${fmtExact(m.y)}` : "");
+    return s.series.filter((se) => se.x.length).map((se, k) => {
+      const n = se.x.length;
+      let ix = [...Array(n).keys()], part = "";
+      if (n > TABLE_POINTS) {  // every k-th point, the last one too; the extremes in the caption
+        const step = Math.ceil(n / TABLE_POINTS);
+        ix = ix.filter((i) => i % step === 0 || i === n - 1);
+        let lo = 0, hi = 0;
+        se.y.forEach((v, i) => { if (v < se.y[lo]) lo = i; if (v > se.y[hi]) hi = i; });
+        part = `. ${n} points: smallest ${fmtExact(se.y[lo])} at ${xname} = ${fmtExact(se.x[lo])}, largest `
+          + `${fmtExact(se.y[hi])} at ${xname} = ${fmtExact(se.x[hi])}; shown: every ${step}th point and the last`;
+      }
+      return { caption: `${firstLine(s.title) || "Plot"}: ${se.label || yname}${part}${k === 0 ? mark : ""}`,
+        corner: xname, cols: [yname], rows: ix.map((i) => [fmtExact(se.x[i]), fmtExact(se.y[i])]), rowIndex: ix };
+    });
   },
   keys: "Left and right arrow keys move along the plotted points and read out each; up and down (or Page Up "
     + "and Page Down) change series.",
@@ -1004,6 +1153,10 @@ KINDS.product = {
     const name = String(p.title || "").split("\n")[0];
     return `${name}: row “${p.rowText[hit.row]}” (${hit.row}), column ${hit.col}: ${fmtExact(v)}`;
   },
+  tables(s) {
+    return s.panels.map((p) => matrixTable(p, `${firstLine(s.title) || "Product"}: ${firstLine(p.title)}; `
+      + `rows: ${p.ylabel || "rows"}, columns: ${p.xlabel || "columns"}`));
+  },
   keys: "Arrow keys move a cell cursor through the three matrices and read out each value.",
   cells(s) { return s.panels.map((p) => [p.rows, p.cols]); },
   cursor(s, info, hit, key) {
@@ -1072,7 +1225,7 @@ function drawProductPanel(ctx, s, p, ax) {
 function render({ model, el }) {
   const kind = KINDS[model.get("_kind")];
   const shell = makeShell(el, model, kind);
-  const { canvas, overlay, readout, root, save } = shell;
+  const { canvas, overlay, readout, root, save, tableButton, tables } = shell;
   let state = null, info = null, hover = null, byKeys = false, seq = 0, frame = 0, scheduled = false;
   // The width the page gives the figure, kept by the ResizeObserver below (-1: not known yet): a redraw
   // after a slider moved reads no layout, so it never forces the page's layout inside the frame.
@@ -1084,6 +1237,7 @@ function render({ model, el }) {
     const heard = !el.dispatchEvent(new CustomEvent("lessons-announce",
       { detail: { text }, bubbles: true, cancelable: true }));
     if (!heard) readout.setAttribute("role", "status");
+    return heard;
   }
 
   function paint() {
@@ -1122,6 +1276,7 @@ function render({ model, el }) {
     const name = state.alt || state.title || "";
     canvas.setAttribute("aria-label", name);
     save.setAttribute("aria-label", `Save as PNG: ${(state.title || name).split("\n")[0]}`);
+    if (!tables.hidden) fillTables();
     root.dataset.frame = String(frame);
     root.dataset.alt = name;
     root.dataset.drawnAt = String(performance.now());
@@ -1138,6 +1293,32 @@ function render({ model, el }) {
   function schedule() {
     if (!scheduled) { scheduled = true; requestAnimationFrame(paint); }
   }
+
+  // The numbers as tables: built from the state drawn, once per new state, only while they are shown.
+  let tabled = null;
+  function fillTables() {
+    if (!state || tabled === state || !kind.tables) return;
+    tabled = state;
+    let made = [];
+    try {
+      made = kind.tables(state) || [];
+    } catch (err) {
+      console.error("lessons_lib live figure table:", err);
+    }
+    tables.replaceChildren(...made.map(tableElement));
+    tables.setAttribute("aria-label", `Numbers of: ${firstLine(state.title) || "the figure"}`);
+    tables.dataset.frame = String(frame);
+  }
+  tableButton.addEventListener("click", () => {
+    const open = tables.hidden;
+    tables.hidden = !open;
+    tableButton.setAttribute("aria-expanded", String(open));
+    if (open) { tabled = null; fillTables(); } else tables.replaceChildren();
+    const n = tables.querySelectorAll("table").length;
+    const text = open ? `${n === 1 ? "A table" : `${n} tables`} of the figure's numbers shown under it`
+      : "Table of the figure's numbers hidden";
+    if (!announce(text)) readout.textContent = text;  // a figure on its own says it in its read-out
+  });
 
   // Every change: decode the latest state; only the newest decoded state is drawn.
   function refresh() {
@@ -1247,6 +1428,8 @@ function render({ model, el }) {
 }
 
 export default { render };
+// for tests and tools (tests/figures/test_figure_tables.py runs them in node): each kind's tables
+export { KINDS };
 
 // ---------------- attention heads: thumbnails, a large preview, one token's row or column
 // (Python: lessons_lib/figures/live/heads.py, HeadView; notebook 06). Hover a thumbnail to preview it
@@ -1309,6 +1492,7 @@ KINDS.heads = {
     out.alt = s.alt ? `${s.alt}; ${what}` : what;
     return out;
   },
+  tables(s) { return panelTables(s, s.locked); },
   keys: "Arrow keys move a cell cursor through the heads' thumbnails, show that head large and read out "
     + "each weight; Page Up and Page Down change head; Enter locks or unlocks the head.",
   cells(s) { return Array.from({ length: s.n }, () => [s.rows, s.cols]); },
@@ -1529,6 +1713,13 @@ KINDS.rotations = {
     return `pair ${hit.index} (dimensions ${d.dims[0]} and ${d.dims[1]}): θ = ${fmtExact(d.theta)} radians per `
       + `position; the query turned ${radians(d.q_turn)} rad, the key ${radians(d.k_turn)} rad; `
       + `this pair adds ${fmtNumber(d.add, 3)} to the score`;
+  },
+  tables(s) {
+    const rows = s.dials.map((d, i) => [`pair ${i}`, `${d.dims[0]} and ${d.dims[1]}`, fmtExact(d.theta),
+      radians(d.q_turn), radians(d.k_turn), fmtNumber(d.add, 3)]);
+    return [{ caption: `${firstLine(s.title) || "Rotary embeddings"}: one row per pair of dimensions`,
+      corner: "pair", cols: ["dimensions", "θ (radians per position)", "query turned by (radians)",
+        "key turned by (radians)", "adds to the score"], rows }];
   },
   keys: "Left and right arrow keys move from dial to dial, up and down by a row, and read out each pair.",
   cells(s) { return [[1, s.dials.length]]; },

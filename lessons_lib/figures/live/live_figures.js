@@ -373,7 +373,8 @@ function makeShell(el, model, kind) {
   keys.className = "lessons-sr-only";
   keys.id = `lessons-figure-keys-${++shellCount}-${Math.random().toString(36).slice(2, 8)}`;
   const help = typeof kind.keys === "function" ? kind.keys(model) : kind.keys;
-  keys.textContent = help || "";
+  // a screen reader's browse mode keeps the arrow keys for itself (Orca's transcript, docs/accessibility.md)
+  keys.textContent = help ? `${help} With a screen reader, switch to focus mode first (NVDA+Space, Orca+A).` : "";
   if (help) {
     canvas.tabIndex = 0;
     canvas.setAttribute("aria-describedby", keys.id);

@@ -18,6 +18,7 @@ What the screen-reader test (``tests/browser/test_screen_reader.py``) and the tr
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import pty
 import re
@@ -44,6 +45,15 @@ PROGRAMS = {
 AT_SPI_LAUNCHER = Path("/usr/libexec/at-spi-bus-launcher")
 START_S = 90
 SPEECH_LINE = re.compile(r"SPEECH OUTPUT: (['\"])(.*)\1(\{.*\})?$")
+
+
+def _die_with_parent() -> None:
+    """In a started program, before it runs: end it (SIGTERM) when the process that started it ends, even
+    killed (a test run stopped by a timeout leaves no X server or screen reader behind)."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+PR_SET_PDEATHSIG = 1
 
 
 def missing() -> list[str]:
@@ -131,7 +141,8 @@ class Desktop:
         """Start a program on this desktop (in a session of its own, ended with the desktop); its errors go
         to ``stderr_to`` (a file, shown when the program fails to start) or nowhere."""
         err = open(stderr_to, "wb") if stderr_to else subprocess.DEVNULL
-        proc = subprocess.Popen(args, env=self.env, stdout=stdout, stderr=err, start_new_session=True)
+        proc = subprocess.Popen(args, env=self.env, stdout=stdout, stderr=err, start_new_session=True,
+                                preexec_fn=_die_with_parent)
         if stderr_to:
             err.close()
         self.processes.append(proc)
@@ -251,11 +262,12 @@ def desktop() -> Iterator[Desktop]:
     try:
         xvfb = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten",
                                  "tcp"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_die_with_parent)
         desk.processes.append(xvfb)
         env["DISPLAY"] = f":{_read_line(xvfb, 'Xvfb')}"
         bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+                               preexec_fn=_die_with_parent)
         desk.processes.append(bus)
         env["DBUS_SESSION_BUS_ADDRESS"] = _read_line(bus, "the D-Bus session bus")
         subprocess.run(["gsettings", "set", "org.gnome.desktop.interface", "toolkit-accessibility", "true"],

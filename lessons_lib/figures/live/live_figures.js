@@ -408,6 +408,25 @@ function makeShell(el, model, kind) {
   return { root, canvas, overlay, readout, stage, save };
 }
 
+// Forced colours (Windows' high contrast): the browser recolours the page but never a canvas, so the figure
+// paints its page and its ink in the system's colours itself (Canvas and CanvasText, which the stylesheet
+// gives the figure's root under forced colours): every "#fff" and "#000" a drawing sets on this context is
+// taken as the page and the ink. What carries data keeps its colours: the colour map, the cells' numbers
+// (black or white by cell), the mask's hatching, the cursor's black-and-white frame.
+const FORCED_COLOURS = "(forced-colors: active)";
+const STYLES = ["fillStyle", "strokeStyle"];
+function systemInk(ctx, root) {
+  if (!matchMedia(FORCED_COLOURS).matches) { for (const p of STYLES) delete ctx[p]; return; }
+  const cs = getComputedStyle(root);
+  const ink = { "#000": cs.color, "#333": cs.color, "#fff": cs.backgroundColor };
+  const proto = CanvasRenderingContext2D.prototype;
+  for (const p of STYLES) {
+    const { get, set } = Object.getOwnPropertyDescriptor(proto, p);
+    Object.defineProperty(ctx, p, { configurable: true, get() { return get.call(ctx); },
+      set(v) { set.call(ctx, (typeof v === "string" && ink[v]) || v); } });
+  }
+}
+
 // The frame around the cell under the pointer or the cursor: a black ring and a white one beside it, so one
 // of the two contrasts at least 3:1 with any colour (figures/style.py: FRAME_WIDTH). Inside a large cell;
 // around a small one (a thumbnail's), where it would hide the cell.
@@ -1107,6 +1126,7 @@ function render({ model, el }) {
     const w = room > 120 ? Math.min(state.width, room) : state.width, h = state.height;
     root.style.width = `${w}px`;
     const ctx = setupCanvas(canvas, w, h);
+    systemInk(ctx, root);
     ctx.clearRect(0, 0, w, h);
     ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, w, h);
     try {
@@ -1234,6 +1254,8 @@ function render({ model, el }) {
   const handlers = kind.traits.map((t) => [`change:${t}`, changed]);
   for (const [ev, fn] of handlers) model.on(ev, fn);
   refresh();
+  const forced = matchMedia(FORCED_COLOURS);   // high contrast switched on or off: paint again
+  forced.addEventListener("change", schedule);
   if (typeof ResizeObserver !== "undefined") {
     resize = new ResizeObserver(() => {
       const now = Math.floor(el.getBoundingClientRect().width);
@@ -1243,6 +1265,7 @@ function render({ model, el }) {
   }
   return () => {
     for (const [ev, fn] of handlers) model.off(ev, fn);
+    forced.removeEventListener("change", schedule);
     if (resize) resize.disconnect();
   };
 }

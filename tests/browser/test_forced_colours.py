@@ -25,7 +25,7 @@ FIGURES = ".lessons-explorer canvas.lessons-figure-canvas"
 # The colours a canvas painted (device pixels, quantised to the colours of a few rgb triples asked for):
 # its corner, whether each asked colour occurs, and the colour its root asks the system for.
 PAINTED = """
-([canvas, wanted]) => {
+(canvas, wanted) => {
   const root = canvas.closest('.lessons-figure-root'), cs = getComputedStyle(root);
   const g = canvas.getContext('2d'), { width: w, height: h } = canvas;
   const data = g.getImageData(0, 0, w, h).data;
@@ -80,22 +80,27 @@ def test_explorers_stay_visible_in_forced_colours_and_still_under_reduced_motion
     masked = page.locator(".lessons-explorer .lessons-toggle-cell").count() > 0
     try:
         for scheme in ("dark", "light"):
-            frames = [c.evaluate(PAINTED, [c.element_handle(), []])["frame"] for c in shown]
+            frames = [c.evaluate(PAINTED, [])["frame"] for c in shown]
             page.emulate_media(forced_colors="active", color_scheme=scheme)
             for k, canvas in enumerate(shown):
                 what = f"{scheme} forced colours, figure #{k}"
                 canvas.scroll_into_view_if_needed()
-                _repainted(page, canvas, frames[k])
-                got = canvas.evaluate(PAINTED, [canvas.element_handle(), []])
+                try:
+                    _repainted(page, canvas, frames[k])
+                except Exception:
+                    problems.append(f"{what}: not painted again when the colours were forced "
+                                    f"(frame {canvas.evaluate(PAINTED, [])['frame']}, was {frames[k]})")
+                    continue
+                got = canvas.evaluate(PAINTED, [])
                 ink, back = _rgb(got["ink"]), _rgb(got["page"])
-                got = canvas.evaluate(PAINTED, [canvas.element_handle(), [list(ink), _hex(MASK_EDGE)]])
+                got = canvas.evaluate(PAINTED, [list(ink), _hex(MASK_EDGE)])
                 if contrast_ratio(tuple(got["corner"]), back) > 1.05:
                     problems.append(f"{what}: its background {got['corner']} is not the system's {back}")
                 if not got["found"][0]:
                     problems.append(f"{what}: no label drawn in the system's text colour {ink}")
                 hatch = [_hex(MASK_EDGE)]
                 if masked and k == 0 and not any(
-                        c.evaluate(PAINTED, [c.element_handle(), hatch])["found"][0] for c in shown):
+                        c.evaluate(PAINTED, hatch)["found"][0] for c in shown):
                     problems.append(f"{what}: the mask's hatching ({MASK_EDGE}) is gone")
                 page.keyboard.press("Shift")
                 canvas.focus()
@@ -106,7 +111,7 @@ def test_explorers_stay_visible_in_forced_colours_and_still_under_reduced_motion
                 page.keyboard.press("ArrowRight")
                 overlay = canvas.locator("xpath=following-sibling::canvas[1]")
                 ends = [_hex(INK_DARK), _hex(INK_LIGHT)]
-                frame = overlay.evaluate(PAINTED, [overlay.element_handle(), ends])
+                frame = overlay.evaluate(PAINTED, ends)
                 if not all(frame["found"]):
                     problems.append(f"{what}: the cell cursor's black-and-white frame is not drawn")
                 page.keyboard.press("Escape")
@@ -123,9 +128,9 @@ def test_explorers_stay_visible_in_forced_colours_and_still_under_reduced_motion
         moving = page.evaluate(MOVING)
         if moving:
             problems.append(f"under reduced motion these still move: {sorted(set(moving))[:8]}")
-        frames = [c.evaluate(PAINTED, [c.element_handle(), []])["frame"] for c in shown]
+        frames = [c.evaluate(PAINTED, [])["frame"] for c in shown]
         page.evaluate("() => new Promise((go) => requestAnimationFrame(() => requestAnimationFrame(go)))")
-        again = [c.evaluate(PAINTED, [c.element_handle(), []])["frame"] for c in shown]
+        again = [c.evaluate(PAINTED, [])["frame"] for c in shown]
         if again != frames:
             problems.append(f"figures painted with nothing changed: frames {frames} → {again}")
     finally:

@@ -1254,8 +1254,9 @@ function render({ model, el }) {
   const handlers = kind.traits.map((t) => [`change:${t}`, changed]);
   for (const [ev, fn] of handlers) model.on(ev, fn);
   refresh();
-  const forced = matchMedia(FORCED_COLOURS);   // high contrast switched on or off: paint again
-  forced.addEventListener("change", schedule);
+  // high contrast switched on or off, or its theme from dark to light: paint again
+  const themes = [FORCED_COLOURS, "(prefers-color-scheme: dark)"].map((q) => matchMedia(q));
+  for (const t of themes) t.addEventListener("change", schedule);
   if (typeof ResizeObserver !== "undefined") {
     resize = new ResizeObserver(() => {
       const now = Math.floor(el.getBoundingClientRect().width);
@@ -1265,7 +1266,7 @@ function render({ model, el }) {
   }
   return () => {
     for (const [ev, fn] of handlers) model.off(ev, fn);
-    forced.removeEventListener("change", schedule);
+    for (const t of themes) t.removeEventListener("change", schedule);
     if (resize) resize.disconnect();
   };
 }

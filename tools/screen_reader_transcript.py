@@ -134,7 +134,8 @@ def page_formula(desk: Desktop, context, url: str) -> Scene:
                    lambda said: len(said) > 0)]
     steps.append(_step(desk, "Down", lambda: desk.key("Down"), lambda said: len(said) > 0))
     page.close()
-    return Scene("Lesson 04's static page: a formula, read in browse mode", "the static page of make html", steps)
+    return Scene("Lesson 04's static page: a formula, read in browse mode", "the static page of make html",
+                 steps)
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -110,8 +110,8 @@ def drawn_mask(desk: Desktop, page) -> Scene:
 
 
 def page_formula(desk: Desktop, context, url: str) -> Scene:
-    """Lesson 04's static page: the caret put before the first display formula, then Down (Orca's browse
-    mode reads the next line: the formula)."""
+    """Lesson 04's static page: Orca put on the paragraph before the attention formula (focused), then Down
+    (Orca's browse mode reads the next line: the formula, from its MathML)."""
     page = context.new_page()
     page.goto(url)
     page.wait_for_function("() => document.querySelector('mjx-assistive-mml, .MJX_Assistive_MathML')")
@@ -119,20 +119,18 @@ def page_formula(desk: Desktop, context, url: str) -> Scene:
     put_caret = """() => {
       const math = [...document.querySelectorAll('.MathJax_Display')]
         .find((m) => m.textContent.includes('Attention'));
-      math.scrollIntoView({ block: 'center' });
-      const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT,
-        (n) => n.textContent.trim() ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT);
-      walk.currentNode = math;
-      const before = walk.previousNode();
-      const range = document.createRange();
-      range.setStart(before, before.textContent.length); range.collapse(true);
-      const sel = getSelection(); sel.removeAllRanges(); sel.addRange(range);
-      return before.textContent.trim().slice(-60);
+      let before = math.closest('p') || math;
+      before = before.previousElementSibling || before.parentElement.previousElementSibling;
+      before.setAttribute('tabindex', '-1');
+      before.scrollIntoView({ block: 'center' });
+      before.focus();
     }"""
-    text = page.evaluate(put_caret)
-    steps = [_step(desk, f"Down, from the caret after “…{text}”", lambda: desk.key("Down"),
+    desk.speech.wait_idle()
+    mark = desk.speech.mark()
+    page.evaluate(put_caret)
+    desk.speech.wait_for(mark, bool)   # Orca reads the paragraph it was put on
+    steps = [_step(desk, "Down, from the line above the formula", lambda: desk.key("Down"),
                    lambda said: len(said) > 0)]
-    steps.append(_step(desk, "Down", lambda: desk.key("Down"), lambda said: len(said) > 0))
     page.close()
     return Scene("Lesson 04's static page: a formula, read in browse mode", "the static page of make html",
                  steps)

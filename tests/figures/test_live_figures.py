@@ -349,12 +349,12 @@ def _author_colours(css: str) -> str:
     start = css.find("@media (forced-colors: active)")
     if start < 0:
         return css
-    depth, i = 0, css.index("{", start)
-    for i in range(i, len(css)):
-        depth += {"{": 1, "}": -1}.get(css[i], 0)
+    depth, opened = 0, css.index("{", start)
+    for end in range(opened, len(css)):
+        depth += {"{": 1, "}": -1}.get(css[end], 0)
         if depth == 0:
             break
-    return css[:start] + css[i + 1:]
+    return css[:start] + css[end + 1:]
 
 
 def _css_rules(css: str) -> list[tuple[str, dict]]:

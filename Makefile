@@ -41,7 +41,7 @@ STAMP_RUN := $(VENV)/.installed-runtime
 STAMP_DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
-.PHONY: help lab teach test check $(TEST_STAGES) notebooks learner release class-report grades html html-teacher bench clean distclean
+.PHONY: help lab teach test check $(TEST_STAGES) notebooks learner release class-report grades html html-teacher transcripts bench clean distclean
 
 # Every target of .PHONY, said once here (tests/tools/test_make_targets.py holds the list to .PHONY).
 help:
@@ -66,6 +66,8 @@ help:
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
 	@echo "make class-report NBGRADER_COURSE=dir  which mistakes the class made, and the concept quiz's gain"
 	@echo "make grades COURSE_DIR=dir ROSTER=roster.csv  Canvas's and Moodle's gradebook import files"
+	@echo "make transcripts  what the Orca screen reader says on lessons 04, 06, 07 and a formula, into"
+	@echo "                docs/accessibility.md (Xvfb, Orca, Chromium: apt packages, see .ci/run)"
 	@echo "make bench      run benchmarks/*.py"
 	@echo "make clean      remove caches and test artifacts (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
@@ -255,6 +257,12 @@ html: $(STAMP_DEV)
 
 html-teacher: $(STAMP_DEV)
 	$(PY) tools/export_html.py --teacher --out build/html-teacher
+
+# What a real screen reader says (tools/screen_reader_transcript.py): Orca on Xvfb reading Chromium, with
+# JupyterLab serving the course and a static page; written between the transcript markers of
+# docs/accessibility.md. The browser stage runs the same on lesson 04's slider (tests/browser/test_screen_reader.py).
+transcripts: $(STAMP_DEV)
+	$(PY) tools/screen_reader_transcript.py --write
 
 # Each benchmark prints ratios measured side by side in one run (not part of make test); key_press.py drives
 # JupyterLab and Notebook 7 in Chromium with the test tools' playwright, hence the dev install.

@@ -216,7 +216,8 @@ VERSIONED = {
     "CITATION.cff": ((r'^version: "{old}"$', 'version: "{new}"'),
                      (r'^date-released: "[0-9-]+"$', 'date-released: "{today}"')),
     "docs/classroom.md": ((r"learner-v{old}(?![\w.])", "learner-v{new}"),),
-    "docs/accessibility.md": ((r"course version {old}(?![\w.])", "course version {new}"),),
+    "docs/accessibility.md": ((r"course version {old}(?![\w.])", "course version {new}"),
+                              (r"last updated on [0-9-]+", "last updated on {today}")),
 }
 #: the files where each pattern must be found (the classroom guide names the version only in examples)
 _MUST_NAME = ("pyproject.toml", "CITATION.cff", "docs/accessibility.md")
@@ -238,6 +239,35 @@ def bump_version(new: str, root: Path = ROOT, today: str | None = None) -> list[
             path.write_text(new_text, encoding="utf-8")
             changed.append(name)
     return changed
+
+
+STATEMENT = "docs/accessibility.md"
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+_PLACEHOLDER_DOMAIN = re.compile(r"\.example$|@example\.(org|com|net)$", re.I)
+
+
+def accessibility_contact(root: Path = ROOT) -> str:
+    """The private address for accessibility reports: ``[tool.lessons.accessibility] contact`` of
+    pyproject.toml, the one place it is set ("" when it is not)."""
+    with open(root / "pyproject.toml", "rb") as fh:
+        tool = tomllib.load(fh).get("tool", {})
+    return str(tool.get("lessons", {}).get("accessibility", {}).get("contact", ""))
+
+
+def check_accessibility_contact(root: Path = ROOT) -> None:
+    """Refuse a release whose accessibility statement has no private contact: the address unset, not an
+    address, or not the one the statement names; warn while it is a reserved placeholder (``.example``)."""
+    contact = accessibility_contact(root)
+    if not _EMAIL.match(contact):
+        raise ReleaseError(f"pyproject.toml's [tool.lessons.accessibility] contact is {contact!r}, not an "
+                           f"e-mail address: set the address where the course team reads accessibility "
+                           f"reports ({STATEMENT} names it)")
+    if contact not in (root / STATEMENT).read_text(encoding="utf-8"):
+        raise ReleaseError(f"{STATEMENT} does not name the accessibility contact {contact} of "
+                           "pyproject.toml")
+    if _PLACEHOLDER_DOMAIN.search(contact):
+        print(f"warning: the accessibility contact {contact} is a placeholder (a reserved domain): set a "
+              f"real address in pyproject.toml and {STATEMENT} before learners rely on it")
 
 
 def check_new_version(new: str, current: str) -> None:
@@ -362,6 +392,7 @@ def make_release(new: str, out: Path, branch: str = "learner", root: Path = ROOT
         raise ReleaseError("the working tree has uncommitted changes: commit or stash them first (a release "
                            "is made from commits)")
     check_identity(root)
+    check_accessibility_contact(root)
     try:
         bumped = bump_version(new, root, today)
         rerun = restamp(root)

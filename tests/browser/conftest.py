@@ -61,6 +61,7 @@ PAGE_ORDER = (
     "test_every_figures_numbers_open_as_a_table_by_keys_and_follow_the_sliders",
     "test_a_quiz_is_answered_with_the_keyboard",
     "test_explorers_reflow_at_200_percent_zoom",
+    "test_explorers_stay_visible_in_forced_colours_and_still_under_reduced_motion",
     "test_the_lesson_presents_as_slides_on_a_1280_by_720_screen",
     "test_nothing_is_fetched_from_outside_the_server",
 )

@@ -475,7 +475,8 @@ function makeShell(el, model, kind) {
   keys.className = "lessons-sr-only";
   keys.id = `lessons-figure-keys-${++shellCount}-${Math.random().toString(36).slice(2, 8)}`;
   const help = typeof kind.keys === "function" ? kind.keys(model) : kind.keys;
-  keys.textContent = help || "";
+  // a screen reader's browse mode keeps the arrow keys for itself (Orca's transcript, docs/accessibility.md)
+  keys.textContent = help ? `${help} With a screen reader, switch to focus mode first (NVDA+Space, Orca+A).` : "";
   if (help) {
     canvas.tabIndex = 0;
     canvas.setAttribute("aria-describedby", keys.id);
@@ -521,6 +522,25 @@ function makeShell(el, model, kind) {
     }, "image/png");
   });
   return { root, canvas, overlay, readout, stage, save, tableButton, tables };
+}
+
+// Forced colours (Windows' high contrast): the browser recolours the page but never a canvas, so the figure
+// paints its page and its ink in the system's colours itself (Canvas and CanvasText, which the stylesheet
+// gives the figure's root under forced colours): every "#fff" and "#000" a drawing sets on this context is
+// taken as the page and the ink. What carries data keeps its colours: the colour map, the cells' numbers
+// (black or white by cell), the mask's hatching, the cursor's black-and-white frame.
+const FORCED_COLOURS = "(forced-colors: active)";
+const STYLES = ["fillStyle", "strokeStyle"];
+function systemInk(ctx, root) {
+  if (!matchMedia(FORCED_COLOURS).matches) { for (const p of STYLES) delete ctx[p]; return; }
+  const cs = getComputedStyle(root);
+  const ink = { "#000": cs.color, "#333": cs.color, "#fff": cs.backgroundColor };
+  const proto = CanvasRenderingContext2D.prototype;
+  for (const p of STYLES) {
+    const { get, set } = Object.getOwnPropertyDescriptor(proto, p);
+    Object.defineProperty(ctx, p, { configurable: true, get() { return get.call(ctx); },
+      set(v) { set.call(ctx, (typeof v === "string" && ink[v]) || v); } });
+  }
 }
 
 // The frame around the cell under the pointer or the cursor: a black ring and a white one beside it, so one
@@ -1260,6 +1280,7 @@ function render({ model, el }) {
     const w = room > 120 ? Math.min(state.width, room) : state.width, h = state.height;
     root.style.width = `${w}px`;
     const ctx = setupCanvas(canvas, w, h);
+    systemInk(ctx, root);
     ctx.clearRect(0, 0, w, h);
     ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, w, h);
     try {
@@ -1414,6 +1435,9 @@ function render({ model, el }) {
   const handlers = kind.traits.map((t) => [`change:${t}`, changed]);
   for (const [ev, fn] of handlers) model.on(ev, fn);
   refresh();
+  // high contrast switched on or off, or its theme from dark to light: paint again
+  const themes = [FORCED_COLOURS, "(prefers-color-scheme: dark)"].map((q) => matchMedia(q));
+  for (const t of themes) t.addEventListener("change", schedule);
   if (typeof ResizeObserver !== "undefined") {
     resize = new ResizeObserver(() => {
       const now = Math.floor(el.getBoundingClientRect().width);
@@ -1423,6 +1447,7 @@ function render({ model, el }) {
   }
   return () => {
     for (const [ev, fn] of handlers) model.off(ev, fn);
+    for (const t of themes) t.removeEventListener("change", schedule);
     if (resize) resize.disconnect();
   };
 }

@@ -8,6 +8,8 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
 * in each notebook, an **Open in Colab** link at the end of the first (title) cell, and a first
   code cell that, only inside Google Colab, installs the course library at that tag and turns on
   Colab's widget manager for the explorers; anywhere else the cell does nothing;
+* a contents list right after the lesson's objectives (a cell tagged ``lesson-contents``): each ``##``
+  section a link to the id JupyterLab gives its heading (:func:`with_contents`);
 * slide metadata (``slideshow.slide_type``, read by jupyterlab-slideshow, nbconvert and RISE): a
   ``#``/``##`` heading starts a slide, a ``###`` heading or a cell tagged ``own-subslide`` a sub-slide,
   the Colab cell is skipped, long prose goes to the speaker notes (see :func:`slide_types`), and every

@@ -314,6 +314,8 @@ class ExplorerBase:
             control.style.description_width = "initial"  # "temperature", not "temperat…"
         if kind == "slider" and self.slider_width and not control.layout.width:
             control.layout.width = self.slider_width
+        if kind == "slider" and not control.layout.max_width:
+            control.layout.max_width = "100%"   # 400 % zoom: the track shrinks to fit the column
         self.controls[name] = control
         if redraw:
             control.observe(lambda change, name=name: self._changed(name, change["new"]), names="value")

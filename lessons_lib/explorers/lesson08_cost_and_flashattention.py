@@ -69,7 +69,7 @@ class ScalingExplorer(ExplorerBase):
                                                              description="N (seq_len)",
                                                              continuous_update=True),
                                     label="N (seq_len): number of tokens")
-        self.button = ipw.Button(description="Measure up to N", icon="play",
+        self.button = ipw.Button(description="Measure up to N", icon="play", layout=ipw.Layout(width="auto"),
                                  tooltip="time and memory of each method at every N up to this one")
         self.button.add_class("lessons-button-measure")
         self.methods_box = ipw.HTML()    # beside .readout (what N costs): each method's time and memory

@@ -119,7 +119,7 @@ async (spacing) => {
   // content laid out in two dimensions, which may scroll sideways (WCAG 1.4.10's exception): code, data
   // tables, formulas, pictures
   const TWO_D = 'pre, code, table, .MathJax_Display, mjx-container, .MathJax, .MathJax_Preview, canvas, img, '
-    + 'svg';
+    + 'svg, .lessons-two-d';   // the last: a grid of cells the course lays out in two dimensions (lesson 07)
   const TEXT = 'p, li, h1, h2, h3, h4, h5, h6, blockquote, summary, figcaption, dt, dd, label, button, '
     + '.widget-label, .widget-readout, .widget-html-content, .lessons-figure-readout';
   const LABELS = 'button, label, .widget-label, .widget-readout, .lessons-figure-readout, summary';

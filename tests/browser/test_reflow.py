@@ -120,8 +120,6 @@ async (spacing) => {
   // tables, formulas, pictures
   const TWO_D = 'pre, code, table, .MathJax_Display, mjx-container, .MathJax, .MathJax_Preview, canvas, img, '
     + 'svg, .lessons-two-d';   // the last: a grid of cells the course lays out in two dimensions (lesson 07)
-  const TEXT = 'p, li, h1, h2, h3, h4, h5, h6, blockquote, summary, figcaption, dt, dd, label, button, '
-    + '.widget-label, .widget-readout, .widget-html-content, .lessons-figure-readout';
   const LABELS = 'button, label, .widget-label, .widget-readout, .lessons-figure-readout, summary';
   const hidden = (el) => !!el.closest('.lessons-sr-only, .lessons-live-region');
   const shown = (r) => r.width > 0 && r.height > 0;
@@ -148,23 +146,37 @@ async (spacing) => {
       }
       const all = [area, ...area.querySelectorAll('*')].filter((el) => !el.closest(TWO_D) && !hidden(el));
       if (!spacing) {
-        for (const el of area.querySelectorAll(TEXT)) {
-          const r = el.getBoundingClientRect();
-          if (!shown(r) || hidden(el) || (el.closest(TWO_D) && !el.matches('label, button'))) continue;
-          if (r.right > view.right + 1 || r.left < view.left - 1) {
-            const past = Math.round(Math.max(r.right - view.right, view.left - r.left));
-            out.sideways.push(`${tag(el)} ${past} px past the window: ${say(el)}`);
+        // each line of text (outside formulas, code, tables and pictures) where it is drawn: in the window,
+        // and not past the edge of a box that scrolls sideways
+        const walker = document.createTreeWalker(area, NodeFilter.SHOW_TEXT);
+        const range = document.createRange();
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const parent = node.parentElement;
+          if (!node.textContent.trim() || !parent || parent.closest(TWO_D) || hidden(parent)) continue;
+          range.selectNodeContents(node);
+          const rects = [...range.getClientRects()].filter(shown);
+          if (!rects.length) continue;
+          const right = Math.max(...rects.map((r) => r.right)), left = Math.min(...rects.map((r) => r.left));
+          if (right > view.right + 1 || left < view.left - 1) {
+            const past = Math.round(Math.max(right - view.right, view.left - left));
+            out.sideways.push(`${tag(parent)} ${past} px past the window: ${say(parent)}`);
+            continue;
+          }
+          for (let box = parent; box && box !== area.parentElement; box = box.parentElement) {
+            const s = getComputedStyle(box);
+            if (!['auto', 'scroll'].includes(s.overflowX) || box.scrollWidth <= box.clientWidth + 1) continue;
+            const edge = box.getBoundingClientRect().left + box.clientLeft + box.clientWidth + 1;
+            if (right > edge || box.scrollLeft > 0) {
+              out.scrolls.push(`${tag(box)} scrolls its text sideways: ${say(parent)}`);
+              break;
+            }
           }
         }
-        // a box that scrolls sideways fails when text (not a formula, code or picture) is past its edge
-        for (const el of all) {
+        for (const el of all) {   // what scrolls sideways for a formula, code, a table or a picture (allowed)
           const s = getComputedStyle(el);
-          if (!['auto', 'scroll'].includes(s.overflowX) || el.scrollWidth <= el.clientWidth + 1) continue;
-          const edge = el.getBoundingClientRect().left + el.clientLeft + el.clientWidth + 1;
-          const past = [...el.querySelectorAll(TEXT)].filter((t) => !t.closest(TWO_D) && !hidden(t)
-            && t.getBoundingClientRect().right > edge);
-          if (past.length) out.scrolls.push(`${tag(el)} scrolls its text sideways: ${say(past[0])}`);
-          else out.wide.push(`${tag(el)}: ${say(el).slice(0, 40)}`);
+          if (['auto', 'scroll'].includes(s.overflowX) && el.scrollWidth > el.clientWidth + 1) {
+            out.wide.push(`${tag(el)}: ${say(el).slice(0, 40)}`);
+          }
         }
         for (const fig of area.querySelectorAll('.lessons-figure')) {
           const canvas = fig.querySelector('canvas.lessons-figure-canvas');

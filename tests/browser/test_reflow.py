@@ -106,7 +106,11 @@ async (spacing) => {
     let last = null;
     for (let i = 0; i < 8; i += 1) {
       el.scrollIntoView({ block: 'start', inline: 'nearest' });
-      scroller.scrollLeft = 0;   // measured where a reader who never scrolls sideways sees it
+      // measured where a reader who never scrolls sideways sees it (scrollIntoView may scroll a box sideways)
+      const cell = el.closest('.jp-Cell') || el;
+      for (const box of [scroller, cell, ...cell.querySelectorAll('*')]) {
+        if (box.scrollLeft) box.scrollLeft = 0;
+      }
       await frames(2);
       const top = Math.round(el.getBoundingClientRect().top);
       if (top === last) return;
@@ -121,7 +125,8 @@ async (spacing) => {
   const TWO_D = 'pre, code, table, .MathJax_Display, mjx-container, .MathJax, .MathJax_Preview, canvas, img, '
     + 'svg, .lessons-two-d';   // the last: a grid of cells the course lays out in two dimensions (lesson 07)
   const LABELS = 'button, label, .widget-label, .widget-readout, .lessons-figure-readout, summary';
-  const hidden = (el) => !!el.closest('.lessons-sr-only, .lessons-live-region');
+  // not drawn, or JupyterLab's own (a heading's anchor link, shown on hover)
+  const hidden = (el) => !!el.closest('.lessons-sr-only, .lessons-live-region, .jp-InternalAnchorLink');
   const shown = (r) => r.width > 0 && r.height > 0;
   const say = (el) => (el.innerText || el.getAttribute('aria-label') || '').trim().replace(/\s+/g, ' ')
     .slice(0, 60);

@@ -82,10 +82,13 @@ class ScalingExplorer(ExplorerBase):
         for fig in (self.time_plot, self.memory_plot):
             fig.add_class("lessons-live")
         self.button.on_click(lambda _: self.measure())
-        self.widget = self._box(ipw.HBox([self.slider, self.button]), self.error_box, self.progress,
+        wrap = ipw.Layout(flex_flow="row wrap")   # 400 % zoom: the button goes under the slider
+        self.widget = self._box(ipw.HBox([self.slider, self.button], layout=wrap), self.error_box,
+                                self.progress,
                                 self._row(["time", "memory"]),
                                 ipw.HBox([self.readout, self.methods_box],
-                                         layout=ipw.Layout(justify_content="space-around")))
+                                         layout=ipw.Layout(justify_content="space-around",
+                                                           flex_flow="row wrap")))
         self._draw_series()
         self.update()
 

@@ -102,13 +102,17 @@ async (spacing) => {
     const step = (k) => (k ? requestAnimationFrame(() => step(k - 1)) : done());
     step(n);
   });
-  const settle = async (el) => {
+  // scrolled into view; measured where a reader who never scrolls sideways sees it (scrollIntoView may scroll
+  // a box sideways, and the page around the notebook), unless `keep`: a control in a box that scrolls
+  // sideways (lesson 07's grid of cells) is reached by scrolling that box
+  const settle = async (el, keep = false) => {
     let last = null;
     for (let i = 0; i < 8; i += 1) {
       el.scrollIntoView({ block: 'start', inline: 'nearest' });
-      // measured where a reader who never scrolls sideways sees it (scrollIntoView may scroll a box sideways)
       const cell = el.closest('.jp-Cell') || el;
-      for (const box of [scroller, cell, ...cell.querySelectorAll('*')]) {
+      const around = [];
+      for (let a = scroller; a; a = a.parentElement) around.push(a);
+      for (const box of [...around, ...(keep ? [] : [cell, ...cell.querySelectorAll('*')])]) {
         if (box.scrollLeft) box.scrollLeft = 0;
       }
       await frames(2);
@@ -222,7 +226,7 @@ async (spacing) => {
       .filter((el) => !hidden(el) && shown(el.getBoundingClientRect()));
     out.controls += controls.length;
     for (const el of controls) {
-      await settle(el);
+      await settle(el, true);
       const r = el.getBoundingClientRect();   // a click at the centre of what is in view of it
       const top = Math.max(r.top, view.top), bottom = Math.min(r.bottom, view.bottom);
       const hit = document.elementFromPoint(Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1),
@@ -270,11 +274,19 @@ def reflow_line(r: dict, wide: dict) -> str:
             f"{len(r['wide'])} wide formulas/code boxes scroll")
 
 
+# The lessons whose content does not reflow yet at 320 px, (front end, lesson) -> what still fails there. Each
+# is an expected failure, strict: once it passes, the test fails until its entry is taken off this list.
+NOT_YET: dict[tuple[str, str], str] = {}
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("front", FRONT_ENDS)
-def test_every_lesson_reflows_at_320_css_px_and_keeps_its_text_with_wcag_spacing(lesson, capsys):
+def test_every_lesson_reflows_at_320_css_px_and_keeps_its_text_with_wcag_spacing(lesson, capsys, request):
     """400 % zoom: no text sideways, every control reached, figures redrawn or legible; then 1.4.12's text
     spacing: nothing cut, no label over another (this module's docstring says how each is measured)."""
+    known = NOT_YET.get((lesson.front, lesson.source.stem))
+    if known:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"not reflowing yet at 320 px: {known}"))
     page = lesson.page
     page.set_viewport_size(ZOOM_400)
     try:

@@ -127,9 +127,12 @@ def handout(nb: nbformat.NotebookNode, title: str) -> str:
         "<script type='text/x-mathjax-config'>MathJax.Hub.Config({tex2jax: {inlineMath: [['$','$']], "
         "displayMath: [['$$','$$']], processEscapes: true}});</script>"
         f"{MATHJAX_FONTS}<script src='{MATHJAX_URL}'></script>"
-        "<style>body{font-family:sans-serif;max-width:19cm;margin:1cm auto;font-size:11pt;line-height:1.4}"
-        "h1{font-size:16pt}.formula{font-size:13pt;margin:0.5em 0 1em}"
-        ".figures{display:grid;grid-template-columns:1fr 1fr;gap:0.4cm}"
+        "<style>body{font-family:sans-serif;max-width:19cm;margin:1cm auto;padding:0 8px;font-size:11pt;"
+        "line-height:1.4;overflow-wrap:break-word}"
+        "h1{font-size:16pt}.formula{font-size:13pt;margin:0.5em 0 1em;overflow-x:auto;position:relative}"
+        ".MathJax_Display{overflow-x:auto;overflow-y:hidden;position:relative}"   # a wide formula scrolls
+        # two figures a row on paper; one a row in a narrow window (400 % zoom), never wider than it
+        ".figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,8cm),1fr));gap:0.4cm}"
         "figure{margin:0;break-inside:avoid}figure img{width:100%;height:auto}"
         "figcaption{font-size:8pt;color:#333}@page{size:A4;margin:1cm}</style></head><body>"
         f"<h1>{html.escape(title)}</h1>"

@@ -227,12 +227,16 @@ async (spacing) => {
     out.controls += controls.length;
     for (const el of controls) {
       await settle(el, true);
-      const r = el.getBoundingClientRect();   // a click at the centre of what is in view of it
+      // a click on what is in view of it (its middle, or a quarter from its top or bottom: in JupyterLab at
+      // 256 px high a tall figure's middle may be under the status bar, which a learner scrolls past)
+      const r = el.getBoundingClientRect();
       const top = Math.max(r.top, view.top), bottom = Math.min(r.bottom, view.bottom);
-      const hit = document.elementFromPoint(Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1),
-                                            Math.min(Math.max((top + bottom) / 2, 0), innerHeight - 1));
-      const inside = r.left >= view.left - 1 && r.right <= view.right + 1;
+      const x = Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1);
       const group = el.closest('.noUi-target, .lessons-figure-stage, label, .widget-checkbox') || el;
+      const hits = [0.5, 0.25, 0.75].map((f) => document.elementFromPoint(
+        x, Math.min(Math.max(top + f * (bottom - top), 0), innerHeight - 1)));
+      const hit = hits.find((h) => h && (group.contains(h) || h.contains(el))) || hits[0];
+      const inside = r.left >= view.left - 1 && r.right <= view.right + 1;
       if (!inside || !hit || !(group.contains(hit) || hit.contains(el))) {
         const where = inside ? '' : ' (past the window)';
         out.unreachable.push(`${tag(el)}${where} under ${hit ? tag(hit) : 'nothing'}: ${say(el)}`);
@@ -276,7 +280,15 @@ def reflow_line(r: dict, wide: dict) -> str:
 
 # The lessons whose content does not reflow yet at 320 px, (front end, lesson) -> what still fails there. Each
 # is an expected failure, strict: once it passes, the test fails until its entry is taken off this list.
-NOT_YET: dict[tuple[str, str], str] = {}
+NOT_YET: dict[tuple[str, str], str] = {
+    **{(front, "08_cost_and_flashattention"): "tqdm's progress bars: their text runs past the column"
+       for front in FRONT_ENDS},
+    ("lab", "09_attention_in_action"): "tqdm's progress bar: its text runs past the column",
+    **{(front, "10_review_and_paper"): "text spacing cuts the quiz's tab label 'Before and after'"
+       for front in FRONT_ENDS},
+    **{(front, "12_generation"): "text spacing: the labels 'model' and 'n_kv_heads' overlap"
+       for front in FRONT_ENDS},
+}
 
 
 @pytest.mark.browser

@@ -288,7 +288,7 @@ NOT_YET: dict[tuple[str, str], str] = {
        for front in FRONT_ENDS},
     **{(front, "12_generation"): "text spacing: the labels 'model' and 'n_kv_heads' overlap"
        for front in FRONT_ENDS},
-    ("notebook7", "00_start_here"): "a click on the fold 'Check your answer' lands on other text (not diagnosed)",
+    ("notebook7", "00_start_here"): "a click on the fold 'Check your answer' lands on other text",
 }
 
 

@@ -11,6 +11,7 @@ Hypothesis runs the ``dev`` profile there (a fifth of the examples) and the ``ci
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -147,14 +148,18 @@ def exported_site() -> Path:
     stage and the browser stage (two pytest processes) read the same export."""
     site, stamp = REPO / "build" / "test-site", REPO / "build" / "test-site.sha256"
     digest = _site_digest()
-    if site.is_dir() and stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
-        return site
     site.parent.mkdir(parents=True, exist_ok=True)
-    fresh = Path(tempfile.mkdtemp(prefix="test-site-", dir=site.parent))
-    subprocess.run([sys.executable, str(REPO / "tools" / "export_html.py"), "--out", str(fresh)], check=True)
-    shutil.rmtree(site, ignore_errors=True)
-    fresh.rename(site)
-    stamp.write_text(digest, encoding="utf-8")
+    # pytest-xdist's workers ask for it at once: one exports, the others wait for it (a lock on a file)
+    with open(REPO / "build" / "test-site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if site.is_dir() and stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
+            return site
+        fresh = Path(tempfile.mkdtemp(prefix="test-site-", dir=site.parent))
+        subprocess.run([sys.executable, str(REPO / "tools" / "export_html.py"), "--out", str(fresh)],
+                       check=True)
+        shutil.rmtree(site, ignore_errors=True)
+        fresh.rename(site)
+        stamp.write_text(digest, encoding="utf-8")
     return site
 
 

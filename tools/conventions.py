@@ -7,7 +7,8 @@
 * how a file carries a generated block: between a begin and an end marker, rewritten by
   :func:`replace_block` (the README's launch block, the teacher's guide's tables and plan, lesson 00's
   course map, the export table of ``lessons_lib/__init__.py``);
-* how a notebook marks things: the cell tags (:data:`COLAB_TAG`, :data:`GRADED_TAG`, :data:`SUBSLIDE_TAG`),
+* how a notebook marks things: the cell tags (:data:`COLAB_TAG`, :data:`GRADED_TAG`, :data:`SUBSLIDE_TAG`,
+  :data:`CONTENTS_TAG`),
   nbgrader's solution markers, :data:`CHECK_CALL`, an exercise's check called on the
   learner's answer (``ll.check_softmax(my_softmax)``), and a prediction: a line that opens with
   ``**Predict`` (:data:`PREDICT`), answered further on in a fold whose summary opens with "Check your
@@ -46,6 +47,9 @@ COLAB_TAG = "colab-setup"
 GRADED_TAG = "graded-test"
 #: a cell that starts a sub-slide and stays on screen (tools/split_tall_cells.py, a quiz of its own screen)
 SUBSLIDE_TAG = "own-subslide"
+#: the cell after a lesson's objectives that lists its sections, each a link to its heading
+#: (stamp_notebooks.py)
+CONTENTS_TAG = "lesson-contents"
 #: nbgrader's markers of the worked solution, which the learner copy and nbgrader's release replace (the
 #: graded cells need no hidden-test markers: their unseen cases come from the course's secret)
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -60,9 +64,9 @@ ANSWER_SUMMARY = "Check your answer"
 ANSWER_FOLD = re.compile(r"<details>\s*<summary>\s*" + ANSWER_SUMMARY, re.IGNORECASE)
 
 __all__ = ["ROOT", "LESSONS", "PARTS", "Lesson", "lessons_by_part", "stated_minutes", "torch_lessons",
-           "COLAB_TAG", "GRADED_TAG", "SUBSLIDE_TAG", "SOLUTION_BEGIN", "SOLUTION_END", "CHECK_CALL",
-           "PREDICT", "ANSWER_SUMMARY", "ANSWER_FOLD", "RAN_KEY", "check_cell", "code_digest",
-           "replace_block", "lesson_of"]
+           "COLAB_TAG", "GRADED_TAG", "SUBSLIDE_TAG", "CONTENTS_TAG", "SOLUTION_BEGIN", "SOLUTION_END",
+           "CHECK_CALL", "PREDICT", "ANSWER_SUMMARY", "ANSWER_FOLD", "RAN_KEY", "check_cell", "code_digest",
+           "replace_block", "lesson_of", "markdown_headings", "heading_anchor"]
 
 #: the notebook metadata where tools/run_notebooks.py records the digest of the code it ran
 RAN_KEY = "lessons_ran_code"
@@ -110,3 +114,40 @@ def replace_block(text: str, begin: str, end: str, body: str, *, where: str = "t
     head, rest = text.split(begin, 1)
     tail = rest.split(end, 1)[1]
     return head + (f"{begin}\n{body}\n{end}" if keep_markers else body) + tail
+
+
+def markdown_headings(source: str) -> list[tuple[int, str]]:
+    """The ATX headings of a markdown text, ``(level, text)`` in order; lines inside code fences are not
+    headings."""
+    found, fence = [], None
+    for line in source.split("\n"):
+        opened = re.match(r"\s{0,3}(`{3,}|~{3,})", line)
+        if opened:
+            mark = opened.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence):
+                fence = None
+            continue
+        heading = re.match(r"\s{0,3}(#{1,6})\s+(.+?)(?:\s+#+)?\s*$", line)
+        if fence is None and heading:
+            found.append((len(heading.group(1)), heading.group(2)))
+    return found
+
+
+def heading_anchor(text: str) -> str:
+    """The id JupyterLab gives a markdown heading (and a link ``#id`` reaches it): the heading as shown,
+    before its formulas are typeset (their TeX kept), with every space a ``-``. Links, emphasis and code
+    marks are dropped outside formulas and code: ``## 3 · One big $W_Q$`` -> ``3-·-One-big-$W_Q$``."""
+    parts = re.split(r"(\$[^$]+\$|`[^`]+`)", text)
+    shown = []
+    for part in parts:
+        if part.startswith("`"):
+            shown.append(part.strip("`"))
+        elif part.startswith("$"):
+            shown.append(part)
+        else:
+            part = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", part)
+            part = re.sub(r"<[^>]+>", "", part)
+            shown.append(re.sub(r"\*+|(?<!\w)_+|_+(?!\w)", "", part))
+    return "".join(shown).strip().replace(" ", "-")

@@ -21,7 +21,11 @@ lists both. The pages need no network:
 * the pages meet WCAG 2.1 AA (the template: code colours of at least 4.5:1, links underlined in running
   text); formulas carry MathJax's assistive MathML for screen readers, and its speech explorer (the
   formula's context menu, Accessibility) finds its rules in ``mathjax/``, beside the pages;
-* the page title is the lesson's title.
+* the page title is the lesson's title; its one H1 is the lesson's first heading, and its contents list
+  (stamped by ``tools/stamp_notebooks.py``) links each H2: the headings keep the ids JupyterLab gives them;
+* JupyterLab's theme is one stylesheet beside the pages (``jupyterlab-theme.css``), linked rather than
+  inlined in each; every page is valid HTML for the Nu HTML Checker
+  (``tests/tools/test_pages_are_valid_html.py``).
 
 ``tests/tools/test_static_pages.py`` checks the pages' content; ``tests/browser/test_offline_pages.py``
 opens them in Chromium with the network cut off, finds every formula typeset and every image loaded, and
@@ -37,6 +41,7 @@ import html
 import re
 import shutil
 import sys
+import urllib.parse
 from pathlib import Path
 
 import jupyter_server_mathjax
@@ -58,6 +63,9 @@ MATHJAX_URL = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 # The packaged MathJax holds the STIX-Web fonts only (as Jupyter's classic notebook configured it)
 MATHJAX_FONTS = ('<script type="text/x-mathjax-config">MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], '
                  'preferredFont: null, webFont: "STIX-Web", imageFont: null}});</script>')
+# JupyterLab's light theme, which nbconvert's lab template inlines in every page: linked from one file instead
+LAB_THEME = ("static/index.css", "static/theme-light.css")
+LAB_CSS = "jupyterlab-theme.css"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # tqdm's text as captured when the bar appeared: "training:   0%|          | 0/301 [00:00<?, ?step/s]"
 _TQDM = re.compile(r"^(?P<desc>[^\n]*?):?\s+\d+%\|[^|]*\|\s*\d+/(?P<total>\d+)\b[^\n]*$")
@@ -122,12 +130,14 @@ def handout(nb: nbformat.NotebookNode, title: str) -> str:
         "<script type='text/x-mathjax-config'>MathJax.Hub.Config({tex2jax: {inlineMath: [['$','$']], "
         "displayMath: [['$$','$$']], processEscapes: true}});</script>"
         f"{MATHJAX_FONTS}<script src='{MATHJAX_URL}'></script>"
-        "<style>body{font-family:sans-serif;max-width:19cm;margin:1cm auto;font-size:11pt;line-height:1.4}"
-        "h1{font-size:16pt}.formula{font-size:13pt;margin:0.5em 0 1em}"
-        ".figures{display:grid;grid-template-columns:1fr 1fr;gap:0.4cm}"
-        ".still{break-inside:avoid;min-width:0}figure{margin:0;break-inside:avoid}"
-        "figure img{width:100%;height:auto}"
-        "figcaption{font-size:8pt;color:#333}.lessons-still-numbers{font-size:8pt}"
+        "<style>body{font-family:sans-serif;max-width:19cm;margin:1cm auto;padding:0 8px;font-size:11pt;"
+        "line-height:1.4;overflow-wrap:break-word}"
+        "h1{font-size:16pt}.formula{font-size:13pt;margin:0.5em 0 1em;overflow-x:auto;position:relative}"
+        ".MathJax_Display{overflow-x:auto;overflow-y:hidden;position:relative}"   # a wide formula scrolls
+        # two figures a row on paper; one a row in a narrow window (400 % zoom), never wider than it
+        ".figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,8cm),1fr));gap:0.4cm}"
+        ".still{break-inside:avoid;min-width:0}figure{margin:0;break-inside:avoid}figure img{width:100%;height:auto}"
+        "figcaption{font-size:8pt;color:#333}.lessons-still-numbers{font-size:8pt;overflow-x:auto}"
         ".lessons-still-table{border-collapse:collapse;margin-bottom:4pt}.lessons-still-table th,"
         ".lessons-still-table td{border:1px solid #767676;padding:0 3pt}"
         "@page{size:A4;margin:1cm}</style></head><body>"
@@ -147,27 +157,76 @@ def exporter() -> HTMLExporter:
     return exp
 
 
+def lab_stylesheet(exp: HTMLExporter) -> tuple[list[str], str]:
+    """JupyterLab's theme as nbconvert inlines it in every page (its ``<style>`` blocks, as they stand in the
+    page) and as one stylesheet, :data:`LAB_CSS`, that the pages link to instead."""
+    env = exp.environment
+    sources = [env.loader.get_source(env, name)[0] for name in LAB_THEME]
+    return [f'<style type="text/css">\n{css}</style>' for css in sources], "\n".join(sources)
+
+
+def linked_lab_theme(body: str, inlined: list[str]) -> str:
+    """The page with JupyterLab's theme linked (:data:`LAB_CSS`) instead of inlined: one copy for all the
+    pages, and what the Nu HTML Checker validates of the page is the course's own markup and CSS (its CSS
+    checker predates the theme's: logical properties, ``revert``, ``calc()`` over variables)."""
+    missing = [css[:60] for css in inlined if css not in body]
+    if missing:
+        raise ValueError(f"nbconvert no longer inlines JupyterLab's theme as expected: {missing}")
+    body = body.replace(inlined[0], f'<link rel="stylesheet" href="{LAB_CSS}">', 1)
+    for css in inlined[1:]:
+        body = body.replace(css, "", 1)
+    return body.replace('<style type="text/css">', "<style>")  # HTML's default type, said once
+
+
+def lesson_pages(exp: HTMLExporter, path: Path, teacher: bool = False,
+                 inlined: list[str] | None = None) -> tuple[str, str, str]:
+    """The notebook at ``path`` as its page and its handout: ``(title, page, handout)`` (JupyterLab's theme
+    linked instead of ``inlined``, when given)."""
+    nb = static_notebook(nbformat.read(path, as_version=4), teacher)
+    title = nb.metadata["title"]
+    body, _ = exp.from_notebook_node(nb, resources={"metadata": {"name": path.stem},
+                                                               "mathjax_fonts": MATHJAX_FONTS})
+    body = re.sub(r'href="(\d\d_[\w-]+)\.ipynb', r'href="\1.html', body)  # lesson links stay inside
+    body = readable_heading_ids(body)
+    return title, linked_lab_theme(body, inlined) if inlined else body, handout(nb, title)
+
+
+def readable_heading_ids(body: str) -> str:
+    """The page with each heading's id as JupyterLab gives it (the heading's text, spaces as ``-``), not
+    percent-encoded as nbconvert writes it: a link ``#...`` reaches its heading in a browser whichever of the
+    two forms it is written in (the HTML standard tries the fragment as written, then decoded), where
+    nbconvert's own ids and the links it writes disagree on ``'`` (``PyTorch's`` against ``PyTorch%27s``)."""
+    def readable(match: re.Match) -> str:
+        decoded = urllib.parse.unquote(html.unescape(match.group(2)))
+        return f'{match.group(1)}id="{html.escape(decoded, quote=True)}"'
+    return re.sub(r'(<h[1-6]\b[^>]*?\s)id="([^"]*)"', readable, body)
+
+
+def index_page(titles: dict[str, str], teacher: bool = False) -> str:
+    """The index: each lesson (``titles``: the page's stem -> its title) and its printable handout."""
+    items = [f'<li><a href="{stem}.html">{html.escape(title)}</a> '
+             f'(<a href="{stem}.handout.html">printable handout</a>)</li>' for stem, title in titles.items()]
+    kind = "teacher's copy, with solutions" if teacher else "learner's copy"
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            "<title>Attention, step by step</title></head><body><h1>Attention, step by step</h1>"
+            f"<p>Static pages ({kind}); run the notebooks in "
+            f"JupyterLab for the live explorers.</p><ol>{''.join(items)}</ol></body></html>\n")
+
+
 def export(notebooks: list[Path], out: Path, teacher: bool = False) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     shutil.copytree(MATHJAX, out / "mathjax", dirs_exist_ok=True)
-    exp, pages, items = exporter(), [], []
+    exp, pages, titles = exporter(), [], {}
+    inlined, stylesheet = lab_stylesheet(exp)
+    (out / LAB_CSS).write_text(stylesheet, encoding="utf-8")
     for path in sorted(notebooks):
-        nb = static_notebook(nbformat.read(path, as_version=4), teacher)
-        title = nb.metadata["title"]
-        body, _ = exp.from_notebook_node(nb, resources={"metadata": {"name": path.stem},
-                                                                   "mathjax_fonts": MATHJAX_FONTS})
-        body = re.sub(r'href="(\d\d_[\w-]+)\.ipynb', r'href="\1.html', body)  # lesson links stay inside
+        title, body, printable = lesson_pages(exp, path, teacher, inlined)
         page = out / f"{path.stem}.html"
         page.write_text(body, encoding="utf-8")
-        (out / f"{path.stem}.handout.html").write_text(handout(nb, title), encoding="utf-8")
+        (out / f"{path.stem}.handout.html").write_text(printable, encoding="utf-8")
         pages.append(page)
-        items.append(f'<li><a href="{path.stem}.html">{html.escape(title)}</a> '
-                     f'(<a href="{path.stem}.handout.html">printable handout</a>)</li>')
-    kind = "teacher's copy, with solutions" if teacher else "learner's copy"
-    (out / "index.html").write_text(
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Attention, step by step</title>"
-        f"</head><body><h1>Attention, step by step</h1><p>Static pages ({kind}); run the notebooks in "
-        f"JupyterLab for the live explorers.</p><ol>{''.join(items)}</ol></body></html>\n", encoding="utf-8")
+        titles[path.stem] = title
+    (out / "index.html").write_text(index_page(titles, teacher), encoding="utf-8")
     return pages
 
 

@@ -8,6 +8,8 @@ a branch, so a fixed tag keeps launches fast). From them this tool writes, idemp
 * in each notebook, an **Open in Colab** link at the end of the first (title) cell, and a first
   code cell that, only inside Google Colab, installs the course library at that tag and turns on
   Colab's widget manager for the explorers; anywhere else the cell does nothing;
+* a contents list right after the lesson's objectives (a cell tagged ``lesson-contents``): each ``##``
+  section a link to the id JupyterLab gives its heading (:func:`with_contents`);
 * slide metadata (``slideshow.slide_type``, read by jupyterlab-slideshow, nbconvert and RISE): a
   ``#``/``##`` heading starts a slide, a ``###`` heading or a cell tagged ``own-subslide`` a sub-slide,
   the Colab cell is skipped, long prose goes to the speaker notes (see :func:`slide_types`), and every
@@ -49,14 +51,17 @@ from urllib.parse import quote
 import nbformat
 from conventions import (
     COLAB_TAG,
+    CONTENTS_TAG,
     GRADED_TAG,
     LESSONS,
     ROOT,
     SOLUTION_BEGIN,
     SUBSLIDE_TAG,
     check_cell,
+    heading_anchor,
     lesson_of,
     lessons_by_part,
+    markdown_headings,
     replace_block,
     stated_minutes,
 )
@@ -170,6 +175,7 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
         while lines and not lines[-1].strip():
             lines.pop()
         title.source = "\n".join(lines + ["", colab_badge_line(notebook, root)])
+    cells = with_contents(cells)
     nb.cells = [cells[0], setup, *cells[1:]]
     for cell, kind in zip(nb.cells, slide_types(nb.cells)):
         if kind is None:
@@ -182,6 +188,33 @@ def stamp(nb: nbformat.NotebookNode, notebook: str, root: Path = ROOT) -> nbform
     if Path(notebook).stem.startswith("00_"):
         stamp_course_map(nb)
     return stamp_grading(nb, lesson_of(notebook).slug)
+
+
+# ------------------------------------------------------------------------------------ contents
+CONTENTS_TITLE = "**In this lesson**"
+
+
+def contents_source(cells) -> str:
+    """The lesson's contents list: each ``##`` section a link to its heading (:func:`heading_anchor`)."""
+    rows = [f"- [{text}](#{heading_anchor(text)})"
+            for cell in cells if cell.cell_type == "markdown"
+            for level, text in markdown_headings(cell.source) if level == 2]
+    return "\n".join([CONTENTS_TITLE, "", *rows])
+
+
+def with_contents(cells: list) -> list:
+    """``cells`` with the contents list (a cell tagged :data:`CONTENTS_TAG`, a sub-slide of its own) right
+    after the objectives ("**By the end of this ..."), written anew from the headings below it."""
+    cells = [c for c in cells if CONTENTS_TAG not in c.metadata.get("tags", [])]
+    objectives = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"
+                       and re.search(r"^\*\*By the end of this", c.source, re.M)), None)
+    if objectives is None:
+        raise ValueError("a lesson needs its objectives, a markdown line '**By the end of this lesson you "
+                         "can**' (CONTRIBUTING.md, 'Adding a lesson')")
+    contents = nbformat.v4.new_markdown_cell(contents_source(cells[objectives + 1:]))
+    contents.id = CONTENTS_TAG
+    contents.metadata["tags"] = [CONTENTS_TAG, SUBSLIDE_TAG]
+    return [*cells[:objectives + 1], contents, *cells[objectives + 1:]]
 
 
 # ------------------------------------------------------------------------------------ nbgrader

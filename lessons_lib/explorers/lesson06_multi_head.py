@@ -63,7 +63,8 @@ class HeadGridExplorer(ExplorerBase):
         token = check_int_in_range(token, "token", 0, seq_len - 1)
         self.seed = check_seed(seed, allow_generator=False)
         self.sharpness = check_real(sharpness, "sharpness", positive=True)
-        self.readout.layout = widgets.Layout(height="24px", overflow="hidden")   # one line: no page jumps
+        # one line, no page jumps; more lines, never cut, where the text needs them (400 % zoom, text spacing)
+        self.readout.layout = widgets.Layout(min_height="24px")
         self._control("n_heads", widgets.SelectionSlider(options=list(N_HEADS_OPTIONS), value=n_heads,
                                                          description="n_heads", continuous_update=True))
         self._control("d_model", widgets.SelectionSlider(options=list(D_MODEL_OPTIONS), value=d_model,

@@ -81,10 +81,11 @@ class CausalMaskExplorer(ExplorerBase):
         for fig in self.figures.values():
             self._follow_clicks(fig)
         # one column per key: the table's height does not depend on seq_len
-        self.table = widgets.HTML(layout=widgets.Layout(height="175px", overflow="auto"))
+        self.table = widgets.HTML(layout=widgets.Layout(height="175px", overflow="auto", max_width="100%"))
         self.table.add_class("lessons-readout")
         c = self.controls
-        self.widget = self._box(widgets.HBox([c["seq_len"], c["query"]]),
+        sliders = widgets.HBox([c["seq_len"], c["query"]], layout=widgets.Layout(flex_flow="row wrap"))
+        self.widget = self._box(sliders,
                                 widgets.HBox(list(self.figures.values()),
                                              layout=widgets.Layout(flex_flow="row wrap")),
                                 self.table, self.error_box)
@@ -215,9 +216,12 @@ class CustomMaskExplorer(ExplorerBase):
             grid_items.append(widgets.HTML(f'<div style="text-align:right;padding-right:4px">'
                                            f"{html.escape(self.tokens[i])} ({i})</div>"))
             grid_items.extend(row)
+        # a two-dimensional table of cells: in a narrow column (400 % zoom) it scrolls sideways in its own box
         grid = widgets.GridBox(grid_items, layout=widgets.Layout(
-            grid_template_columns=f"110px repeat({self.n}, 44px)", grid_gap="2px", align_items="center"))
+            grid_template_columns=f"110px repeat({self.n}, 44px)", grid_gap="2px", align_items="center",
+            max_width="100%", overflow="auto"))
         grid.add_class("lessons-mask-grid")
+        grid.add_class("lessons-two-d")
         self.heatmap = Heatmap(title="Weights with your mask", colorbar_label="weight (rows sum to 1 or 0)",
                                cmap="viridis", percent=True, width=420, height=400)
         self.heatmap.add_class("lessons-heatmap")

@@ -69,7 +69,7 @@ class ScalingExplorer(ExplorerBase):
                                                              description="N (seq_len)",
                                                              continuous_update=True),
                                     label="N (seq_len): number of tokens")
-        self.button = ipw.Button(description="Measure up to N", icon="play",
+        self.button = ipw.Button(description="Measure up to N", icon="play", layout=ipw.Layout(width="auto"),
                                  tooltip="time and memory of each method at every N up to this one")
         self.button.add_class("lessons-button-measure")
         self.methods_box = ipw.HTML()    # beside .readout (what N costs): each method's time and memory
@@ -82,10 +82,13 @@ class ScalingExplorer(ExplorerBase):
         for fig in (self.time_plot, self.memory_plot):
             fig.add_class("lessons-live")
         self.button.on_click(lambda _: self.measure())
-        self.widget = self._box(ipw.HBox([self.slider, self.button]), self.error_box, self.progress,
+        wrap = ipw.Layout(flex_flow="row wrap")   # 400 % zoom: the button goes under the slider
+        self.widget = self._box(ipw.HBox([self.slider, self.button], layout=wrap), self.error_box,
+                                self.progress,
                                 self._row(["time", "memory"]),
                                 ipw.HBox([self.readout, self.methods_box],
-                                         layout=ipw.Layout(justify_content="space-around")))
+                                         layout=ipw.Layout(justify_content="space-around",
+                                                           flex_flow="row wrap")))
         self._draw_series()
         self.update()
 

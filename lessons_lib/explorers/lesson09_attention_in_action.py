@@ -66,9 +66,9 @@ class SentenceExplorer(ExplorerBase):
         if not isinstance(sentence, str):
             raise TypeError(f"sentence must be text, e.g. {coref.SENTENCE_A!r}; got {sentence!r}.")
         self._control("sentence", ipw.Text(value=sentence, description="sentence", continuous_update=False,
-                                           layout=ipw.Layout(width="640px")))
+                                           layout=ipw.Layout(width="640px", max_width="100%")))
         self._examples = ipw.Dropdown(options=[("examples…", "")] + [(e, e) for e in EXAMPLES], value="",
-                                      description="", layout=ipw.Layout(width="260px"))
+                                      description="", layout=ipw.Layout(width="260px", max_width="100%"))
         self._examples.add_class("lessons-control-examples")
         self._access_entries.append(control_entry("lessons-control-examples",
                                                   "examples: put one of these sentences in the box"))

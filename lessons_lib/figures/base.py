@@ -126,12 +126,21 @@ def still_output(fig: Figure, alt: str, *, dpi: float | None = None) -> dict:
     words) and its numbers in a collapsed table under it (:mod:`.tables`), and ``text/plain``,
     ``<Figure: alt>``. :func:`read_still` reads it back."""
     alt = alt_words(" ".join(alt.split()))
-    png = base64.b64encode(figure_png(fig, dpi)).decode("ascii")
+    data = figure_png(fig, dpi)
+    png = base64.b64encode(data).decode("ascii")
     numbers = tables_html(figure_tables(fig))
-    # a block, not an inline image: no line's descender space under it
+    # a block, not an inline image: no line's descender space under it; never narrower than a quarter of its
+    # width, so that at 400 % zoom its labels are no smaller on screen than at 100 % (WCAG 1.4.10: a picture
+    # may scroll sideways in its output, the text around it reflows)
     return {"text/html": f'<img src="data:image/png;base64,{png}" alt="{html.escape(alt)}"'
-                         f' style="display:block">{numbers}',
+                         f' style="{still_style(data)}">{numbers}',
             "text/plain": f"<Figure: {alt}>"}
+
+
+def still_style(png: bytes) -> str:
+    """The inline style of a still's ``<img>``: a block, at least a quarter of the PNG's width (its IHDR)."""
+    width = int.from_bytes(png[16:20], "big")
+    return f"display:block;min-width:{-(-width // 4)}px"
 
 
 def read_still(data: dict) -> tuple[str, str] | None:

@@ -62,6 +62,7 @@ PAGE_ORDER = (
     "test_a_quiz_is_answered_with_the_keyboard",
     "test_explorers_reflow_at_200_percent_zoom",
     "test_explorers_stay_visible_in_forced_colours_and_still_under_reduced_motion",
+    "test_every_lesson_reflows_at_320_css_px_and_keeps_its_text_with_wcag_spacing",
     "test_the_lesson_presents_as_slides_on_a_1280_by_720_screen",
     "test_nothing_is_fetched_from_outside_the_server",
 )
@@ -220,6 +221,12 @@ def latency_record(request):
 def pytest_terminal_summary(terminalreporter, config):
     """What the checks measured, one line per front end (output captured during the tests would hide it)."""
     record = config.stash.get(RECORD, None)
+    reflow = [run["reflow_320"]["line"] for run in record.data["runs"].values() if "reflow_320" in run] \
+        if record else []
+    if reflow:
+        terminalreporter.section("reflow at 320 CSS px (400 % zoom) and WCAG text spacing, per lesson")
+        for line in reflow:
+            terminalreporter.write_line(line)
     lines = record.lines() if record else []
     if lines:
         terminalreporter.section("what the browser tests measured (test-artifacts/latency.json)")

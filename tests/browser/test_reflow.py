@@ -1,13 +1,32 @@
-"""Reflow (WCAG 2.1 AA, 1.4.10), in JupyterLab on the lessons' pages after Run All: at 640 × 400 CSS px (a
-1280 × 800 window at 200 % zoom) no figure is squeezed beside another (rows wrap), nothing scrolls sideways
-and no control covers a figure. A screenshot of each explorer at that width is saved.
+"""Reflow and text spacing (WCAG 2.1 AA, 1.4.10 and 1.4.12) on the lessons' pages after Run All.
+
+- At 640 × 400 CSS px (a 1280 × 800 window at 200 % zoom), in JupyterLab: no figure is squeezed beside another
+  (rows wrap), nothing scrolls sideways and no control covers a figure. A screenshot of each explorer.
+- At 320 CSS px wide, every lesson in JupyterLab and Notebook 7: a 1280 × 1024 window at 400 % zoom is a
+  320 × 256 CSS px viewport, which is what the page's layout sees (media queries, wrapping, the room a figure
+  gets): the viewport is set to that (``set_viewport_size`` on the page the other checks share), not a device
+  scale factor, which changes only how finely a CSS pixel is rastered, not the layout. What zoom does to the
+  size on screen is counted where it matters, the figures' labels: a live figure redraws at the width it is
+  given with its fonts at their size in CSS px (its canvas is never scaled by CSS); a still picture is scaled
+  down to the column, and at 400 % its labels stay at least as large on screen as at 100 % when it is shown
+  at no less than a quarter of its width in the 1280 px window. No text of the course's content (markdown
+  cells and outputs) is past the window or in a box that scrolls sideways (formulas, code, data tables and
+  pictures may scroll, as WCAG allows), and every control (slider handle, button, checkbox, figure, fold) is
+  in the window when scrolled to and is what a click at its centre hits. JupyterLab's own chrome (menus, side
+  bars, toolbar) is JupyterLab's, not the course's: out of scope here, and left out of what is measured (at
+  320 px JupyterLab keeps its side bars, so a cell gets about 240 px there and 320 px in Notebook 7).
+- WCAG 1.4.12's text spacing (line height 1.5, paragraphs 2 em apart, letters 0.12 em, words 0.16 em),
+  applied by a stylesheet, at the 1280 px window: no text of a box that cuts what overflows it is cut, and no
+  label, button or read-out overlaps another.
+
+Each lesson's result is printed as one line (and kept in ``test-artifacts/latency.json``, ``reflow_320``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.helpers.browser import SCREENSHOTS, VIEWPORT, at_rest
+from tests.helpers.browser import FRONT_ENDS, SCREENSHOTS, VIEWPORT, at_rest
 
 REFLOW_VIEWPORT = {"width": 640, "height": 400}   # 200 % zoom of a 1280 × 800 window, in CSS px
 
@@ -59,4 +78,248 @@ def test_explorers_reflow_at_200_percent_zoom(lesson):
     finally:
         page.set_viewport_size(VIEWPORT)
     lesson.run["reflow_640"] = sizes
+    lesson.assert_no_problems(problems)
+
+
+# ------------------------------------------------------------------ 320 CSS px and text spacing
+
+ZOOM_400 = {"width": 320, "height": 256}   # a 1280 × 1024 window at 400 % zoom, in CSS px
+ZOOM = 4
+
+# WCAG 1.4.12's text spacing, as its understanding document's bookmarklet applies it
+TEXT_SPACING = """
+* { line-height: 1.5 !important; letter-spacing: 0.12em !important; word-spacing: 0.16em !important; }
+p { margin-bottom: 2em !important; }
+"""
+
+CONTENT_PROBE = r"""
+// What a lesson's page shows of the course's content (markdown cells and outputs; JupyterLab's own chrome and
+// the code cells' editors left out): each cell is scrolled into view first and measured once its layout is
+// settled (JupyterLab lays out off-screen cells late). Called with `spacing`: false measures reflow
+// (WCAG 1.4.10), true the text spacing (1.4.12) the test's stylesheet applies.
+async (spacing) => {
+  const frames = (n) => new Promise((done) => {
+    const step = (k) => (k ? requestAnimationFrame(() => step(k - 1)) : done());
+    step(n);
+  });
+  // scrolled into view; measured where a reader who never scrolls sideways sees it (scrollIntoView may scroll
+  // a box sideways, and the page around the notebook), unless `keep`: a control in a box that scrolls
+  // sideways (lesson 07's grid of cells) is reached by scrolling that box
+  const settle = async (el, keep = false) => {
+    let last = null;
+    for (let i = 0; i < 8; i += 1) {
+      el.scrollIntoView({ block: 'start', inline: 'nearest' });
+      const cell = el.closest('.jp-Cell') || el;
+      const around = [];
+      for (let a = scroller; a; a = a.parentElement) around.push(a);
+      for (const box of [...around, ...(keep ? [] : [cell, ...cell.querySelectorAll('*')])]) {
+        if (box.scrollLeft) box.scrollLeft = 0;
+      }
+      await frames(2);
+      const top = Math.round(el.getBoundingClientRect().top);
+      if (top === last) return;
+      last = top;
+    }
+  };
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const scroller = panel.querySelector('.jp-WindowedPanel-outer') || panel.querySelector('.jp-Notebook');
+  const view = scroller.getBoundingClientRect();
+  // content laid out in two dimensions, which may scroll sideways (WCAG 1.4.10's exception): code, data
+  // tables, formulas, pictures
+  const TWO_D = 'pre, code, table, .MathJax_Display, mjx-container, .MathJax, .MathJax_Preview, canvas, img, '
+    + 'svg, .lessons-two-d';   // the last: a grid of cells the course lays out in two dimensions (lesson 07)
+  const LABELS = 'button, label, .widget-label, .widget-readout, .lessons-figure-readout, summary';
+  // not drawn, or JupyterLab's own (a heading's anchor link, shown on hover)
+  const hidden = (el) => !!el.closest('.lessons-sr-only, .lessons-live-region, .jp-InternalAnchorLink');
+  const shown = (r) => r.width > 0 && r.height > 0;
+  const say = (el) => (el.innerText || el.getAttribute('aria-label') || '').trim().replace(/\s+/g, ' ')
+    .slice(0, 60);
+  const tag = (el) => el.tagName.toLowerCase() + [...el.classList].slice(0, 2).map((c) => `.${c}`).join('');
+  const out = { view: Math.round(view.width), sideways: [], scrolls: [], wide: [], controls: 0,
+                unreachable: [], figures: [], stills: [], clipped: [], overlaps: [], cells: 0 };
+  // the notebook itself scrolls sideways: the widest of what the course put in it, and by how much
+  out.notebook = 0;
+  const areas = (cell) => [...cell.querySelectorAll('.jp-RenderedMarkdown, .jp-OutputArea-output')];
+  for (const cell of panel.querySelectorAll('.jp-Notebook .jp-Cell')) {
+    const content = areas(cell).filter((c) => shown(c.getBoundingClientRect()));
+    if (!content.length) continue;
+    out.cells += 1;
+    await settle(cell);
+    for (const area of content) {
+      for (const img of area.querySelectorAll('img')) {
+        const r = img.getBoundingClientRect();
+        if (shown(r) && img.naturalWidth) {
+          out.stills.push({ natural: img.naturalWidth, shown: Math.round(r.width),
+                            right: Math.round(r.right - view.right) });
+        }
+      }
+      const all = [area, ...area.querySelectorAll('*')].filter((el) => !el.closest(TWO_D) && !hidden(el));
+      if (!spacing) {
+        // each line of text (outside formulas, code, tables and pictures) where it is drawn: in the window,
+        // and not past the edge of a box that scrolls sideways
+        const walker = document.createTreeWalker(area, NodeFilter.SHOW_TEXT);
+        const range = document.createRange();
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const parent = node.parentElement;
+          if (!node.textContent.trim() || !parent || parent.closest(TWO_D) || hidden(parent)) continue;
+          range.selectNodeContents(node);
+          const rects = [...range.getClientRects()].filter(shown);
+          if (!rects.length) continue;
+          const right = Math.max(...rects.map((r) => r.right)), left = Math.min(...rects.map((r) => r.left));
+          if (right > view.right + 1 || left < view.left - 1) {
+            const past = Math.round(Math.max(right - view.right, view.left - left));
+            out.sideways.push(`${tag(parent)} ${past} px past the window: ${say(parent)}`);
+            continue;
+          }
+          for (let box = parent; box && box !== area.parentElement; box = box.parentElement) {
+            const s = getComputedStyle(box);
+            if (!['auto', 'scroll'].includes(s.overflowX) || box.scrollWidth <= box.clientWidth + 1) continue;
+            const edge = box.getBoundingClientRect().left + box.clientLeft + box.clientWidth + 1;
+            if (right > edge || box.scrollLeft > 0) {
+              out.scrolls.push(`${tag(box)} scrolls its text sideways: ${say(parent)}`);
+              break;
+            }
+          }
+        }
+        for (const el of all) {   // what scrolls sideways for a formula, code, a table or a picture (allowed)
+          const s = getComputedStyle(el);
+          if (['auto', 'scroll'].includes(s.overflowX) && el.scrollWidth > el.clientWidth + 1) {
+            out.wide.push(`${tag(el)}: ${say(el).slice(0, 40)}`);
+          }
+        }
+        for (const fig of area.querySelectorAll('.lessons-figure')) {
+          const canvas = fig.querySelector('canvas.lessons-figure-canvas');
+          if (!canvas) continue;
+          const r = canvas.getBoundingClientRect();
+          out.figures.push({ drawn: parseFloat(canvas.style.width), shown: Math.round(r.width),
+                             right: Math.round(r.right - view.right) });
+        }
+      } else {
+        for (const el of all) {
+          const s = getComputedStyle(el);
+          const cuts = ['hidden', 'clip'].includes(s.overflowX) || ['hidden', 'clip'].includes(s.overflowY)
+            || s.textOverflow === 'ellipsis';
+          if (!cuts || !shown(el.getBoundingClientRect()) || !el.innerText.trim()) continue;
+          const dx = el.scrollWidth - el.clientWidth, dy = el.scrollHeight - el.clientHeight;
+          if (dx > 1 || dy > 1) out.clipped.push(`${tag(el)} cuts ${Math.max(dx, dy)} px: ${say(el)}`);
+        }
+        const labels = [...area.querySelectorAll(LABELS)].filter((el) => !hidden(el) && el.innerText.trim())
+          .map((el) => ({ el, r: el.getBoundingClientRect() })).filter(({ r }) => shown(r));
+        for (let i = 0; i < labels.length; i += 1) {
+          for (let j = i + 1; j < labels.length; j += 1) {
+            const [a, b] = [labels[i], labels[j]];
+            if (a.el.contains(b.el) || b.el.contains(a.el)) continue;
+            const x = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+            const y = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+            if (x > 1 && y > 1) {
+              out.overlaps.push(`${tag(a.el)} "${say(a.el)}" over ${tag(b.el)} "${say(b.el)}"`);
+            }
+          }
+        }
+      }
+    }
+    if (!spacing) out.notebook = Math.max(out.notebook, scroller.scrollWidth - scroller.clientWidth);
+    if (spacing) continue;
+    // every control reachable: in the window once scrolled to, and what a click at its centre hits is it
+    const controls = content.flatMap((c) => [...c.querySelectorAll(
+      'button, input, select, textarea, .noUi-handle, canvas[tabindex], summary')])
+      .filter((el) => !hidden(el) && shown(el.getBoundingClientRect()));
+    out.controls += controls.length;
+    for (const el of controls) {
+      await settle(el, true);
+      // a click on what is in view of it (its middle, or a quarter from its top or bottom: in JupyterLab at
+      // 256 px high a tall figure's middle may be under the status bar, which a learner scrolls past)
+      const r = el.getBoundingClientRect();
+      const top = Math.max(r.top, view.top), bottom = Math.min(r.bottom, view.bottom);
+      const x = Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1);
+      const group = el.closest('.noUi-target, .lessons-figure-stage, label, .widget-checkbox') || el;
+      const hits = [0.5, 0.25, 0.75].map((f) => document.elementFromPoint(
+        x, Math.min(Math.max(top + f * (bottom - top), 0), innerHeight - 1)));
+      const hit = hits.find((h) => h && (group.contains(h) || h.contains(el))) || hits[0];
+      const inside = r.left >= view.left - 1 && r.right <= view.right + 1;
+      if (!inside || !hit || !(group.contains(hit) || hit.contains(el))) {
+        const where = inside ? '' : ' (past the window)';
+        out.unreachable.push(`${tag(el)}${where} under ${hit ? tag(hit) : 'nothing'}: ${say(el)}`);
+      }
+    }
+  }
+  return out;
+}
+"""
+
+
+def reflow_problems(r: dict, wide: dict) -> list[str]:
+    """What fails reflow at 320 px in what :data:`CONTENT_PROBE` measured there (``r``) and in the 1280 px
+    window (``wide``: the size each still has at 100 % zoom)."""
+    problems = [f"the notebook scrolls {r['notebook']} px sideways"] if r["notebook"] > 1 else []
+    problems += [f"text past the window: {s}" for s in r["sideways"]]
+    problems += [f"text scrolled sideways: {s}" for s in r["scrolls"]]
+    problems += [f"control out of reach: {s}" for s in r["unreachable"]]
+    for k, f in enumerate(r["figures"]):
+        if f["right"] > 1 or abs(f["shown"] - f["drawn"]) > 1:
+            problems.append(f"live figure #{k} drawn {f['drawn']:.0f} px wide, shown {f['shown']} px "
+                            f"({f['right']} px past the window's edge): scaled, not redrawn")
+    if len(r["stills"]) != len(wide["stills"]):
+        problems.append(f"{len(r['stills'])} stills at 320 px, {len(wide['stills'])} in the 1280 px window")
+    for k, (s, w) in enumerate(zip(r["stills"], wide["stills"])):
+        if ZOOM * s["shown"] < w["shown"]:   # past the window it scrolls in its output (a picture may)
+            problems.append(f"still #{k} shown {s['shown']} px wide at 320 px, {w['shown']} px at 1280: at "
+                            f"400 % its labels are {ZOOM * s['shown'] / w['shown']:.2f} of their 100 % size")
+    return problems
+
+
+def reflow_line(r: dict, wide: dict) -> str:
+    stills = [s["shown"] / w["shown"] for s, w in zip(r["stills"], wide["stills"])]
+    return (f"{r['cells']} cells, {len(r['sideways']) + len(r['scrolls'])} text sideways, "
+            f"{r['controls'] - len(r['unreachable'])}/{r['controls']} controls reached, "
+            f"{len(r['figures'])} live figures redrawn at "
+            f"{min((f['shown'] for f in r['figures']), default='-')} px, "
+            f"{len(stills)} stills at ≥ {min(stills, default=1) * ZOOM:.2f}× their size on screen, "
+            f"{len(r['wide'])} wide formulas/code boxes scroll")
+
+
+# The lessons whose content does not reflow yet at 320 px, (front end, lesson) -> what still fails there. Each
+# is an expected failure, strict: once it passes, the test fails until its entry is taken off this list.
+NOT_YET: dict[tuple[str, str], str] = {
+    **{(front, "08_cost_and_flashattention"): "tqdm's progress bars: their text runs past the column"
+       for front in FRONT_ENDS},
+    ("lab", "09_attention_in_action"): "tqdm's progress bar: its text runs past the column",
+    **{(front, "10_review_and_paper"): "text spacing cuts the quiz's tab label 'Before and after'"
+       for front in FRONT_ENDS},
+    **{(front, "12_generation"): "text spacing: the labels 'model' and 'n_kv_heads' overlap"
+       for front in FRONT_ENDS},
+    ("notebook7", "00_start_here"): "a click on the fold 'Check your answer' lands on other text",
+}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("front", FRONT_ENDS)
+def test_every_lesson_reflows_at_320_css_px_and_keeps_its_text_with_wcag_spacing(lesson, capsys, request):
+    """400 % zoom: no text sideways, every control reached, figures redrawn or legible; then 1.4.12's text
+    spacing: nothing cut, no label over another (this module's docstring says how each is measured)."""
+    known = NOT_YET.get((lesson.front, lesson.source.stem))
+    if known:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"not reflowing yet at 320 px: {known}"))
+    page = lesson.page
+    page.set_viewport_size(ZOOM_400)
+    try:
+        reflow = page.evaluate(CONTENT_PROBE, False)
+        page.screenshot(path=str(SCREENSHOTS / f"{lesson.shot}-320px.png"))
+    finally:
+        page.set_viewport_size(VIEWPORT)
+    style = page.add_style_tag(content=TEXT_SPACING)
+    try:
+        spaced = page.evaluate(CONTENT_PROBE, True)
+    finally:
+        style.evaluate("(el) => el.remove()")
+        at_rest(page)
+    problems = reflow_problems(reflow, spaced)
+    problems += [f"text spacing: {s}" for s in spaced["clipped"]]
+    problems += [f"text spacing: overlap of {s}" for s in spaced["overlaps"]]
+    line = (f"{lesson.name}: 320 px: {reflow_line(reflow, spaced)}; "
+            f"text spacing: {len(spaced['clipped'])} cut, "
+            f"{len(spaced['overlaps'])} overlaps; {'PASS' if not problems else f'{len(problems)} problems'}")
+    lesson.run["reflow_320"] = {"line": line, "reflow": reflow, "spacing": spaced}
+    with capsys.disabled():
+        print("\n" + line)
     lesson.assert_no_problems(problems)

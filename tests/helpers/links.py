@@ -15,9 +15,13 @@ from pathlib import Path
 
 import nbformat
 
-from tests.helpers import REPO
+from tests.helpers import REPO, load_tool
 
-MD_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+heading_anchor = load_tool("conventions").heading_anchor
+
+# a destination may hold balanced parentheses (CommonMark): a contents link to "## 10 · Exercise (⭐⭐)"
+MD_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?((?:[^()\s>]|\([^()\s>]*\))+)>?"
+                     r"(?:\s+\"[^\"]*\")?\s*\)")
 HTML_LINK = re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']""")
 HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 HTML_ANCHOR = re.compile(r"""<a\s[^>]*(?:id|name)\s*=\s*["']([^"']+)["']""")
@@ -68,7 +72,8 @@ def anchors(path: Path) -> set[str]:
         found.update(HTML_ANCHOR.findall(text))
         for heading in HEADING.findall(text):
             plain = _plain(heading)
-            found.add(plain.replace(" ", "-"))                                  # JupyterLab
+            found.add(plain.replace(" ", "-"))
+            found.add(heading_anchor(heading))                                  # JupyterLab
             github = re.sub(r"[^\w\- ]", "", plain.lower()).replace(" ", "-")   # GitHub
             found.add(github)
     return found

@@ -136,7 +136,8 @@ def handout(nb: nbformat.NotebookNode, title: str) -> str:
         ".MathJax_Display{overflow-x:auto;overflow-y:hidden;position:relative}"   # a wide formula scrolls
         # two figures a row on paper; one a row in a narrow window (400 % zoom), never wider than it
         ".figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,8cm),1fr));gap:0.4cm}"
-        ".still{break-inside:avoid;min-width:0}figure{margin:0;break-inside:avoid}figure img{width:100%;height:auto}"
+        ".still{break-inside:avoid;min-width:0}figure{margin:0;break-inside:avoid}"
+        "figure img{width:100%;height:auto}"
         "figcaption{font-size:8pt;color:#333}.lessons-still-numbers{font-size:8pt;overflow-x:auto}"
         ".lessons-still-table{border-collapse:collapse;margin-bottom:4pt}.lessons-still-table th,"
         ".lessons-still-table td{border:1px solid #767676;padding:0 3pt}"

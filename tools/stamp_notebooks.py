@@ -68,7 +68,7 @@ from conventions import (
 from learner_copy import learner_notebook
 
 from lessons_lib.course.environment import VERSION_KEY
-from lessons_lib.figures.base import read_still
+from lessons_lib.figures.base import read_still, still_numbers
 
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 README_BEGIN, README_END = "<!-- launch:begin -->", "<!-- launch:end -->"
@@ -325,7 +325,9 @@ def write_nbgrader_source(folder: Path) -> list[str]:
 #: Presenting, every cell's text is this large (jupyterlab-fonts' per-notebook styles, applied
 #: only while jupyterlab-slideshow presents): readable from the back of a classroom.
 PROJECTOR_FONT_PX = {"--jp-content-font-size1": 22, "--jp-code-font-size": 19, "--jp-ui-font-size1": 18}
-FIGURE_MAX_PX = 440  # presenting, a figure is scaled down to this height (width follows)
+FIGURE_MAX_PX = 400  # presenting, a figure is scaled down to this height (width follows)
+#: presenting, the line under a still that opens its numbers as a table (figures/tables.py) is this tall
+NUMBERS_LINE_PX = 20
 FONTS_KEY = "@deathbeds/jupyterlab-fonts"
 #: A prose cell longer than this (not a heading) is the teacher's to say: speaker notes.
 NOTES_WORDS = 45
@@ -337,7 +339,11 @@ _FILL = 0.85  # pack a slide to this share of its height: the estimate is rough
 def projector_css() -> dict:
     """The projector preset as CSS: selector -> declarations."""
     return {":root": {k: f"{v}px" for k, v in PROJECTOR_FONT_PX.items()},
-            ".jp-OutputArea-output img": {"max-height": f"{FIGURE_MAX_PX}px", "width": "auto"}}
+            ".jp-OutputArea-output img": {"max-height": f"{FIGURE_MAX_PX}px", "width": "auto"},
+            ".lessons-still-numbers > summary": {"font-size": "16px", "line-height": f"{NUMBERS_LINE_PX}px"},
+            # a slider keeps its read-out on its line, as the slides were measured (it wraps under the track
+            # only in a narrow window: 400 % zoom, explorers/base.py)
+            ".widget-slider": {"flex-wrap": "nowrap !important"}}
 
 
 def projector_fonts() -> dict:
@@ -346,7 +352,10 @@ def projector_fonts() -> dict:
     css = projector_css()
     # as jupyterlab-slideshow writes its own presenting styles: "" is the notebook itself
     return {"styles": {"": {presenting: {**css[":root"],
-                                         "& .jp-OutputArea-output img": css[".jp-OutputArea-output img"]}}}}
+                                         "& .jp-OutputArea-output img": css[".jp-OutputArea-output img"],
+                                         "& .lessons-still-numbers > summary":
+                                             css[".lessons-still-numbers > summary"],
+                                         "& .widget-slider": css[".widget-slider"]}}}}
 
 
 def shows_figure(cell) -> bool:
@@ -376,7 +385,7 @@ def estimated_height(cell) -> float:
         data = output.get("data", {})
         still = read_still(data)
         if still:
-            height += _png_height(still[0], width)
+            height += _png_height(still[0], width) + (NUMBERS_LINE_PX if still_numbers(data) else 0)
         elif "text/markdown" in data:
             height += _prose_height(data["text/markdown"])
         else:

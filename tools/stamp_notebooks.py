@@ -340,10 +340,7 @@ def projector_css() -> dict:
     """The projector preset as CSS: selector -> declarations."""
     return {":root": {k: f"{v}px" for k, v in PROJECTOR_FONT_PX.items()},
             ".jp-OutputArea-output img": {"max-height": f"{FIGURE_MAX_PX}px", "width": "auto"},
-            ".lessons-still-numbers > summary": {"font-size": "16px", "line-height": f"{NUMBERS_LINE_PX}px"},
-            # a slider keeps its read-out on its line, as the slides were measured (it wraps under the track
-            # only in a narrow window: 400 % zoom, explorers/base.py)
-            ".widget-slider": {"flex-wrap": "nowrap !important"}}
+            ".lessons-still-numbers > summary": {"font-size": "16px", "line-height": f"{NUMBERS_LINE_PX}px"}}
 
 
 def projector_fonts() -> dict:
@@ -354,8 +351,7 @@ def projector_fonts() -> dict:
     return {"styles": {"": {presenting: {**css[":root"],
                                          "& .jp-OutputArea-output img": css[".jp-OutputArea-output img"],
                                          "& .lessons-still-numbers > summary":
-                                             css[".lessons-still-numbers > summary"],
-                                         "& .widget-slider": css[".widget-slider"]}}}}
+                                             css[".lessons-still-numbers > summary"]}}}}
 
 
 def shows_figure(cell) -> bool:

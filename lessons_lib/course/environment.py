@@ -308,8 +308,8 @@ def widget_check(value: int = 3):
     from ..figures.live.access import Access, control_entry
 
     slider = widgets.IntSlider(value=value, min=0, max=10, description="Move me", continuous_update=True,
-                               layout=widgets.Layout(max_width="100%", flex_flow="row wrap", height="auto"))
-    # at 400 % zoom it fits the column: the read-out goes under the track when they do not fit side by side
+                               layout=widgets.Layout(max_width="100%"))
+    # at 400 % zoom it fits the column: the read-out goes under the track in a narrow window (live_figures.css)
     slider.add_class("lessons-slider-check")
     echo = widgets.HTML(
         value=f"Python has the value <b>{value}</b>. Move the slider: this line should follow it."

@@ -314,11 +314,10 @@ class ExplorerBase:
             control.style.description_width = "initial"  # "temperature", not "temperat…"
         if kind == "slider" and self.slider_width and not control.layout.width:
             control.layout.width = self.slider_width
-        # 400 % zoom: a control fits the column (a slider's track shrinks, its read-out goes under it)
+        # 400 % zoom: a control fits the column (a slider's track shrinks; in a narrow window its read-out goes
+        # under it: live_figures.css)
         if not control.layout.max_width:
             control.layout.max_width = "100%"
-        if kind == "slider" and not control.layout.flex_flow:   # taller when it wraps, over nothing below
-            control.layout.flex_flow, control.layout.height = "row wrap", "auto"
         self.controls[name] = control
         if redraw:
             control.observe(lambda change, name=name: self._changed(name, change["new"]), names="value")

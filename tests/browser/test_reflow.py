@@ -289,6 +289,10 @@ NOT_YET: dict[tuple[str, str], str] = {
     **{(front, "12_generation"): "text spacing: the labels 'model' and 'n_kv_heads' overlap"
        for front in FRONT_ENDS},
     ("notebook7", "00_start_here"): "a click on the fold 'Check your answer' lands on other text",
+    **{("notebook7", stem): "in Notebook 7's 320 px column a live figure's buttons (Numbers as a table, PNG) "
+       "lie under its picture's overlay, and a fold's summary under other text"
+       for stem in ("02_step1_qkv", "03_step2_scores", "04_step3_scale_softmax", "05_step4_weighted_values",
+                    "06_multi_head", "07_causal_masking", "09_attention_in_action", "11_position")},
 }
 
 

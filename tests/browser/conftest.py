@@ -48,8 +48,6 @@ PAGE_ORDER = (
     "test_run_all_runs_every_cell_without_an_error",
     "test_every_widget_renders",
     "test_every_explorer_is_live_and_every_figure_drew",
-    # forced colours right after the first picture: the figures as Run All drew them, before keys and tables
-    "test_explorers_stay_visible_in_forced_colours_and_still_under_reduced_motion",
     "test_axe_finds_no_critical_or_serious_violation_in_the_course_content",
     "test_every_explorer_fits_the_window",
     "test_hovering_reads_a_cell_and_a_click_selects_its_row",
@@ -63,6 +61,7 @@ PAGE_ORDER = (
     "test_every_figures_numbers_open_as_a_table_by_keys_and_follow_the_sliders",
     "test_a_quiz_is_answered_with_the_keyboard",
     "test_explorers_reflow_at_200_percent_zoom",
+    "test_explorers_stay_visible_in_forced_colours_and_still_under_reduced_motion",
     "test_every_lesson_reflows_at_320_css_px_and_keeps_its_text_with_wcag_spacing",
     "test_the_lesson_presents_as_slides_on_a_1280_by_720_screen",
     "test_nothing_is_fetched_from_outside_the_server",

@@ -309,7 +309,8 @@ def widget_check(value: int = 3):
 
     slider = widgets.IntSlider(value=value, min=0, max=10, description="Move me", continuous_update=True,
                                layout=widgets.Layout(max_width="100%"))
-    # at 400 % zoom it fits the column: the read-out goes under the track in a narrow window (live_figures.css)
+    # at 400 % zoom it fits the column: its read-out goes under the track in a narrow window
+    # (live_figures.css)
     slider.add_class("lessons-slider-check")
     echo = widgets.HTML(
         value=f"Python has the value <b>{value}</b>. Move the slider: this line should follow it."

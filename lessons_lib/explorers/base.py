@@ -314,8 +314,8 @@ class ExplorerBase:
             control.style.description_width = "initial"  # "temperature", not "temperat…"
         if kind == "slider" and self.slider_width and not control.layout.width:
             control.layout.width = self.slider_width
-        # 400 % zoom: a control fits the column (a slider's track shrinks; in a narrow window its read-out goes
-        # under it: live_figures.css)
+        # 400 % zoom: a control fits the column (a slider's track shrinks; in a narrow window its read-out
+        # goes under it: live_figures.css)
         if not control.layout.max_width:
             control.layout.max_width = "100%"
         self.controls[name] = control

@@ -77,7 +77,9 @@ class QuestionView:
         self.feedback.add_class(f"lessons-quiz-feedback-{number}")
         self.button.on_click(lambda _button: self.check())
         self.choices.observe(self._clear_feedback, names="value")
-        row = widgets.HBox([self.choices, self.button], layout=widgets.Layout(align_items="center"))
+        # in a narrow column (400 % zoom) the Check button goes under the options instead of past the edge
+        row = widgets.HBox([self.choices, self.button],
+                           layout=widgets.Layout(align_items="center", flex_flow="row wrap"))
         self.widget = widgets.VBox([self.prompt, row, self.feedback])
 
     def access_entries(self) -> list[dict]:

@@ -158,12 +158,14 @@ FILES = {
 
 CELLS = [
     ("markdown", "# 99 · A throwaway lesson\n\n⏱ **about 5 minutes**\n\n"
-                 "Made by tests/docs/test_add_a_lesson_recipe.py."),
+                 "Made by tests/docs/test_add_a_lesson_recipe.py.\n\n"
+                 "**By the end of this lesson you can**\n\n- add a lesson by the recipe."),
     ("code", "import numpy as np\n\nimport lessons_lib as ll"),
     ("markdown", "## The explorer\n\n**Predict:** what does the doubled matrix look like? Then move it.",
      {"lessons": {"predict": {"answer_phrases": ["every cell twice as large"]}}}),
     ("code", "ll.DoublingExplorer()"),
     ("markdown", "<details><summary>Check your answer</summary>\n\nEvery cell twice as large.\n\n</details>"),
+    ("markdown", "## Why every cell doubles\n\nThe figure draws 2·x: each number is multiplied by two."),
     ("markdown", "## Exercise: double it\n\n*Easy, about 2 minutes.* Write `my_double(x)`: it returns 2·x."
                  "\n\n<details><summary>Hint</summary>\n\nEach entry should be twice what it was."
                  "\n\n</details>"),

@@ -23,11 +23,20 @@ from tests.helpers.loops import NOT_IN_CHECK, ProcessInEditLoop, no_processes
 MAKEFILE = (REPO / "Makefile").read_text(encoding="utf-8")
 
 
+def _serves():
+    """A server on a free port, its socket closed whatever happens: ``socket.create_server`` leaves it open
+    when ``listen`` raises anything but an OSError, as the guard does, and the leaked socket's
+    ResourceWarning then failed whichever test the garbage collector ran in."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+
+
 @pytest.mark.parametrize("start", [
     lambda: subprocess.run(["true"]),
     lambda: os.system("true"),
     lambda: multiprocessing.get_context("spawn").Process(target=print).start(),
-    lambda: socket.create_server(("127.0.0.1", 0)),
+    _serves,
 ], ids=["subprocess", "os.system", "multiprocessing-spawn", "server"])
 def test_the_edit_loop_refuses_a_test_that_starts_a_process_or_a_server(start):
     with no_processes("tests/test_x.py::test_y"), pytest.raises(ProcessInEditLoop) as refused:

@@ -4,7 +4,7 @@
 #                solutions; git ignores it, so your work survives a git pull) and open JupyterLab there
 #   make test    set up .venv with the test tools, then every stage of TEST_STAGES below: everything
 #
-# While editing: make check (under two minutes). Teachers and authors: make teach opens the source
+# While editing: make check (under 90 s). Teachers and authors: make teach opens the source
 # notebooks (notebooks/, solutions filled in). Every target: make help.
 # Without make (Windows): py tools\course.py lab   (or: teach, env --dev); tools/course.py does the set-up
 # for make too: the Python version check, .venv, torch's CPU or CUDA build (TORCH=auto|cpu|cuda).
@@ -47,7 +47,7 @@ STAMP_DEV := $(VENV)/.installed-dev
 help:
 	@echo "make lab        open the course in JupyterLab, in your own workspace/ (sets up $(VENV) the first time)"
 	@echo "make teach      open the source notebooks (solutions filled in): teachers and authors"
-	@echo "make check      the edit loop, under two minutes: ruff, every test that needs no kernel, server,"
+	@echo "make check      the edit loop, under 90 s: ruff, every test that needs no kernel, server,"
 	@echo "                browser, other process or training (pytest --edit-loop), the doctests"
 	@echo "make test       everything, stage by stage: $(TEST_STAGES)"
 	@echo "make lint       ruff over the library, tests, tools, benchmarks and notebooks"

@@ -61,7 +61,7 @@ def pytest_runtest_protocol(item, nextitem):
 def checks_in_a_thread_in_the_edit_loop(request, monkeypatch):
     """In `make check`, the exercise checks run a learner's function in a thread (the runner's ``"thread"``
     isolation, Windows' way), not in a child forked for each case: the same verdicts and messages,
-    without a fork per case (about two thirds of the edit loop's time went to forking). A test about the
+    without a fork per case (forking was about a third of the edit loop's processor time). A test about the
     forked child itself is marked ``forked`` and keeps it; `make test` runs every test with the child."""
     if request.config.getoption("--edit-loop") and request.node.get_closest_marker("forked") is None:
         from lessons_lib.exercises import runner

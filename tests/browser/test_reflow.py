@@ -115,7 +115,7 @@ async (spacing) => {
       for (const box of [...around, ...(keep ? [] : [cell, ...cell.querySelectorAll('*')])]) {
         if (box.scrollLeft) box.scrollLeft = 0;
       }
-      // the page around the notebook never scrolls up under its toolbar: only the notebook's own scroller does
+      // the page around the notebook never scrolls under its toolbar: only the notebook's own scroller does
       for (const box of around.slice(1)) if (box.scrollTop) box.scrollTop = 0;
       if (scrollY) scrollTo(scrollX, 0);
       await frames(2);

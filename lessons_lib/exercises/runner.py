@@ -941,10 +941,10 @@ def _call_in_thread(fn: Callable, args: tuple, time_limit: float, watch: Watch |
         box["done"] = _traced(fn, args, watch)
 
     worker = threading.Thread(target=target, name="lessons-exercise-check", daemon=True)
-    stdin, hook = sys.stdin, sys.breakpointhook
+    stdin, hook, ask = sys.stdin, sys.breakpointhook, builtins.input
     sys.stdin, sys.breakpointhook = _NoInput(), _refuse_breakpoint
     builtins.input = _refuse_input  # the kernel's main thread waits meanwhile: it asks for nothing
-    snapshot.accept("builtins", "input", _refuse_input)
+    snapshot.accept("builtins", "input", _refuse_input)   # the check's own: not a change of the learner's
     worker.start()
     try:
         worker.join(time_limit)
@@ -953,8 +953,8 @@ def _call_in_thread(fn: Callable, args: tuple, time_limit: float, watch: Watch |
         raise
     finally:
         tampered = tuple(sorted(set(snapshot.changes()) | set(integrity.planted())))
-        snapshot.restore()  # builtins.input included
-        sys.stdin, sys.breakpointhook = stdin, hook
+        snapshot.restore()  # what the learner's call rebound; the check's own replacements next
+        sys.stdin, sys.breakpointhook, builtins.input = stdin, hook, ask
     if worker.is_alive():
         for _ in range(_STOP_TRIES):  # again and again: a bare `except:` inside a loop swallows one
             _raise_in_thread(worker, _TimeLimit)

@@ -132,6 +132,23 @@ def _still_running(child) -> bool:
         return False
 
 
+#: A free port is asked for, then the server binds it a moment later: another process (a second pytest-xdist
+#: worker's server) may take it in between. The server then stops at once, and is started on another port.
+PORT_TRIES = 3
+
+
+def _lost_its_port(server: LabServer, since: int, timeout: float) -> bool:
+    """Whether ``server`` stopped at its start because its port was taken meanwhile (what its log says
+    after byte ``since``); False as soon as it answers, and after ``timeout`` (the caller then says why)."""
+    deadline = time.monotonic() + timeout
+    while server.process.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            if server.request("/api/status", timeout=2)[0] == 200:
+                return False
+        time.sleep(0.25)
+    return server.process.poll() is not None and b"already in use" in server.log_path.read_bytes()[since:]
+
+
 @contextlib.contextmanager
 def running_lab(
     root: Path,
@@ -169,22 +186,25 @@ def running_lab(
     )
     env.update(extra_env or {})
     token = secrets.token_hex(16)
-    port = free_port()
-    cmd = [
-        *(jupyter or jupyter_command()), "lab", *lab_args,
-        "--no-browser",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}",
-    ]
     log_path = home / "server.log"
     log = open(log_path, "wb")  # closed in finally
-    process = subprocess.Popen(
-        cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL, start_new_session=True,
-    )
-    server = LabServer(f"http://127.0.0.1:{port}", token, Path(root), process, home, log_path)
+    for attempt in range(PORT_TRIES):
+        since, port = log_path.stat().st_size, free_port()
+        cmd = [
+            *(jupyter or jupyter_command()), "lab", *lab_args,
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+        ]
+        process = subprocess.Popen(
+            cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+        server = LabServer(f"http://127.0.0.1:{port}", token, Path(root), process, home, log_path)
+        if attempt == PORT_TRIES - 1 or not _lost_its_port(server, since, startup_timeout):
+            break
     try:
         deadline = time.monotonic() + startup_timeout
         while True:

@@ -72,3 +72,23 @@ def test_course_folder_is_browsable(lab):
 def test_python3_kernel_is_available(lab):
     specs = lab.api("kernelspecs")
     assert "python3" in specs["kernelspecs"], json.dumps(specs)[:500]
+
+
+@pytest.mark.lab
+def test_a_server_whose_port_was_taken_meanwhile_starts_on_another(tmp_path, monkeypatch):
+    """Two pytest-xdist workers each start a server (the browser stage): a port found free may be taken by
+    the other before the server binds it; the server then stops at once and starts on another port."""
+    import socket
+
+    from tests.helpers import free_port, lab_server
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        ports = iter([busy, free_port()])
+        monkeypatch.setattr(lab_server, "free_port", lambda: next(ports))
+        with running_lab(tmp_path, [arg for arg in lab_args("notebooks") if arg.startswith("--")]) as server:
+            assert server.request("/api/status")[0] == 200
+            assert not server.url.endswith(f":{busy}")
+            assert b"already in use" in server.log_path.read_bytes(), "the first start did not meet the port"

@@ -75,6 +75,20 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("source", lesson_notebooks(), ids=lambda path: path.stem)
 
 
+# Modules over the static pages (make html), which share one Chromium and one axe tally per module
+STATIC_PAGES = ("test_offline_pages.py", "test_static_pages_reflow.py")
+
+
+def pytest_itemcollected(item):
+    """Under pytest-xdist (``make test-browser``: ``--dist loadgroup``) the pages of a front end all go to
+    one worker, in the order below, and the static pages' checks to one worker; each worker has its own
+    server and Chromium."""
+    if "lesson" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.xdist_group(item.callspec.params["front"]))
+    elif Path(item.path).name in STATIC_PAGES:
+        item.add_marker(pytest.mark.xdist_group("static-pages"))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """The checks of one page together, front end by front end and notebook by notebook, in PAGE_ORDER
@@ -141,7 +155,8 @@ class LatencyRecord:
     """What the checks measured, by page (``runs``: a dict per "<notebook> (<front end>)"), summarised per
     front end and written to test-artifacts/latency.json."""
 
-    def __init__(self):
+    def __init__(self, path: Path = LATENCY_JSON):
+        self.path = path
         self.data: dict = {"viewport": VIEWPORT, "runs": {}}
 
     def run_of(self, name: str) -> dict:
@@ -172,8 +187,8 @@ class LatencyRecord:
 
     def write(self) -> None:
         self.data["summary"] = {front: s for front in FRONT_ENDS if (s := self.summary(front))}
-        LATENCY_JSON.parent.mkdir(parents=True, exist_ok=True)
-        LATENCY_JSON.write_text(json.dumps(self.data, indent=2), encoding="utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(self.data, indent=2), encoding="utf-8")
 
     def lines(self) -> list[str]:
         """One line per front end: what a move costs, the drag, axe's tally."""
@@ -212,11 +227,27 @@ RECORD = pytest.StashKey[LatencyRecord]()
 @pytest.fixture(scope="session")
 def latency_record(request):
     """The session's :class:`LatencyRecord`, written when the session ends and printed in pytest's summary
-    (recorded, never asserted: timing is ``make bench``'s)."""
+    (recorded, never asserted: timing is ``make bench``'s). A pytest-xdist worker writes its own file
+    (``latency-gw0.json``) and hands its runs to the controller, which writes latency.json and prints."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    record = request.config.stash[RECORD] = LatencyRecord()
+    worker = getattr(request.config, "workerinput", {}).get("workerid")
+    path = LATENCY_JSON.with_name(f"latency-{worker}.json") if worker else LATENCY_JSON
+    record = request.config.stash[RECORD] = LatencyRecord(path)
     yield record
     record.write()
+    if worker:
+        request.config.workeroutput["latency_runs"] = json.dumps(record.data["runs"])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """On the controller of a pytest-xdist run: a worker's runs join the session's record (latency.json)."""
+    runs = getattr(node, "workeroutput", {}).get("latency_runs")
+    if runs:
+        record = node.config.stash.setdefault(RECORD, LatencyRecord())
+        record.data["runs"].update(json.loads(runs))
+        record.write()
+        LATENCY_JSON.with_name(f"latency-{node.workerinput['workerid']}.json").unlink(missing_ok=True)
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -99,9 +99,11 @@ def _course_copy(source_dir: Path) -> Path:
 @contextlib.contextmanager
 def serving_course(source_dir: Path = SOURCE_DIR) -> Iterator[LabServer]:
     """JupyterLab with the flags of `make teach` (without a notebook to open: each page opens its own),
-    serving a copy of the repository whose notebooks/ are ``source_dir``'s; the copy is removed after."""
+    serving a copy of the repository whose notebooks/ are ``source_dir``'s; the copy is removed after.
+    Its kernels talk over Unix sockets (as on Binder and the hub): the browser stage runs two servers at
+    once, and kernels on TCP ports picked free by two servers could pick the same one."""
     root = _course_copy(source_dir)
-    args = [arg for arg in lab_args("notebooks") if arg.startswith("--")]
+    args = [arg for arg in lab_args("notebooks") if arg.startswith("--")] + ["--KernelManager.transport=ipc"]
     try:
         with running_lab(root, args, settings=QUIET_LAB_SETTINGS) as server:
             yield server

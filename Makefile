@@ -158,11 +158,13 @@ AXE := build/node/node_modules/axe-core/axe.min.js
 # tests/browser/: every lesson in JupyterLab and Notebook 7, one file per concern (test_lesson_walk,
 # test_keyboard, test_axe, test_reflow, test_slides, test_latency: one Run All per lesson and front end
 # serves the checks of all of them, tests/browser/conftest.py), and the static pages offline
-# (test_offline_pages); one pytest, one playwright. Key press timing is a benchmark: make bench.
+# (test_offline_pages). Two pytest-xdist workers, each with its own JupyterLab and Chromium: one takes
+# the JupyterLab pages, the other Notebook 7's (--dist loadgroup; the static pages and Orca go to
+# whichever is free). Key press timing is a benchmark: make bench.
 test-browser: $(STAMP_DEV) $(AXE)
 	@if ! $(PY) tools/course.py check-browser && [ -z "$$CI" ]; then exit 0; fi; \
 	mkdir -p $(SCREENSHOTS) && \
-	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/browser
+	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -n 2 --dist loadgroup -m browser tests/browser
 
 # Binder's environment as repo2docker builds it (its base Jupyter versions, then binder/: the same
 # pins, torch's CPU build, nbgitpuller), built once into $(BINDER_ENV) by tools/binder_env.py and
@@ -180,9 +182,10 @@ test-binder: $(STAMP_DEV)
 # the course's secret (no learner's process holds it; a file that cannot be trusted stops grading); the
 # class report on a class of four graded the same way; a term's deadlines, extensions, late penalties,
 # collect --update, feedback pages and the LMS files through the exchange; submissions collected from a
-# platform's download (zip_collect). A few minutes.
+# platform's download (zip_collect). A few minutes, on two pytest-xdist workers (a module's course on one;
+# their kernels on Unix sockets in a folder per worker, tests/grading/conftest.py).
 test-grading: $(STAMP_DEV)
-	$(BIN)/pytest -m grading tests/grading/
+	$(BIN)/pytest -n 2 --dist loadfile -m grading tests/grading/
 
 # A class on a real JupyterHub: configurable-http-proxy from npm (into build/node) as a service of its
 # own, the Binder environment (binder/'s kernels over Unix sockets) as each learner's server, the hub

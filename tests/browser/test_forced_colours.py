@@ -18,7 +18,7 @@ import re
 import pytest
 
 from lessons_lib.figures.style import INK_DARK, INK_LIGHT, MASK_EDGE, MIN_MARK_CONTRAST, contrast_ratio
-from tests.helpers.browser import REDRAW_S
+from tests.helpers.browser import REDRAW_S, at_rest
 
 FIGURES = ".lessons-explorer canvas.lessons-figure-canvas"
 
@@ -138,8 +138,14 @@ def test_explorers_stay_visible_in_forced_colours_and_still_under_reduced_motion
         moving = page.evaluate(MOVING)
         if moving:
             problems.append(f"under reduced motion these still move: {sorted(set(moving))[:8]}")
+        # the colours just changed back: each figure repaints once, a frame after the page hears of it (a
+        # CI run caught that repaint when the frames were read at once); then ten frames with nothing new
+        at_rest(page)
         frames = [c.evaluate(PAINTED, [])["frame"] for c in shown]
-        page.evaluate("() => new Promise((go) => requestAnimationFrame(() => requestAnimationFrame(go)))")
+        page.evaluate("""() => new Promise((go) => {
+          const step = (k) => (k ? requestAnimationFrame(() => step(k - 1)) : go());
+          step(10);
+        })""")
         again = [c.evaluate(PAINTED, [])["frame"] for c in shown]
         if again != frames:
             problems.append(f"figures painted with nothing changed: frames {frames} → {again}")

@@ -312,7 +312,7 @@ def _stop(processes: list[psutil.Process], timeout: float = 20) -> None:
 
 
 @contextlib.contextmanager
-def running_hub(tmp: Path, singleuser: Path, route_check_s: int = 60,
+def running_hub(tmp: Path, singleuser: Path, route_check_s: int = 15,
                 extra_config: str = "") -> Iterator[Hub]:
     """Proxy and JupyterHub on loopback; at the end both stopped, and every server and kernel.
     ``extra_config``: more lines of jupyterhub_config.py (tests/hub/test_hub_grading.py: nbgrader's

@@ -73,7 +73,7 @@ CLASS_EDIT = "d_k = 4"              # lesson 02: each learner of the class notes
 IMPORTS = "import lessons_lib as ll"   # a line of every lesson that no teacher's update changes
 STAY_IN_CLASS = 14                  # learners of the class the tests below take (room.mid_class)
 TRAINING = "ll.train_coref_model("
-ROUTES_BACK_S = 180   # the hub puts a restarted proxy's routes back within a minute (its route check)
+ROUTES_BACK_S = 180   # the hub puts a restarted proxy's routes back at its next route check (every 15 s here)
 
 
 def _link(bare: Path) -> str:

@@ -290,8 +290,6 @@ def reflow_line(r: dict, wide: dict) -> str:
 # The lessons whose content does not reflow yet at 320 px, (front end, lesson) -> what still fails there. Each
 # is an expected failure, strict: once it passes, the test fails until its entry is taken off this list.
 NOT_YET: dict[tuple[str, str], str] = {
-    **{(front, "10_review_and_paper"): "text spacing cuts the quiz's tab label 'Before and after'"
-       for front in FRONT_ENDS},
     **{(front, "12_generation"): "text spacing: the labels 'model' and 'n_kv_heads' overlap"
        for front in FRONT_ENDS},
 }

@@ -23,7 +23,7 @@ import pytest
 
 from lessons_lib.figures.style import MIN_MARK_CONTRAST, contrast_ratio
 from tests.helpers.a11y import names_follow, spoken, wait_said
-from tests.helpers.browser import PROBE, REDRAW_S, RUN_ALL_S, step_key
+from tests.helpers.browser import PROBE, REDRAW_S, RUN_ALL_S, at_rest, step_key
 
 FOCUS_MIN_PX = 2
 
@@ -318,6 +318,10 @@ def test_every_figures_cell_cursor_reaches_every_cell_and_reads_as_the_hover(les
     page, problems = lesson.page, []
     for box, label in _boxes(lesson, ".lessons-explorer", "explorer"):
         said = _said(lesson, "explorers", label)
+        # what the checks before asked of the kernel is in and drawn: its words in the live region would
+        # otherwise come after the cursor's (a CI run on a busy machine heard lesson 07's seq_len there)
+        lesson.wire.wait_quiet(REDRAW_S)
+        at_rest(page)
         canvases = box.locator("canvas.lessons-figure-canvas")
         for k in range(canvases.count()):
             canvas = canvases.nth(k)

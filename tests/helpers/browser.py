@@ -166,6 +166,16 @@ class Wire:
         """How many requests the kernel has answered (idle statuses received)."""
         return self.statuses[b"idle"]
 
+    def wait_quiet(self, timeout_s: float) -> None:
+        """Wait until the kernel has answered every request it began: what the keys before asked of it (a
+        slider's redraw, the live region's words) is in, and cannot land in the middle of what comes next."""
+        deadline = time.monotonic() + timeout_s
+        while self.statuses[b"busy"] > self.answered:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the kernel still had requests after {timeout_s:.0f} s "
+                                     f"(statuses received: {self.statuses})")
+            self.page.wait_for_timeout(20)
+
     def wait_answered(self, since: int, timeout_s: float) -> None:
         """Wait until the kernel answered a request after ``since`` (:attr:`answered` then) and answered
         every request it began: a move's last message is in. Frames reach Python while playwright works,

@@ -135,6 +135,17 @@ async (spacing) => {
   const edges = () => JSON.stringify(scroller.getBoundingClientRect());
   for (let i = 0, was = null; i < 20 && edges() !== was; i += 1) { was = edges(); await frames(2); }
   let view = scroller.getBoundingClientRect();
+  // and JupyterLab's toolbar has folded what no longer fits into its menu (until then its buttons hang over
+  // the notebook: a busy machine's CI run found controls "under" them); waited for 5 s at most, after which
+  // what still covers the notebook is reported as such
+  const uncovered = () => [0.25, 0.5, 0.75].every((f) => {
+    const hit = document.elementFromPoint(view.left + view.width / 2, view.top + f * view.height);
+    return !hit || scroller.contains(hit);
+  });
+  for (const start = performance.now(); !uncovered() && performance.now() - start < 5000;) {
+    await frames(2);
+    view = scroller.getBoundingClientRect();
+  }
   // content laid out in two dimensions, which may scroll sideways (WCAG 1.4.10's exception): code, data
   // tables, formulas, pictures
   const TWO_D = 'pre, code, table, .MathJax_Display, mjx-container, .MathJax, .MathJax_Preview, canvas, img, '

@@ -135,8 +135,8 @@ def handout(nb: nbformat.NotebookNode, title: str) -> str:
         "h1{font-size:16pt}.formula{font-size:13pt;margin:0.5em 0 1em;overflow-x:auto;position:relative}"
         ".MathJax_Display{overflow-x:auto;overflow-y:hidden;position:relative}"   # a wide formula scrolls
         # an inline formula wider than a narrow window (400 % zoom) scrolls in its own box, not the page
-        "@media (max-width:480px){.MathJax{display:inline-block!important;max-width:100%!important;overflow-x:auto;"
-        "overflow-y:hidden;vertical-align:middle}}"
+        "@media (max-width:480px){.MathJax{display:inline-block!important;max-width:100%!important;"
+        "overflow-x:auto;overflow-y:hidden;vertical-align:middle}}"
         # two figures a row on paper; one a row in a narrow window (400 % zoom), never wider than it
         ".figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,8cm),1fr));gap:0.4cm}"
         ".still{break-inside:avoid;min-width:0}figure{margin:0;break-inside:avoid}"

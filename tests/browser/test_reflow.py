@@ -25,6 +25,7 @@ Each lesson's result is printed as one line (and kept in ``test-artifacts/latenc
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.helpers.browser import FRONT_ENDS, SCREENSHOTS, VIEWPORT, at_rest
 
@@ -135,13 +136,12 @@ async (spacing) => {
   const edges = () => JSON.stringify(scroller.getBoundingClientRect());
   for (let i = 0, was = null; i < 20 && edges() !== was; i += 1) { was = edges(); await frames(2); }
   let view = scroller.getBoundingClientRect();
-  // and JupyterLab's toolbar has folded what no longer fits into its menu (until then its buttons hang over
-  // the notebook: a busy machine's CI run found controls "under" them); waited for 5 s at most, after which
-  // what still covers the notebook is reported as such
-  const uncovered = () => [0.25, 0.5, 0.75].every((f) => {
-    const hit = document.elementFromPoint(view.left + view.width / 2, view.top + f * view.height);
+  // and nothing of JupyterLab's chrome hangs over the notebook (zoomed_to_400 has waited for its toolbar to
+  // fold; 5 s at most, after which what still covers the notebook is reported as such)
+  const uncovered = () => [0.1, 0.5, 0.9].every((x) => [0.25, 0.5, 0.75].every((y) => {
+    const hit = document.elementFromPoint(view.left + x * view.width, view.top + y * view.height);
     return !hit || scroller.contains(hit);
-  });
+  }));
   for (const start = performance.now(); !uncovered() && performance.now() - start < 5000;) {
     await frames(2);
     view = scroller.getBoundingClientRect();
@@ -306,6 +306,53 @@ NOT_YET: dict[tuple[str, str], str] = {
 }
 
 
+# The notebook's toolbar holds all its items on one row, none hanging below it over the notebook
+TOOLBAR_FOLDED = r"""
+() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const toolbar = panel && panel.querySelector(':scope > .jp-Toolbar');
+  if (!toolbar) return true;
+  const bottom = toolbar.getBoundingClientRect().bottom;
+  return [...toolbar.children].map((item) => item.getBoundingClientRect())
+    .every((r) => !(r.width > 0 && r.height > 0) || r.bottom <= bottom + 1);
+}
+"""
+TOOLBAR_FOLDS_MS = 5_000
+
+
+def zoomed_to_400(page) -> int:
+    """The page at 320 CSS px wide, once the notebook's toolbar has folded into its menu what no longer fits.
+
+    JupyterLab's responsive toolbar refits itself after a resize in an asynchronous step behind a leading-edge
+    throttle, and a resize that comes while a refit is still running is dropped: after the 640 px check's
+    quick 640 → 1280 → 320, the toolbar can keep its 1280 px layout at 320 px, its buttons wrapped onto rows
+    that hang over the notebook (CI run of 2026-12-03: lessons 02 and 05 found every control "under" them),
+    until the window's size changes again. That is JupyterLab's chrome, which this module leaves out of
+    scope, and what a learner does then is what is done here: the window is made 8 px wider, the refit for
+    that size waited for, and set back to 320 px (three times at most). What still covers the notebook after
+    that, CONTENT_PROBE reports. Returns how many times the size was changed again.
+    """
+    wider = {**ZOOM_400, "width": ZOOM_400["width"] + 8}
+    page.set_viewport_size(ZOOM_400)
+    for nudges in range(4):
+        if nudges:
+            page.set_viewport_size(wider)
+            toolbar_folds(page)
+            page.set_viewport_size(ZOOM_400)
+        if toolbar_folds(page):
+            return nudges
+    return nudges
+
+
+def toolbar_folds(page) -> bool:
+    """Whether the notebook's toolbar fits on its row within TOOLBAR_FOLDS_MS."""
+    try:
+        page.wait_for_function(TOOLBAR_FOLDED, timeout=TOOLBAR_FOLDS_MS, polling="raf")
+    except PlaywrightTimeout:
+        return False
+    return True
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("front", FRONT_ENDS)
 def test_every_lesson_reflows_at_320_css_px_and_keeps_its_text_with_wcag_spacing(lesson, capsys, request):
@@ -315,8 +362,8 @@ def test_every_lesson_reflows_at_320_css_px_and_keeps_its_text_with_wcag_spacing
     if known:
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"not reflowing yet at 320 px: {known}"))
     page = lesson.page
-    page.set_viewport_size(ZOOM_400)
     try:
+        nudges = zoomed_to_400(page)
         reflow = page.evaluate(CONTENT_PROBE, False)
         page.screenshot(path=str(SCREENSHOTS / f"{lesson.shot}-320px.png"))
     finally:
@@ -332,7 +379,8 @@ def test_every_lesson_reflows_at_320_css_px_and_keeps_its_text_with_wcag_spacing
     problems += [f"text spacing: overlap of {s}" for s in spaced["overlaps"]]
     line = (f"{lesson.name}: 320 px: {reflow_line(reflow, spaced)}; "
             f"text spacing: {len(spaced['clipped'])} cut, "
-            f"{len(spaced['overlaps'])} overlaps; {'PASS' if not problems else f'{len(problems)} problems'}")
+            f"{len(spaced['overlaps'])} overlaps; toolbar refitted {nudges}× more; "
+            f"{'PASS' if not problems else f'{len(problems)} problems'}")
     lesson.run["reflow_320"] = {"line": line, "reflow": reflow, "spacing": spaced}
     with capsys.disabled():
         print("\n" + line)

@@ -137,16 +137,21 @@ def _still_running(child) -> bool:
 PORT_TRIES = 3
 
 
-def _lost_its_port(server: LabServer, since: int, timeout: float) -> bool:
-    """Whether ``server`` stopped at its start because its port was taken meanwhile (what its log says
-    after byte ``since``); False as soon as it answers, and after ``timeout`` (the caller then says why)."""
-    deadline = time.monotonic() + timeout
-    while server.process.poll() is None and time.monotonic() < deadline:
+def _answers(server: LabServer, since: int, deadline: float, cmd: list[str]) -> bool:
+    """Wait until ``server`` answers (True), or has stopped at its start because its port was taken
+    meanwhile, as its log says after byte ``since`` (False: start it again); any other stop, or no answer by
+    ``deadline``, raises and says why."""
+    while server.process.poll() is None:
         with contextlib.suppress(OSError):
             if server.request("/api/status", timeout=2)[0] == 200:
-                return False
+                return True
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"JupyterLab did not answer in time.\n--- server log ---\n{server.log_tail()}")
         time.sleep(0.25)
-    return server.process.poll() is not None and b"already in use" in server.log_path.read_bytes()[since:]
+    if b"already in use" in server.log_path.read_bytes()[since:]:
+        return False
+    raise RuntimeError(f"JupyterLab exited with code {server.process.returncode} before answering.\n"
+                       f"command: {shlex.join(cmd)}\n--- server log ---\n{server.log_tail()}")
 
 
 @contextlib.contextmanager
@@ -188,44 +193,33 @@ def running_lab(
     token = secrets.token_hex(16)
     log_path = home / "server.log"
     log = open(log_path, "wb")  # closed in finally
-    for attempt in range(PORT_TRIES):
-        since, port = log_path.stat().st_size, free_port()
-        cmd = [
-            *(jupyter or jupyter_command()), "lab", *lab_args,
-            "--no-browser",
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={port}",
-            "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}",
-        ]
-        process = subprocess.Popen(
-            cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )
-        server = LabServer(f"http://127.0.0.1:{port}", token, Path(root), process, home, log_path)
-        if attempt == PORT_TRIES - 1 or not _lost_its_port(server, since, startup_timeout):
-            break
+    deadline = time.monotonic() + startup_timeout
+    process = None
     try:
-        deadline = time.monotonic() + startup_timeout
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"JupyterLab exited with code {process.returncode} before answering.\n"
-                    f"command: {shlex.join(cmd)}\n--- server log ---\n{server.log_tail()}"
-                )
-            with contextlib.suppress(OSError):
-                if server.request("/api/status", timeout=2)[0] == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"JupyterLab did not answer within {startup_timeout:.0f} s.\n"
-                    f"--- server log ---\n{server.log_tail()}"
-                )
-            time.sleep(0.25)
+        for _attempt in range(PORT_TRIES):
+            port = free_port()
+            cmd = [
+                *(jupyter or jupyter_command()), "lab", *lab_args,
+                "--no-browser",
+                "--ServerApp.ip=127.0.0.1",
+                f"--ServerApp.port={port}",
+                "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={token}",
+            ]
+            since = log_path.stat().st_size
+            process = subprocess.Popen(
+                cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+            )
+            server = LabServer(f"http://127.0.0.1:{port}", token, Path(root), process, home, log_path)
+            if _answers(server, since, deadline, cmd):
+                break
+        else:
+            raise RuntimeError(f"JupyterLab found its port taken {PORT_TRIES} times.\n{server.log_tail()}")
         yield server
     finally:
-        descendants = _descendants(process)
-        if process.poll() is None:
+        descendants = _descendants(process) if process else []
+        if process and process.poll() is None:
             server.shutdown_kernels()
             with contextlib.suppress(Exception):
                 server.request("/api/shutdown", method="POST", timeout=5)
@@ -233,6 +227,7 @@ def running_lab(
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 pass
-        kill_tree(process, descendants)
+        if process:
+            kill_tree(process, descendants)
         log.close()
         shutil.rmtree(home, ignore_errors=True)

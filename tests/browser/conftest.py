@@ -80,11 +80,13 @@ STATIC_PAGES = ("test_offline_pages.py", "test_static_pages_reflow.py")
 
 
 def pytest_itemcollected(item):
-    """Under pytest-xdist (``make test-browser``: ``--dist loadgroup``) the pages of a front end all go to
-    one worker, in the order below, and the static pages' checks to one worker; each worker has its own
+    """Under pytest-xdist (``make test-browser``: ``--dist loadgroup``) the checks of one page (a lesson in
+    a front end) go to one worker together, in PAGE_ORDER, and the static pages' checks to one worker; a
+    worker takes the next page when it is free (the pages with the most checks first), and has its own
     server and Chromium."""
     if "lesson" in getattr(item, "fixturenames", ()):
-        item.add_marker(pytest.mark.xdist_group(item.callspec.params["front"]))
+        params = item.callspec.params
+        item.add_marker(pytest.mark.xdist_group(f"{params['front']}-{params['source'].stem}"))
     elif Path(item.path).name in STATIC_PAGES:
         item.add_marker(pytest.mark.xdist_group("static-pages"))
 

@@ -158,14 +158,13 @@ AXE := build/node/node_modules/axe-core/axe.min.js
 # tests/browser/: every lesson in JupyterLab and Notebook 7, one file per concern (test_lesson_walk,
 # test_keyboard, test_axe, test_reflow, test_slides, test_latency: one Run All per lesson and front end
 # serves the checks of all of them, tests/browser/conftest.py), and the static pages offline
-# (test_offline_pages); one pytest, one playwright. The checks can run on two pytest-xdist workers
-# (pytest -n 2 --dist loadgroup: a front end's pages on one, each worker its own JupyterLab and Chromium),
-# but on this 2-core machine that made the timed waits of the keyboard and slide checks miss (CI runs of
-# 2026-12-03), so the stage runs them one at a time. Key press timing is a benchmark: make bench.
+# (test_offline_pages); on two pytest-xdist workers, each with its own JupyterLab and Chromium: a page's
+# checks go to one worker together (--dist loadscope, with the page as the scope: conftest.py's
+# scheduler), and a run where a page was opened on both fails. Key press timing is a benchmark: make bench.
 test-browser: $(STAMP_DEV) $(AXE)
 	@if ! $(PY) tools/course.py check-browser && [ -z "$$CI" ]; then exit 0; fi; \
 	mkdir -p $(SCREENSHOTS) && \
-	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -m browser tests/browser
+	LESSONS_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest -n 2 --dist loadscope -m browser tests/browser
 
 # Binder's environment as repo2docker builds it (its base Jupyter versions, then binder/: the same
 # pins, torch's CPU build, nbgitpuller), built once into $(BINDER_ENV) by tools/binder_env.py and

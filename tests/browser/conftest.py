@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -79,16 +80,40 @@ def pytest_generate_tests(metafunc):
 STATIC_PAGES = ("test_offline_pages.py", "test_static_pages_reflow.py")
 
 
-def pytest_itemcollected(item):
-    """Under pytest-xdist (``make test-browser``: ``--dist loadgroup``) the checks of one page (a lesson in
-    a front end) go to one worker together, in PAGE_ORDER, and the static pages' checks to one worker; a
-    worker takes the next page when it is free (the pages with the most checks first), and has its own
-    server and Chromium."""
-    if "lesson" in getattr(item, "fixturenames", ()):
-        params = item.callspec.params
-        item.add_marker(pytest.mark.xdist_group(f"{params['front']}-{params['source'].stem}"))
-    elif Path(item.path).name in STATIC_PAGES:
-        item.add_marker(pytest.mark.xdist_group("static-pages"))
+# A page check's id ends in its parameters, "[<notebook>-<front end>]" (the order of pytest's ids)
+PAGE_ID = re.compile(r"\[(?P<source>\d\d_\w+)-(?P<front>" + "|".join(FRONT_ENDS) + r")\]$")
+
+
+def page_of(nodeid: str) -> str:
+    """The unit of work of a browser check under pytest-xdist: its page ("<front end>-<notebook>"), so that
+    the checks of one page run on one worker, one after another, on the one Run All they share; "static
+    pages" for the static pages' checks (one Chromium and one axe tally per module); else its module."""
+    path, _, name = nodeid.partition("::")
+    if Path(path).name in STATIC_PAGES:
+        return "static-pages"
+    page = PAGE_ID.search(name)
+    return f"{page['front']}-{page['source']}" if page else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``make test-browser`` on two workers (``pytest -n 2 --dist loadscope``): each page's checks go to one
+    worker together,
+    and a worker takes the next page when it is free, the pages with the most checks first.
+
+    Not xdist's ``--dist loadgroup`` with an ``xdist_group`` mark per page: with pytest 9.2 it silently
+    groups nothing (it renames each test's ``_nodeid``, which pytest no longer reads: pytest-xdist issue
+    #1386), and a page's checks were spread over both workers, each opening and running the page again.
+    """
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class PageScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return page_of(nodeid)
+
+    return PageScheduling(config, log)
 
 
 @pytest.hookimpl(trylast=True)
@@ -246,10 +271,23 @@ def pytest_testnodedown(node, error):
     """On the controller of a pytest-xdist run: a worker's runs join the session's record (latency.json)."""
     runs = getattr(node, "workeroutput", {}).get("latency_runs")
     if runs:
-        record = node.config.stash.setdefault(RECORD, LatencyRecord())
-        record.data["runs"].update(json.loads(runs))
+        record, runs = node.config.stash.setdefault(RECORD, LatencyRecord()), json.loads(runs)
+        node.config.stash.setdefault(SPLIT, set()).update(set(runs) & set(record.data["runs"]))
+        record.data["runs"].update(runs)
         record.write()
         LATENCY_JSON.with_name(f"latency-{node.workerinput['workerid']}.json").unlink(missing_ok=True)
+
+
+SPLIT = pytest.StashKey[set]()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A page opened on two workers (its checks split between them) fails the run: each worker ran it again,
+    and each check's record of the page holds only its own worker's part."""
+    split = session.config.stash.get(SPLIT, set())
+    if split:
+        session.config.get_terminal_writer().line(f"\npages run on two workers: {sorted(split)}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -72,8 +72,9 @@ def _seq_len_back(page, handle, value: int, wire, j: int) -> list[str]:
         press(page, handle, "ArrowRight")
     try:
         page.wait_for_function(
-            "([n, v]) => window.__lessonsProbe.draws.slice(n).some((d) => new RegExp(`seq_len = ${v}(?![0-9])`)"
-            ".test(d.alt))", arg=[n_draws, value], timeout=REDRAW_S * 1000)
+            "([n, v]) => window.__lessonsProbe.draws.slice(n)"
+            ".some((d) => new RegExp(`seq_len = ${v}(?![0-9])`).test(d.alt))",
+            arg=[n_draws, value], timeout=REDRAW_S * 1000)
     except Exception:
         return [f"seq_len slider #{j}: back at {value} tokens, the explorer did not draw them"]
     wire.wait_answered(answered, REDRAW_S)

@@ -98,8 +98,7 @@ def page_of(nodeid: str) -> str:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """``make test-browser`` on two workers (``pytest -n 2 --dist loadscope``): each page's checks go to one
-    worker together,
-    and a worker takes the next page when it is free, the pages with the most checks first.
+    worker together, and a worker takes the next page when it is free, the pages with the most checks first.
 
     Not xdist's ``--dist loadgroup`` with an ``xdist_group`` mark per page: with pytest 9.2 it silently
     groups nothing (it renames each test's ``_nodeid``, which pytest no longer reads: pytest-xdist issue

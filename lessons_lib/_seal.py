@@ -36,15 +36,18 @@ from builtins import (  # noqa: UP029  (captured on purpose)
     isinstance,
     len,
     list,
+    map,
     str,
     tuple,
     type,
     vars,
     zip,
 )
+from itertools import repeat
+from operator import attrgetter, is_, itemgetter
 
-__all__ = ["record_library", "record_module", "record_namespace", "record_object", "changes", "HOST_BUILTINS",
-           "NUMPY_PUBLIC", "JUDGED"]
+__all__ = ["record_library", "record_module", "record_namespace", "record_object", "changes", "unchanged",
+           "HOST_BUILTINS", "NUMPY_PUBLIC", "JUDGED"]
 
 #: builtins the host rebinds on its own between cells (ipykernel's ``input`` on every request, IPython's
 #: ``exit``, ``quit``, ``get_ipython``, ``display``): not the judge's tools, never counted as changed
@@ -69,6 +72,17 @@ _MODULES: dict[str, types.ModuleType] = {}
 _EXPORTS: dict[str, tuple[types.ModuleType, str]] = {}
 
 
+#: a function's parts that a learner can swap in place, and where :func:`_state` keeps each
+_PARTS = ((attrgetter("__code__"), 0), (attrgetter("__defaults__"), 1), (attrgetter("__kwdefaults__"), 2))
+
+
+def unchanged(namespace, before: dict) -> bool:
+    """Whether every name of ``before`` still holds, in ``namespace`` (a dict or a class's mapping), the
+    very object it held then (by identity; names added since do not count): one pass in C, so that a
+    check looks name by name only where something changed."""
+    return all(map(is_, map(namespace.get, before, repeat(_MISSING)), before.values()))
+
+
 def _state(function: types.FunctionType) -> tuple:
     cells = tuple(_cell(c) for c in (function.__closure__ or ()))
     return function.__code__, function.__defaults__, function.__kwdefaults__, cells
@@ -79,6 +93,17 @@ def _swapped(now: tuple, before: tuple) -> bool:
     identity: an array default is no truth value)."""
     same = all(a is b for a, b in zip(now[:3], before[:3]))
     return not (same and len(now[3]) == len(before[3]) and all(a is b for a, b in zip(now[3], before[3])))
+
+
+def _all_kept(recorded: list) -> bool:
+    """Whether no recorded function (``(function, state)`` pairs) has had its code, defaults or keyword
+    defaults swapped, or its closure's contents changed: the functions without a closure in one pass in C."""
+    plain = [pair for pair in recorded if not pair[1][3]]
+    functions, states = [f for f, _ in plain], [state for _, state in plain]
+    for part, index in _PARTS:
+        if not all(map(is_, map(part, functions), map(itemgetter(index), states))):
+            return False
+    return not any(_swapped(_state(f), state) for f, state in recorded if state[3])
 
 
 def _cell(cell) -> object:
@@ -166,14 +191,17 @@ def changes() -> list[str]:
     found = []
     for where, (owner, before, ignore) in list(_SPACES.items()):
         now = owner if isinstance(owner, dict) else vars(owner)
+        if unchanged(now, before):
+            continue
         for attr, value in before.items():
             if attr in ignore or (where == "builtins" and attr.startswith("_")):
                 continue
             if now.get(attr, _MISSING) is not value:
                 found.append(f"{where}[{attr!r}]" if isinstance(owner, dict) else f"{where}.{attr}")
-    for where, (function, state) in list(_FUNCTIONS.items()):
-        if _swapped(_state(function), state):
-            found.append(f"{where} (its code)")
+    if not _all_kept(list(_FUNCTIONS.values())):
+        for where, (function, state) in list(_FUNCTIONS.items()):
+            if _swapped(_state(function), state):
+                found.append(f"{where} (its code)")
     for name, module in list(_MODULES.items()):
         if sys.modules.get(name) is not module:
             found.append(f"sys.modules[{name!r}]")

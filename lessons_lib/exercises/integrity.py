@@ -39,6 +39,7 @@ import types
 
 # Python's own functions as they were when the library loaded (see lessons_lib/_seal.py).
 from builtins import (  # noqa: UP029  (captured on purpose)
+    all,
     any,
     bool,
     dict,
@@ -46,13 +47,17 @@ from builtins import (  # noqa: UP029  (captured on purpose)
     id,
     isinstance,
     issubclass,
+    len,
     list,
+    map,
     set,
     sorted,
     str,
     type,
     vars,
 )
+from operator import attrgetter
+from operator import is_ as _is
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +71,7 @@ __all__ = ["allclose", "array_equal", "as_plain_array", "planted", "Snapshot", "
 _NDARRAY = np.ndarray
 _ERRSTATE = np.errstate
 _FUNCTION, _METHOD = types.FunctionType, types.MethodType
+_ENGINE = "lessons_lib.exercises.engine"   # the module of Exercise, whose fields a check compares with
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -111,15 +117,18 @@ _LIBRARY_PACKAGES = ("numpy.", "lessons_lib.core.", "lessons_lib.exercises.")
 _NUMPY_PUBLIC = _seal.NUMPY_PUBLIC
 
 
+_WATCHED_NAMES = frozenset((*_PLAIN_MODULES, *_LIBRARY, "numpy"))
+
+
 def watched_modules(focus: bool = False) -> dict[str, types.ModuleType]:
     """The loaded modules a check relies on, by name (``focus``: numpy's public namespaces only)."""
     out = {}
     for name, module in list(sys.modules.items()):
-        if not isinstance(module, types.ModuleType):
+        if not (name in _WATCHED_NAMES or name.startswith(_LIBRARY_PACKAGES)):
             continue
         if focus and name.startswith("numpy") and name not in _NUMPY_PUBLIC:
             continue
-        if name in (*_PLAIN_MODULES, *_LIBRARY, "numpy") or name.startswith(_LIBRARY_PACKAGES):
+        if isinstance(module, types.ModuleType):
             out[name] = module
     return out
 
@@ -199,17 +208,17 @@ def _judge(value, depth: int = 0) -> bool:
             return True
         file = getattr(sys.modules.get(name), "__file__", None)
         return bool(file) and not _trusted_file(file)
-    if kind.__module__ == "lessons_lib.exercises.engine":  # an Exercise: what it compares with
+    if kind.__module__ == _ENGINE:  # an Exercise: what it compares with
         return any(_judge(field, depth + 1) for field in list(vars(value).values()))
     if issubclass(kind, _FUNCTION):  # a subclass cannot be made, but be safe
         return True
-    return _judge(kind, depth + 1)  # an object of the learner's own class (a callable one, say)
+    return _foreign(kind)  # an object of the learner's own class (a callable one, say)
 
 
 #: id -> (the class, kept alive so that its id stays its own; the verdict)
 _VERDICTS: dict[int, tuple[object, bool]] = {}
 _PLAIN = frozenset({int, float, str, bool, bytes, tuple, dict, list, frozenset, set, type(None),
-                    types.ModuleType, types.BuiltinFunctionType, np.ufunc, type(np.float64), np.dtype})
+                    types.ModuleType, types.BuiltinFunctionType, np.ufunc, np.float64, np.dtype})
 
 
 def _foreign(value) -> bool:
@@ -239,6 +248,69 @@ def seal(exercises: dict) -> None:
         _seal.record_object(f"EXERCISES[{key!r}]", exercise)
 
 
+#: Values whose verdict can change while they stay bound to the same name: a function (its code can be
+#: swapped in place), what wraps one, an Exercise (its fields can be replaced).
+_WRAPPERS = frozenset({_FUNCTION, _METHOD, staticmethod, classmethod, property, functools.partial})
+
+_CODE = attrgetter("__code__")
+
+
+class _Clean:
+    """A namespace as a scan found it: nothing foreign in it."""
+
+    __slots__ = ("owner", "names", "steady", "kinds", "functions", "codes", "wrapped")
+
+    def __init__(self, owner, items: list):
+        self.owner, self.names = owner, dict(items)
+        self.steady = [value for _, value in items if not _changeable(value)]
+        self.kinds = list(map(type, self.steady))
+        self.functions = [value for _, value in items if _plain_function(value)]
+        self.codes = list(map(_CODE, self.functions))
+        self.wrapped = [(attr, value) for attr, value in items
+                        if _changeable(value) and not _plain_function(value)]
+
+    def still(self, owner, namespace) -> bool:
+        """Whether ``namespace`` holds what it held then, each object of the same class as then, each plain
+        function with the same code: one pass in C each."""
+        return (self.owner is owner and len(namespace) == len(self.names)
+                and _seal.unchanged(namespace, self.names)
+                and all(map(_is, map(type, self.steady), self.kinds))
+                and all(map(_is, map(_CODE, self.functions), self.codes)))
+
+
+#: where -> the namespace as the last scan found it, when it found nothing foreign there
+_CLEAN: dict[str, _Clean] = {}
+
+
+def _changeable(value) -> bool:
+    """Whether ``value``'s verdict can change while it stays bound to the same name (:data:`_WRAPPERS`)."""
+    kind = type(value)
+    return kind in _WRAPPERS or kind.__module__ == _ENGINE or issubclass(kind, _FUNCTION)
+
+
+def _plain_function(value) -> bool:
+    """A function whose verdict its code alone gives (:func:`_trusted_code`)."""
+    return type(value) is _FUNCTION and value.__code__.co_filename != "<string>"
+
+
+def _foreign_in(where: str, owner) -> list[str]:
+    """The names of ``owner``'s namespace (a module or a class) that hold something :func:`_foreign`.
+
+    A namespace found clean is remembered. While it still holds the very objects it held then, each of the
+    same class, each plain function with the same code, only what wraps a function (a method, a property,
+    a partial ...) and Exercises are judged again: the verdict on a class, and so on an object of it, is
+    remembered by :func:`_foreign`, and a plain function's verdict is its code's."""
+    namespace = vars(owner)
+    clean = _CLEAN.get(where)
+    if clean is not None and clean.still(owner, namespace):
+        return [f"{where}.{attr}" for attr, value in clean.wrapped if _foreign(value)]
+    items = list(namespace.items())
+    found = [f"{where}.{attr}" for attr, value in items if _foreign(value)]
+    if not found:
+        _CLEAN[where] = _Clean(owner, items)
+    return found
+
+
 def planted() -> list[str]:
     """Dotted names of what a notebook changed of the tools a check relies on: anything rebound since the
     library recorded it (:func:`lessons_lib._seal.changes`), and the learner's own functions, classes and
@@ -249,13 +321,11 @@ def planted() -> list[str]:
         return found
     modules = watched_modules()
     for name, module in modules.items():
-        for attr, value in list(vars(module).items()):
-            if _foreign(value):
-                found.append(f"{name}.{attr}")
+        found += _foreign_in(name, module)
     for dotted, cls in _own_classes(modules).items():
-        found += [f"{dotted}.{attr}" for attr, value in list(vars(cls).items()) if _foreign(value)]
+        found += _foreign_in(dotted, cls)
     for key, exercise in list(_exercises().items()):
-        if type(exercise).__module__ != "lessons_lib.exercises.engine":
+        if type(exercise).__module__ != _ENGINE:
             found.append(f"EXERCISES[{key!r}]")
             continue
         found += [f"EXERCISES[{key!r}].{field}" for field, value in list(vars(exercise).items())
@@ -298,6 +368,8 @@ class Snapshot:
         found = []
         for where, (owner, before) in self._spaces.items():
             now = self._current(owner)
+            if _seal.unchanged(now, before):
+                continue
             for attr, value in before.items():
                 if now.get(attr, missing) is not value and not (where == "builtins" and attr.startswith("_")):
                     found.append(f"{where}[{attr!r}]" if isinstance(owner, dict) else f"{where}.{attr}")
@@ -307,6 +379,8 @@ class Snapshot:
         """Put back every rebound or deleted name."""
         for owner, before in self._spaces.values():
             now = self._current(owner)
+            if _seal.unchanged(now, before):
+                continue
             for attr, value in before.items():
                 if now.get(attr, _MISSING) is value:
                     continue

@@ -4,6 +4,7 @@ a notebook's function makes the same mistake again."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import keyword
 import re
@@ -72,6 +73,7 @@ def _solution_lines() -> dict[str, list[str]]:
 SOLUTION_LINES = _solution_lines()
 
 
+@functools.cache  # the checks say the same text for many wrong answers: each is read once
 def _quoted_line(text: str) -> str | None:
     tokens = _code_tokens(text)
     for line, line_tokens in SOLUTION_LINES.items():

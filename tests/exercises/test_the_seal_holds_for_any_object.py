@@ -12,9 +12,13 @@ tests/grading/test_gaming_scores_zero.py).
 
 from __future__ import annotations
 
+import argparse
 import builtins
 import dataclasses
+import functools
 import sys
+import textwrap
+import types
 
 import numpy as np
 import pytest
@@ -98,3 +102,47 @@ def test_a_setting_of_how_checks_run_is_no_tampering(setting, monkeypatch):
 def test_nothing_is_planted_in_a_library_as_it_loaded():
     assert integrity.planted() == []
     grading.assert_passes(exercises.check_softmax(solutions.my_softmax))
+
+
+class _Sneaky(argparse.Namespace):
+    """The learner's own class, which an object of a trusted class can be switched to in place."""
+
+    def __call__(self, *args, **kwargs):
+        return True
+
+
+def _learner_code():
+    return True
+
+
+def _code_swapped(probe):
+    probe.function.__code__ = _learner_code.__code__
+
+
+def _class_switched(probe):
+    probe.namespace.__class__ = _Sneaky
+
+
+def _partial_code_swapped(probe):
+    probe.partial.func.__code__ = _learner_code.__code__
+
+
+def _class_planted(probe):
+    probe.Helper = _Sneaky
+
+
+@pytest.mark.parametrize("change, named", [(_code_swapped, "function"), (_class_switched, "namespace"),
+                                           (_partial_code_swapped, "partial"), (_class_planted, "Helper")])
+def test_a_namespace_found_clean_is_judged_again_when_what_it_holds_changes_in_place(change, named,
+                                                                                   monkeypatch):
+    """The scan remembers a namespace it found clean and looks again at its functions, partials and objects
+    only; a code swapped in place, an object switched to the learner's class or the learner's class itself
+    there is still named."""
+    probe = types.ModuleType("numpy._seal_probe")   # a numpy module the seal did not record
+    probe.function = types.FunctionType(textwrap.dedent.__code__, {})      # Python's own code
+    probe.namespace = argparse.Namespace()
+    probe.partial = functools.partial(types.FunctionType(textwrap.indent.__code__, {}), "text")
+    monkeypatch.setitem(sys.modules, probe.__name__, probe)
+    assert integrity.planted() == [] and integrity.planted() == []   # found clean, then remembered
+    change(probe)
+    assert integrity.planted() == [f"numpy._seal_probe.{named}"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import keyword
 import re
 from dataclasses import dataclass
@@ -207,6 +208,11 @@ def _own_functions(tree: ast.AST) -> set[str]:
 
 def operations(code: str) -> list[Operation]:
     """Every operation of ``code`` (a solution): see the module's docstring."""
+    return list(_operations(code))
+
+
+@functools.cache  # a solution's operations, once: the checks' thousands of texts are read against a dozen
+def _operations(code: str) -> tuple[Operation, ...]:
     tree = ast.parse(code)
     sizes, keep, own = _size_names(tree), _called_builtins(tree), _own_functions(tree)
     found: dict[tuple, Operation] = {}
@@ -244,7 +250,7 @@ def operations(code: str) -> list[Operation]:
             add("==", snippet)
         elif isinstance(node, ast.Subscript):
             add("None]" if "None" in ast.unparse(node.slice) else "subscript", snippet)
-    return list(found.values())
+    return tuple(found.values())
 
 
 def unnamed_operations(code: str) -> set[str]:
@@ -254,19 +260,24 @@ def unnamed_operations(code: str) -> set[str]:
 
 def named_operations(text: str, code: str) -> list[str]:
     """The operations of the solution ``code`` that ``text`` names, in code or in words."""
+    return list(_named_operations(text, code))
+
+
+@functools.cache  # a check says the same text for many wrong answers: each (text, solution) is read once
+def _named_operations(text: str, code: str) -> tuple[str, ...]:
     tokens = code_tokens(text, _called_builtins(ast.parse(code)))
     named = []
-    for op in operations(code):
+    for op in _operations(code):
         n = len(op.tokens)
         if n and any(tuple(tokens[i:i + n]) == op.tokens for i in range(len(tokens) - n + 1)):
             named.append(f"`{op.code}`")
     lowered = text.lower().replace("−", "-")
-    for name in sorted({op.name for op in operations(code)} & set(WORDS)):
+    for name in sorted({op.name for op in _operations(code)} & set(WORDS)):
         for pattern in WORDS[name]:
             if match := re.search(pattern, lowered, re.IGNORECASE):
                 named.append(f"{name} (in words: {match.group(0)!r})")
                 break
-    return named
+    return tuple(named)
 
 
 # ------------------------------------------------------------------------------------ what a learner reads

@@ -108,10 +108,12 @@ test:
 	exit $$status
 
 # The library's tests run in random order (pytest-randomly; the seed is printed, -p randomly -p
-# "randomly_seed=N" repeats an order) and on every core (pytest-xdist; a file's tests stay on one worker,
-# so a module's fixture is built once). Tests that start a kernel or a JupyterLab run apart, one at a
-# time: kernels pick their TCP ports by asking for a free one, and two at once can pick the same one.
-PARALLEL := -p randomly -n auto --maxprocesses 4 --dist loadfile
+# "randomly_seed=N" repeats an order) and on every core (pytest-xdist by units of work,
+# tests/helpers/work_units.py: a file's tests stay on one worker, so a module's fixture is built once, but
+# for the cases of a few long independent tests, each a unit of its own). Tests that start a kernel or a
+# JupyterLab run apart, one at a time: kernels pick their TCP ports by asking for a free one, and two at
+# once can pick the same one.
+PARALLEL := -p randomly -n auto --maxprocesses 4 --dist loadscope
 SUITES   := browser or binder or grading or hub
 
 # The edit loop: one pytest over the tests and the doctests; --edit-loop (tests/conftest.py) leaves out
@@ -159,8 +161,9 @@ AXE := build/node/node_modules/axe-core/axe.min.js
 # test_keyboard, test_axe, test_reflow, test_slides, test_latency: one Run All per lesson and front end
 # serves the checks of all of them, tests/browser/conftest.py), and the static pages offline
 # (test_offline_pages); on two pytest-xdist workers, each with its own JupyterLab and Chromium: a page's
-# checks go to one worker together (--dist loadscope, with the page as the scope: conftest.py's
-# scheduler), and a run where a page was opened on both fails. Key press timing is a benchmark: make bench.
+# checks go to one worker together (--dist loadscope, with the page as the unit of work:
+# tests/helpers/work_units.py), and a run where a page was opened on both fails. Key press timing is a
+# benchmark: make bench.
 test-browser: $(STAMP_DEV) $(AXE)
 	@if ! $(PY) tools/course.py check-browser && [ -z "$$CI" ]; then exit 0; fi; \
 	mkdir -p $(SCREENSHOTS) && \

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import NOTEBOOKS, REPO
+from tests.helpers import NOTEBOOKS, REPO, work_units
 from tests.helpers.loops import NOT_IN_CHECK, no_processes
 
 # No test reaches the internet: lesson 10 (lab/real_model.py) takes its offline path in every kernel
@@ -55,6 +55,16 @@ def pytest_runtest_protocol(item, nextitem):
         return (yield)
     with no_processes(item.nodeid):
         return (yield)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``--dist loadscope`` (make check, the library stage, the browser stage), the units of work of
+    tests/helpers/work_units.py: a browser page's checks together, each case of a long independent test
+    alone, every other file whole."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    return work_units.scheduler(config, log)
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import statistics
 from pathlib import Path
 
@@ -74,45 +73,6 @@ def pytest_generate_tests(metafunc):
     """A check of a lesson's page runs for every notebook (``source``)."""
     if "lesson" in metafunc.fixturenames:
         metafunc.parametrize("source", lesson_notebooks(), ids=lambda path: path.stem)
-
-
-# Modules over the static pages (make html), which share one Chromium and one axe tally per module
-STATIC_PAGES = ("test_offline_pages.py", "test_static_pages_reflow.py")
-
-
-# A page check's id ends in its parameters, "[<notebook>-<front end>]" (the order of pytest's ids)
-PAGE_ID = re.compile(r"\[(?P<source>\d\d_\w+)-(?P<front>" + "|".join(FRONT_ENDS) + r")\]$")
-
-
-def page_of(nodeid: str) -> str:
-    """The unit of work of a browser check under pytest-xdist: its page ("<front end>-<notebook>"), so that
-    the checks of one page run on one worker, one after another, on the one Run All they share; "static
-    pages" for the static pages' checks (one Chromium and one axe tally per module); else its module."""
-    path, _, name = nodeid.partition("::")
-    if Path(path).name in STATIC_PAGES:
-        return "static-pages"
-    page = PAGE_ID.search(name)
-    return f"{page['front']}-{page['source']}" if page else path
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """``make test-browser`` on two workers (``pytest -n 2 --dist loadscope``): each page's checks go to one
-    worker together, and a worker takes the next page when it is free, the pages with the most checks first.
-
-    Not xdist's ``--dist loadgroup`` with an ``xdist_group`` mark per page: with pytest 9.2 it silently
-    groups nothing (it renames each test's ``_nodeid``, which pytest no longer reads: pytest-xdist issue
-    #1386), and a page's checks were spread over both workers, each opening and running the page again.
-    """
-    if config.getvalue("dist") != "loadscope":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class PageScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return page_of(nodeid)
-
-    return PageScheduling(config, log)
 
 
 @pytest.hookimpl(trylast=True)

@@ -125,10 +125,11 @@ check: lint
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check lessons_lib tests notebooks benchmarks tools .ci
 
-# the library tests, then every example in the library's docstrings (doctests)
+# the library tests (with those whose kernels talk over Unix sockets), then the kernel and lab tests one at a
+# time, then every example in the library's docstrings (doctests)
 test-lib: $(STAMP_DEV)
-	$(BIN)/pytest $(PARALLEL) -m "not ($(SUITES)) and not kernel and not lab" tests
-	$(BIN)/pytest -p randomly -m "not ($(SUITES)) and (kernel or lab)" tests
+	$(BIN)/pytest $(PARALLEL) -m "not ($(SUITES)) and (not (kernel or lab) or unix_sockets)" tests
+	$(BIN)/pytest -p randomly -m "not ($(SUITES)) and (kernel or lab) and not unix_sockets" tests
 	$(BIN)/pytest --doctest-modules lessons_lib tools/course.py
 
 # Every notebook under nbval, in a kernel with the network cut off that records its peak memory

@@ -286,9 +286,23 @@ def test_the_package_ships_no_solutions():
 
 
 @pytest.mark.kernel
+@pytest.mark.unix_sockets
 @pytest.mark.slow
-def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path):
+def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path, tmp_path_factory):
     from nbclient import NotebookClient
+    from traitlets.config import Config
+
+    # its kernels on Unix sockets in a folder of its own (a short path: a socket's is at most 107 bytes), so
+    # that it may run beside other tests (make test-lib)
+    prefix = tmp_path_factory.mktemp("k") / "kernel"
+    sockets = Config({"KernelManager": {"transport": "ipc", "ip": str(prefix)}})
+    transports = []
+
+    def run(nb, folder: Path) -> None:
+        client = NotebookClient(nb, timeout=300, kernel_name="python3", config=sockets,
+                                resources={"metadata": {"path": str(folder)}})
+        client.on_notebook_start = lambda **_: transports.append(client.km.transport)
+        client.execute()
 
     lr.release(tmp_path)
     assert not (tmp_path / "tests").exists() and not (tmp_path / "docs/teaching.md").exists()
@@ -298,12 +312,12 @@ def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path):
         assert conventions.SOLUTION_BEGIN not in text and conventions.SOLUTION_END not in text
         if not CHECK_CALL.search(text):
             continue  # no exercise: nothing differs from the source notebook, which nbval runs
-        NotebookClient(nb, timeout=300, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        run(nb, path.parent)
         feedback = "".join(str(o.get("data", {}).get("text/html", o.get("text", "")))
                            for c in nb.cells if CHECK_CALL.search(c.source) for o in c.outputs)
         assert feedback and "Traceback" not in feedback, path.name
         assert "not attempted" in feedback.lower(), f"{path.name}: {feedback[:300]}"
+    assert transports and set(transports) == {"ipc"}, transports
 
 
 def test_learner_copy_drops_the_graded_test_cells():

@@ -633,18 +633,21 @@ def _stop_left(pid: int) -> tuple[str, ...]:
     """Stop the child and every process below it, and return the names of those that were still running
     (not merely finished and not yet reaped). The child is frozen first, so that nothing forks meanwhile;
     while it lives, an orphan of the call comes back to it (its subreaper), so a process in a new session
-    or group, or a double fork, is found too. Each round freezes what it finds, then kills it; without
-    ``/proc`` (macOS) the child's process group is all there is to stop (:func:`_end`)."""
+    or group, or a double fork, is found too. Each round freezes what it finds, then kills it, until two
+    rounds in a row find nothing: a process that ends while a round reads ``/proc`` hands its children to
+    the child after the round read the child's, so only the next round sees them. Without ``/proc``
+    (macOS) the child's process group is all there is to stop (:func:`_end`)."""
     try:
         os.kill(pid, signal.SIGSTOP)
     except OSError:
         pass
-    running: list[str] | None = None
+    running: list[str] = []
+    empty = 0
     for _ in range(20):
         found = [p for p in _descendants(pid) if p[1] not in "ZX"]
-        if running is None:
-            running = [name for _, _, name, _ in found]
-        if not found:
+        running = running or [name for _, _, name, _ in found]
+        empty = 0 if found else empty + 1
+        if empty == 2:
             break
         for signal_number in (signal.SIGSTOP, signal.SIGKILL):
             for child, *_ in found:
@@ -652,7 +655,7 @@ def _stop_left(pid: int) -> tuple[str, ...]:
                     os.kill(child, signal_number)
                 except OSError:
                     pass
-    return tuple(sorted(set(running or ())))
+    return tuple(sorted(set(running)))
 
 
 def _ended(pid: int, grace: float) -> bool:

@@ -161,6 +161,24 @@ def static_pages(notebook: Path) -> Iterator[str]:
         server.server_close()
 
 
+FOCUS_OF = """() => {
+  const el = document.activeElement;
+  if (!el) return 'nothing';
+  const said = ['role', 'aria-label', 'aria-valuetext', 'class']
+    .filter((a) => el.getAttribute(a)).map((a) => `${a}="${el.getAttribute(a)}"`);
+  const page = document.hasFocus() ? 'has' : 'lacks';
+  return `<${el.tagName.toLowerCase()} ${said.join(' ')}>, the page ${page} the focus`;
+}"""
+
+
+def _focus_of(page) -> str:
+    """What holds the keyboard focus in ``page`` (shown when Orca did not say what a scene waited for)."""
+    try:
+        return page.evaluate(FOCUS_OF)
+    except Exception as err:   # the page is gone or hung: say so rather than hide the first error
+        return f"(could not ask the page: {err})"
+
+
 def in_lesson(desk: Desktop, context, server, source: Path, scene) -> Scene:
     """Open the lesson in JupyterLab on the desktop's Chromium, Run All, wait until Orca has read what the
     run changed, then play the scene."""
@@ -168,7 +186,10 @@ def in_lesson(desk: Desktop, context, server, source: Path, scene) -> Scene:
     try:
         lesson.page.bring_to_front()
         desk.speech.wait_idle()
-        return scene(desk, lesson.page)
+        try:
+            return scene(desk, lesson.page)
+        except TimeoutError as err:
+            raise TimeoutError(f"{err}\nthe page's focus then: {_focus_of(lesson.page)}") from None
     finally:
         lesson.page.close()
 

@@ -9,10 +9,13 @@ holds the two to float32's precision). Agreement: the weights read are the modul
 outputs below 1e-10 against transformers' SDPA path, with and without the cache; transformers' eager path
 runs its softmax in float32 whatever the model's dtype (``eager_attention_forward``), so in float64 it agrees
 to float32's precision (below 1e-6), and a float32 model agrees below 1e-5, outputs and attention weights,
-with and without the cache. The agreement figures are printed (``-s``) and recorded by the test.
+with and without the cache. Each test prints its agreement figures (``-s``).
 """
 
 from __future__ import annotations
+
+import functools
+import importlib.util
 
 import numpy as np
 import pytest
@@ -22,16 +25,25 @@ from tests.helpers import require
 from tests.helpers.modules import additive, randomize
 
 torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-
-from transformers import DynamicCache, LlamaConfig  # noqa: E402
-from transformers.models.llama import modeling_llama  # noqa: E402
 
 D, H, G, HEAD, L, BASE = 24, 6, 2, 10, 7, 500.0
-FIGURES: dict[str, float] = {}
 
 
-def _config(implementation: str, **changes) -> LlamaConfig:
+@functools.cache
+def _llama():
+    """transformers' Llama module, imported by the first test that builds one rather than when this file is
+    collected: every pytest worker collects it, and the import costs seconds."""
+    require(importlib.util.find_spec("transformers") is not None,
+            "transformers is not installed (requirements-dev.txt pins it)")
+    from transformers.models.llama import modeling_llama
+
+    return modeling_llama
+
+
+def _config(implementation: str, **changes):
+    _llama()  # skips without transformers (fails in CI)
+    from transformers import LlamaConfig
+
     config = LlamaConfig(vocab_size=32, hidden_size=D, intermediate_size=16, num_hidden_layers=1,
                          num_attention_heads=H, num_key_value_heads=G, head_dim=HEAD,
                          rope_parameters={"rope_type": "default", "rope_theta": BASE}, **changes)
@@ -40,7 +52,7 @@ def _config(implementation: str, **changes) -> LlamaConfig:
 
 
 def _module(implementation: str, dtype=torch.float64, seed: int = 0, **changes):
-    module = modeling_llama.LlamaAttention(_config(implementation, **changes), layer_idx=0)
+    module = _llama().LlamaAttention(_config(implementation, **changes), layer_idx=0)
     module = randomize(module, seed)
     return module.to(dtype)
 
@@ -67,7 +79,6 @@ def _theirs(module, x, *, positions=None, cache=None, mask=None):
 
 
 def _record(name: str, value: float) -> float:
-    FIGURES[name] = value
     print(f"{name}: largest difference {value:.1e}")
     return value
 
@@ -118,6 +129,8 @@ def test_eager_attention_outputs_and_weights_match(dtype, bound):
 def _decode_both(module, x, chunks, *, eager: bool):
     """Feed ``x`` in ``chunks`` (sizes) through transformers with a DynamicCache and through the course's
     cached_attention with a KVCache; return the two outputs, weights per step, and the two caches."""
+    from transformers import DynamicCache
+
     weights = ll.weights_from_llama_attention(module)
     theirs_cache, ours_cache = DynamicCache(config=module.config), ll.KVCache()
     outs, start = [], 0
@@ -193,9 +206,9 @@ def test_scaled_rope_is_refused():
               "high_freq_factor": 4.0, "original_max_position_embeddings": 1024}
     config = _config("sdpa")
     config.rope_parameters = llama3
-    _refused(modeling_llama.LlamaAttention(config, 0), "rope_type='llama3'")
+    _refused(_llama().LlamaAttention(config, 0), "rope_type='llama3'")
     config.rope_parameters = {"rope_type": "default", "rope_theta": BASE, "partial_rotary_factor": 0.5}
-    _refused(modeling_llama.LlamaAttention(config, 0), "partial_rotary_factor=0.5")
+    _refused(_llama().LlamaAttention(config, 0), "partial_rotary_factor=0.5")
 
 
 def test_normalised_queries_and_a_sliding_window_are_refused():
@@ -214,11 +227,6 @@ def test_other_modules_and_weights_on_meta_are_refused():
     with pytest.raises(TypeError, match="takes a Llama-style attention"):
         ll.weights_from_llama_attention(torch.nn.Linear(4, 4))
     with torch.device("meta"):
-        empty = modeling_llama.LlamaAttention(_config("sdpa"), 0)
+        empty = _llama().LlamaAttention(_config("sdpa"), 0)
     with pytest.raises(ValueError, match="meta device"):
         ll.weights_from_llama_attention(empty)
-
-
-def test_the_agreement_figures_are_recorded():
-    require(bool(FIGURES), "run with the other tests of this module")
-    assert all(value <= 1e-5 for value in FIGURES.values())

@@ -248,6 +248,14 @@ def test_this_environment_got_the_torch_build_its_machine_needs():
     assert torch.__version__.split("+")[0] == course.pinned("torch")
 
 
+def test_reading_a_notebook_does_not_build_the_iri_grammar():
+    """requirements.txt pins jsonschema below 4.25 (its comment says why): nbformat, imported above as every
+    Jupyter server, nbconvert and nbgrader imports it, then never loads rfc3987-syntax, whose import builds
+    some forty parsers (about 2 s of processor time in each of those processes)."""
+    nbformat.validate(nbformat.v4.new_notebook())
+    assert "rfc3987_syntax" not in sys.modules, "jsonschema loaded rfc3987-syntax: is it 4.25 or newer?"
+
+
 @pytest.mark.subprocess
 def test_make_passes_the_torch_switch_to_the_course_tool():
     out = subprocess.run(["make", "-n", "lab", "TORCH=cuda"], cwd=REPO, capture_output=True, text=True,

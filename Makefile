@@ -133,13 +133,15 @@ test-lib: $(STAMP_DEV)
 	$(BIN)/pytest --doctest-modules lessons_lib tools/course.py
 
 # Every notebook under nbval, in a kernel with the network cut off that records its peak memory
-# (tools/offline_kernel.py): the course runs offline and fits a 2 GB Binder.
+# (tools/offline_kernel.py): the course runs offline and fits a 2 GB Binder. A notebook's cells run in
+# order in one kernel; the notebooks share the cores (NBVAL_PARALLEL, one file per worker).
 KERNEL_DIR := build/jupyter
+NBVAL_PARALLEL := -n auto --maxprocesses 4 --dist loadfile
 test-notebooks: $(STAMP_DEV)
 	@rm -rf build/kernel-peaks
 	$(PY) tools/offline_kernel.py install $(KERNEL_DIR) --name course-offline
 	JUPYTER_PATH=$(abspath $(KERNEL_DIR)) LESSONS_KERNEL_LOG=$(abspath build/kernel-peaks) \
-	  $(BIN)/pytest --nbval --nbval-kernel-name course-offline notebooks/
+	  $(BIN)/pytest $(NBVAL_PARALLEL) --nbval --nbval-kernel-name course-offline notebooks/
 	$(PY) tools/offline_kernel.py report build/kernel-peaks notebooks/*.ipynb --limit-mb 1500
 
 # The notebooks and the doctests again, on another numeric path of this CPU (tools/other_cpu.py: numpy's
@@ -149,7 +151,7 @@ test-notebooks: $(STAMP_DEV)
 test-other-cpu: $(STAMP_DEV)
 	$(PY) tools/offline_kernel.py install $(KERNEL_DIR) --name course-offline
 	JUPYTER_PATH=$(abspath $(KERNEL_DIR)) $(PY) tools/other_cpu.py \
-	  $(BIN)/pytest -p no:cacheprovider --nbval --nbval-kernel-name course-offline notebooks/
+	  $(BIN)/pytest $(NBVAL_PARALLEL) -p no:cacheprovider --nbval --nbval-kernel-name course-offline notebooks/
 	$(PY) tools/other_cpu.py $(BIN)/pytest -p no:cacheprovider --doctest-modules lessons_lib tools/course.py
 
 # axe-core, the accessibility engine the browser tests run in Chromium (tests/helpers/a11y.py): pinned, from npm,

@@ -8,10 +8,11 @@ course at once:
   and name look-ups of other hosts fail too, with a message that names what was tried. The
   kernel's own ZeroMQ channels are opened by libzmq, not through Python's ``socket``, so they work;
 * **fits a 2 GB machine**: after every cell the kernel writes its peak resident memory so far
-  (``ru_maxrss``) to its own file in the folder ``$LESSONS_KERNEL_LOG`` (if set), named by its
-  start time, so the files sort in the order the notebooks ran (nbval kills kernels, so nothing
-  is left to do at exit). ``report`` prints the table and fails above a limit (Binder gives each
-  user 1-2 GB; the server needs some of it);
+  (``ru_maxrss``) to its own file in the folder ``$LESSONS_KERNEL_LOG`` (if set), with the name of
+  the notebook it runs, which ``notebooks/conftest.py`` puts in ``$LESSONS_NOTEBOOK`` before nbval
+  starts the kernel (so it holds whichever pytest-xdist worker ran the notebook; nbval kills kernels,
+  so nothing is left to do at exit). ``report`` prints the table and fails above a limit (Binder gives
+  each user 1-2 GB; the server needs some of it), or when a notebook named has no kernel's record;
 * **says which lessons need PyTorch**: the same file records whether the kernel has imported torch, and
   ``report`` fails when a lesson's kernel disagrees with its ``torch`` in the registry of lessons (which
   the teacher's guide, the README and lesson 00 list).
@@ -86,13 +87,14 @@ def peak_memory_recorder():
 
     Path(folder).mkdir(parents=True, exist_ok=True)
     path = Path(folder) / f"{time.time_ns()}-{os.getpid()}.json"
+    notebook = os.environ.get("LESSONS_NOTEBOOK")  # None: a kernel not started by nbval
     cells = 0
 
     def write(*_args) -> None:
         nonlocal cells
         cells += 1
         peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
-        path.write_text(json.dumps({"peak_mb": round(peak_kb / 1024, 1), "cells": cells,
+        path.write_text(json.dumps({"notebook": notebook, "peak_mb": round(peak_kb / 1024, 1), "cells": cells,
                                     "torch": "torch" in sys.modules}) + "\n")
 
     return write
@@ -115,16 +117,17 @@ def report(folder: Path, limit_mb: float, notebooks: list[Path]) -> int:
     """Print each notebook's kernel peak memory; non-zero exit above ``limit_mb``."""
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
     rows = [json.loads(f.read_text(encoding="utf-8")) for f in files]
-    names = [p.name for p in sorted(notebooks)]
-    if len(rows) != len(names):  # nbval stopped early, or ran a subset: still check every kernel
-        names = [f"kernel {i + 1}" for i in range(len(rows))]
+    names = [row.get("notebook") or f"kernel {i + 1}" for i, row in enumerate(rows)]
     print(f"peak kernel memory per notebook (limit {limit_mb:.0f} MB, so that a 2 GB Binder fits):")
     if not rows:
         print("  no kernel wrote its peak memory: was LESSONS_KERNEL_LOG set for nbval?")
         return 1
+    missing = sorted({p.name for p in notebooks} - set(names))
+    for name in missing:
+        print(f"  {name:40s} no kernel recorded its memory   <-- did nbval run it?")
     worst, torch_wrong = 0.0, []
     registry = _registry_torch(names)
-    for name, row in zip(names, rows):
+    for name, row in sorted(zip(names, rows), key=lambda pair: pair[0]):
         worst = max(worst, row["peak_mb"])
         flag = "" if row["peak_mb"] <= limit_mb else "   <-- over the limit"
         if name in registry and "torch" in row and row["torch"] != registry[name]:
@@ -132,7 +135,7 @@ def report(folder: Path, limit_mb: float, notebooks: list[Path]) -> int:
             flag += (f"   <-- {'imports' if row['torch'] else 'does not import'} torch, but its entry in "
                      f"lessons_lib/course/lessons.py says torch={registry[name]}")
         print(f"  {name:40s} {row['peak_mb']:8.1f} MB{'  (PyTorch)' if row.get('torch') else ''}{flag}")
-    return 0 if worst <= limit_mb and not torch_wrong else 1
+    return 0 if worst <= limit_mb and not torch_wrong and not missing else 1
 
 
 def _registry_torch(names: list[str]) -> dict[str, bool]:

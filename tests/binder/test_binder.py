@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -33,6 +34,8 @@ ARTIFACTS = REPO / "test-artifacts"
 # Jupyter refuses to run as root unless told (containers, CI), as the Makefile's ROOT_ARGS
 SERVE = ["--ServerApp.root_dir=.", *(["--ServerApp.allow_root=True"] if os.geteuid() == 0 else [])]
 PEAK_LIMIT_MB = 1500  # Binder gives 1-2 GB per user; the Jupyter server needs the rest
+#: pytest-xdist's options for nbval as make test-notebooks gives them (a notebook per worker, on every core)
+NBVAL_PARALLEL = re.search(r"^NBVAL_PARALLEL := (.+)$", (REPO / "Makefile").read_text(), re.M)[1].split()
 binder_env = load_tool("binder_env")
 
 
@@ -167,7 +170,7 @@ def test_binder_environment_runs_every_notebook(binder_python, tmp_path):
     subprocess.run([str(py), str(TOOL), "install", str(jupyter_dir), "--name", "course-binder"], check=True)
     notebooks = sorted((REPO / "notebooks").glob("*.ipynb"))
     nbval = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *NBVAL_PARALLEL, "--nbval",
          "--nbval-kernel-name", "course-binder", *map(str, notebooks)],
         cwd=REPO, env=dict(os.environ, JUPYTER_PATH=str(jupyter_dir), LESSONS_KERNEL_LOG=str(log)),
         capture_output=True, text=True)

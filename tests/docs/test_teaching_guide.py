@@ -86,8 +86,8 @@ def test_the_kernel_report_fails_when_a_lesson_uses_torch_against_its_registry_e
     registry to it."""
     tool = REPO / "tools" / "offline_kernel.py"
     names = [f"{LESSONS[n].slug}.ipynb" for n in ("06", "07")]
-    rows = {"06": {"peak_mb": 130.0, "cells": 30, "torch": False},
-            "07": {"peak_mb": 314.0, "cells": 40, "torch": True}}
+    rows = {"06": {"notebook": names[0], "peak_mb": 130.0, "cells": 30, "torch": False},
+            "07": {"notebook": names[1], "peak_mb": 314.0, "cells": 40, "torch": True}}
     for i, row in enumerate(rows.values()):
         (tmp_path / f"{i}.json").write_text(json.dumps(row))
     ok = subprocess.run([sys.executable, str(tool), "report", str(tmp_path), *names],

@@ -84,10 +84,13 @@ def test_offline_kernel_still_runs_code_and_local_sockets(kernel):
 
 @pytest.mark.subprocess
 @pytest.mark.kernel
-def test_offline_kernel_records_peak_memory_even_when_killed(tmp_path):
+def test_offline_kernel_records_peak_memory_under_its_notebooks_name_even_when_killed(tmp_path):
+    """The kernel files its peak under the notebook nbval starts it for (notebooks/conftest.py sets
+    LESSONS_NOTEBOOK), so the report names each notebook whichever worker ran it, and fails for a notebook
+    named with no record."""
     log = tmp_path / "peaks"
     subprocess.run([sys.executable, str(TOOL), "install", str(tmp_path), "--name", "peak-test"], check=True)
-    env = {"JUPYTER_PATH": str(tmp_path), "LESSONS_KERNEL_LOG": str(log)}
+    env = {"JUPYTER_PATH": str(tmp_path), "LESSONS_KERNEL_LOG": str(log), "LESSONS_NOTEBOOK": "big.ipynb"}
     mp = pytest.MonkeyPatch()
     for key, value in env.items():
         mp.setenv(key, value)
@@ -100,9 +103,15 @@ def test_offline_kernel_records_peak_memory_even_when_killed(tmp_path):
         mp.undo()
     rows = [json.loads(f.read_text()) for f in log.glob("*.json")]
     assert len(rows) == 1 and rows[0]["peak_mb"] > 300 and rows[0]["cells"] == 1
-    good = subprocess.run([sys.executable, str(TOOL), "report", str(log), "--limit-mb", "2000"],
-                          capture_output=True, text=True)
-    assert good.returncode == 0, good.stdout
-    bad = subprocess.run([sys.executable, str(TOOL), "report", str(log), "--limit-mb", "100"],
-                         capture_output=True, text=True)
+    assert rows[0]["notebook"] == "big.ipynb"
+
+    def report(*args):
+        return subprocess.run([sys.executable, str(TOOL), "report", str(log), *args],
+                              capture_output=True, text=True)
+
+    good = report("big.ipynb", "--limit-mb", "2000")
+    assert good.returncode == 0 and "big.ipynb" in good.stdout, good.stdout
+    bad = report("big.ipynb", "--limit-mb", "100")
     assert bad.returncode == 1 and "over the limit" in bad.stdout
+    unrun = report("big.ipynb", "small.ipynb", "--limit-mb", "2000")
+    assert unrun.returncode == 1 and "small.ipynb" in unrun.stdout and "no kernel recorded" in unrun.stdout

@@ -344,7 +344,7 @@ def test_make_test_runs_the_notebooks_offline_and_the_doctests():
     text = (REPO / "Makefile").read_text(encoding="utf-8")
     runs_stages = re.compile(r"^test:\n(\t.*\n)*\tfor stage in \$\(TEST_STAGES\)", re.M)
     assert runs_stages.search(text), "make test runs the stages of TEST_STAGES"
-    assert "pytest --nbval --nbval-kernel-name course-offline notebooks/" in text  # offline, memory recorded
+    assert "--nbval --nbval-kernel-name course-offline notebooks/" in text  # offline, memory recorded
     assert "--doctest-modules lessons_lib" in text
     assert "LESSONS_SCREENSHOTS=" in text
 

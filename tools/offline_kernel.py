@@ -114,7 +114,8 @@ def install(directory: Path, name: str) -> Path:
 
 
 def report(folder: Path, limit_mb: float, notebooks: list[Path]) -> int:
-    """Print each notebook's kernel peak memory; non-zero exit above ``limit_mb``."""
+    """Print each notebook's kernel peak memory, by notebook; non-zero exit above ``limit_mb``, for a lesson
+    whose use of torch is not its registry entry's, or for one of ``notebooks`` that no kernel recorded."""
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
     rows = [json.loads(f.read_text(encoding="utf-8")) for f in files]
     names = [row.get("notebook") or f"kernel {i + 1}" for i, row in enumerate(rows)]

@@ -29,6 +29,7 @@ SPREAD = (
     "tests/exercises/test_unseen_cases.py::"
     "test_every_solution_passes_and_every_listed_mistake_fails_on_unseen_cases_of_any_secret",
     "tests/exercises/test_hints_name_no_operation.py::test_no_feedback_of_a_check_names_an_operation_of_the_solution",
+    "tests/tools/test_learner_copy.py::test_learner_copy_runs_top_to_bottom_without_solutions",
 )
 
 # A page check's id ends in its parameters, "[<notebook>-<front end>]" (the order of pytest's ids)

@@ -230,7 +230,9 @@ TEACHERS_MATERIAL = re.compile(r"worked solution|solution (?:above|below|cell)|"
 
 
 @pytest.fixture(scope="module")
-def learner_copy(tmp_path_factory):
+def learner_copy(tmp_path_factory) -> Path:
+    """The learner copy as ``make learner`` writes it, once per module (once per pytest-xdist worker that
+    runs a case of a test spread over the workers)."""
     out = tmp_path_factory.mktemp("learner")
     lr.release(out)
     return out
@@ -285,39 +287,44 @@ def test_the_package_ships_no_solutions():
     assert importlib.util.find_spec("lessons_lib.solutions") is None
 
 
+@pytest.mark.subprocess
+def test_the_learner_copy_holds_no_solution_marker_no_tests_and_no_teachers_guide(learner_copy):
+    assert not (learner_copy / "tests").exists() and not (learner_copy / "docs/teaching.md").exists()
+    for path in sorted((learner_copy / "notebooks").glob("*.ipynb")):
+        text = "".join(c.source for c in nbformat.read(path, as_version=4).cells)
+        assert conventions.SOLUTION_BEGIN not in text and conventions.SOLUTION_END not in text, path.name
+
+
+#: the lessons with an exercise: in the others nothing differs from the source notebook, which nbval runs
+WITH_EXERCISES = [path.name for path in NOTEBOOKS if CHECK_CALL.search(path.read_text(encoding="utf-8"))]
+
+
 @pytest.mark.kernel
 @pytest.mark.unix_sockets
 @pytest.mark.slow
-def test_learner_copy_runs_top_to_bottom_without_solutions(tmp_path, tmp_path_factory):
+@pytest.mark.parametrize("name", WITH_EXERCISES)
+def test_learner_copy_runs_top_to_bottom_without_solutions(name, learner_copy, tmp_path_factory):
+    """Each case a unit of work of its own (tests/helpers/work_units.py's SPREAD): a lesson runs for 4 to
+    17 s here, and the eleven lessons with an exercise in one test made a unit of about 95 s."""
     from nbclient import NotebookClient
     from traitlets.config import Config
 
-    # its kernels on Unix sockets in a folder of its own (a short path: a socket's is at most 107 bytes), so
+    # its kernel on Unix sockets in a folder of its own (a short path: a socket's is at most 107 bytes), so
     # that it may run beside other tests (make test-lib)
     prefix = tmp_path_factory.mktemp("k") / "kernel"
     sockets = Config({"KernelManager": {"transport": "ipc", "ip": str(prefix)}})
+    path = learner_copy / "notebooks" / name
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", config=sockets,
+                            resources={"metadata": {"path": str(path.parent)}})
     transports = []
-
-    def run(nb, folder: Path) -> None:
-        client = NotebookClient(nb, timeout=300, kernel_name="python3", config=sockets,
-                                resources={"metadata": {"path": str(folder)}})
-        client.on_notebook_start = lambda **_: transports.append(client.km.transport)
-        client.execute()
-
-    lr.release(tmp_path)
-    assert not (tmp_path / "tests").exists() and not (tmp_path / "docs/teaching.md").exists()
-    for path in sorted((tmp_path / "notebooks").glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        text = "".join(c.source for c in nb.cells)
-        assert conventions.SOLUTION_BEGIN not in text and conventions.SOLUTION_END not in text
-        if not CHECK_CALL.search(text):
-            continue  # no exercise: nothing differs from the source notebook, which nbval runs
-        run(nb, path.parent)
-        feedback = "".join(str(o.get("data", {}).get("text/html", o.get("text", "")))
-                           for c in nb.cells if CHECK_CALL.search(c.source) for o in c.outputs)
-        assert feedback and "Traceback" not in feedback, path.name
-        assert "not attempted" in feedback.lower(), f"{path.name}: {feedback[:300]}"
-    assert transports and set(transports) == {"ipc"}, transports
+    client.on_notebook_start = lambda **_: transports.append(client.km.transport)
+    client.execute()
+    feedback = "".join(str(o.get("data", {}).get("text/html", o.get("text", "")))
+                       for c in nb.cells if CHECK_CALL.search(c.source) for o in c.outputs)
+    assert feedback and "Traceback" not in feedback, name
+    assert "not attempted" in feedback.lower(), f"{name}: {feedback[:300]}"
+    assert transports == ["ipc"], transports
 
 
 def test_learner_copy_drops_the_graded_test_cells():

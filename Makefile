@@ -183,7 +183,7 @@ test-binder: $(STAMP_DEV)
 
 # nbgrader's real pipeline in a temporary course directory, with the course's judge: generate_assignment
 # for every lesson with exercises, autograde and generate_feedback for three students: all right (every
-# lesson), one planted mistake per exercise (lessons 01-07; GRADING_ALL_LESSONS=1 adds 08 and 09), some
+# lesson), one planted mistake per exercise (every exercise in one short notebook, and lesson 07 whole), some
 # exercises untouched (04, 06); every way of getting points without the work (one submission each, all 0);
 # the course's secret (no learner's process holds it; a file that cannot be trusted stops grading); the
 # class report on a class of four graded the same way; a term's deadlines, extensions, late penalties,

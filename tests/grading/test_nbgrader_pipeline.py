@@ -6,7 +6,10 @@ students hand it in:
 
 * ``right``: every solution cell filled with the worked solution -> full points in every lesson;
 * ``mistaken``: one planted mistake in every exercise -> each exercise loses exactly its points,
-  and ``nbgrader generate_feedback``'s HTML names each mistake;
+  and ``nbgrader generate_feedback``'s HTML names each mistake. Handed in as the assignment of every
+  exercise of the course in one short notebook (each lesson's graded cells as its notebook has them:
+  ``EVERY_EXERCISE``, made as the gaming assignment is), and as the whole lesson where the lesson's
+  own cells call the learner's function (lesson 07): a mistake there must not break the lesson around it;
 * ``partial`` (lessons 04 and 06, the lessons with several exercises): some exercises right, one
   with a planted mistake, one untouched -> the right ones score, the others get zero, and nothing
   errors.
@@ -31,17 +34,29 @@ import pytest
 from tests.helpers import REPO, load_tool
 from tests.helpers.grading import (
     LESSONS,
-    MISTAKEN,
     PARTIAL,
     PLANTED,
     POINTS,
     feedback_text,
+    gaming_source,
+    lessons_that_call_the_learners_functions,
     make_course,
     named_mistake,
     nbgrader,
+    planted_mistake,
     scores,
     submit,
+    submit_gaming,
+    worked_solution,
 )
+
+#: the assignment of every exercise of the course, the mistaken student's
+EVERY_EXERCISE = "every_exercise"
+#: the lessons the mistaken student also hands in whole
+MISTAKEN_LESSONS = lessons_that_call_the_learners_functions()
+#: what the mistaken student hands in: assignment -> its exercises
+MISTAKEN = {EVERY_EXERCISE: [name for lesson in LESSONS for name in POINTS[lesson]],
+            **{lesson: list(POINTS[lesson]) for lesson in MISTAKEN_LESSONS}}
 
 
 class Course:
@@ -65,10 +80,15 @@ def course(tmp_path_factory):
     # every lesson, those with exercises among them
     written = load_tool("stamp_notebooks").write_nbgrader_source(course / "source")
     assert set(LESSONS) < set(written)
-    nbgrader(course.root, "generate_assignment", "*", "--force")  # one assignment per lesson
+    (course / "source" / EVERY_EXERCISE).mkdir()
+    nbformat.write(gaming_source(), course / "source" / EVERY_EXERCISE / f"{EVERY_EXERCISE}.ipynb")
+    nbgrader(course.root, "generate_assignment", "*", "--force")  # one assignment per lesson, and one more
     for lesson in LESSONS:
         submit(course.root, "right", lesson, {n: "right" for n in POINTS[lesson]})
-    for lesson in MISTAKEN:
+    every = nbformat.read(course / "source" / EVERY_EXERCISE / f"{EVERY_EXERCISE}.ipynb", as_version=4)
+    submit_gaming(course.root, "mistaken", lambda name: planted_mistake(name, worked_solution(every, name)),
+                  EVERY_EXERCISE)
+    for lesson in MISTAKEN_LESSONS:
         submit(course.root, "mistaken", lesson, {n: "mistake" for n in POINTS[lesson]})
     for lesson, wanted in PARTIAL.items():
         submit(course.root, "partial", lesson, wanted)
@@ -127,26 +147,26 @@ def test_every_exercise_right_gets_full_points(course):
 def test_each_planted_mistake_loses_exactly_its_points_and_the_feedback_names_it(course):
     from lessons_lib.exercises import EXERCISES
 
-    for lesson in MISTAKEN:
-        assert scores(course, "mistaken", lesson) == {n: 0 for n in POINTS[lesson]}, lesson
-        text = feedback_text(course, "mistaken", lesson)
-        for name in POINTS[lesson]:
+    for assignment, names in MISTAKEN.items():
+        assert scores(course, "mistaken", assignment) == {n: 0 for n in names}, assignment
+        text = feedback_text(course, "mistaken", assignment)
+        for name in names:
             mistake = PLANTED[name][2] or named_mistake(name, EXERCISES)
-            assert f"{name}: NOT YET ({mistake})" in text, (lesson, name, mistake)
+            assert f"{name}: NOT YET ({mistake})" in text, (assignment, name, mistake)
 
 
 @pytest.mark.grading
 def test_the_feedback_shows_the_mistake_its_nudge_and_the_case_never_a_traceback_or_a_server_path(course):
-    for student, lesson in [("mistaken", lesson) for lesson in MISTAKEN]:
-        text = feedback_text(course, student, lesson)
+    for assignment in MISTAKEN:
+        text = feedback_text(course, "mistaken", assignment)
         lines = [line for line in text.splitlines() if "NOT YET (" in line]
-        assert lines, (student, lesson)
+        assert lines, assignment
         for line in lines:
             assert line.lstrip().startswith("AssertionError: my_")
             assert "Hint: " in line and "Failing case: " in line
-        if student == "mistaken":  # every cell of the learner's runs: any traceback would be a graded cell's
-            assert "most recent call last" not in text and "Cell In[" not in text, lesson
-        assert "lessons_lib/" not in text and "site-packages" not in text, lesson
+        # every cell of the learner's runs: any traceback would be a graded cell's
+        assert "most recent call last" not in text and "Cell In[" not in text, assignment
+        assert "lessons_lib/" not in text and "site-packages" not in text, assignment
         assert str(course.root) not in text and ".py\"" not in text
 
 

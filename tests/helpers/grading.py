@@ -1,7 +1,8 @@
 """What the grading tests share: the course folder as a teacher sets it up, the planted mistakes, how a
 student's notebook is filled and handed in, nbgrader run as a teacher runs it, the mistake a check names
-for a planted one, and the gaming assignment: every exercise of the course in one short notebook, and the
-ways of getting its points without the work (:data:`STRATEGIES`).
+for a planted one, and the gaming assignment: every exercise of the course in one short notebook (which the
+pipeline's mistaken student hands in too), and the ways of getting its points without the work
+(:data:`STRATEGIES`).
 
 ``tests/grading/test_nbgrader_pipeline.py`` grades the lessons with these,
 ``tests/grading/test_gaming_scores_zero.py`` the gaming assignment, ``tests/grading/test_class_report.py``
@@ -57,11 +58,33 @@ PARTIAL = {
                       "my_next_token_head": "untouched"},
 }
 LESSONS = sorted(POINTS)
-#: Lessons the mistaken student hands in. Autograding re-runs a whole lesson per submission, and
-#: lessons 08 and 09 (timings, a model trained in the kernel) take the longest; their planted
-#: mistakes go through the same graded cells in-process below. GRADING_ALL_LESSONS=1: every lesson.
-MISTAKEN = LESSONS if os.environ.get("GRADING_ALL_LESSONS") == "1" else \
-    [lesson for lesson in LESSONS if lesson not in ("08_cost_and_flashattention", "09_attention_in_action")]
+
+
+def lessons_that_call_the_learners_functions(lessons: list[str] = LESSONS) -> list[str]:
+    """The lessons with a code cell, other than an exercise, its check and its graded test, that calls a
+    learner's function (lesson 07 attends with ``my_causal_weights``): a mistake planted there reaches
+    the lesson's own cells, so the mistaken student hands in the whole lesson. In every other lesson
+    nothing but the exercise's own cells sees the learner's function, and the short assignment of every
+    exercise (:func:`gaming_source`) grades the same cells with the same mistakes."""
+    conventions = load_tool("conventions")
+    found = []
+    for lesson in lessons:
+        for cell in nbformat.read(REPO / "notebooks" / f"{lesson}.ipynb", as_version=4).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or meta.get("solution") or meta.get("grade") \
+                    or conventions.check_cell(cell.source):
+                continue
+            if re.search(r"\b(" + "|".join(POINTS[lesson]) + r")\b", cell.source):
+                found.append(lesson)
+                break
+    return found
+
+
+def planted_mistake(name: str, solved: str) -> str:
+    """Exercise ``name``'s worked solution ``solved`` with its mistake of :data:`PLANTED`."""
+    old, new, _ = PLANTED[name]
+    assert old in solved, f"the worked solution of {name} changed: update PLANTED"
+    return solved.replace(old, new)
 
 
 #: The test course's secret (its own file, as a teacher's ~/.lessons-secret; see make_course).
@@ -128,11 +151,7 @@ def fill(cell_source: str, teacher_source: str, wanted: dict[str, str]) -> str:
         if how == "untouched":
             chunks.append(mine)
             continue
-        if how == "mistake":
-            old, new, _ = PLANTED[name]
-            assert old in solved, f"the worked solution of {name} changed: update PLANTED"
-            solved = solved.replace(old, new)
-        chunks.append(solved)
+        chunks.append(planted_mistake(name, solved) if how == "mistake" else solved)
     return "\n".join(chunks)
 
 

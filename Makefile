@@ -197,9 +197,10 @@ test-grading: $(STAMP_DEV)
 # own, the Binder environment (binder/'s kernels over Unix sockets) as each learner's server, the hub
 # settings of docs/classroom.md, the course by an nbgitpuller link: 40 learners start at once, then
 # the faults of a class (a kernel killed, hub and proxy restarted, a server stopped by the teacher, a
-# kernel at its memory limit); the tally (kernels started, dead, restarted; edits kept) is printed
-# and written to test-artifacts/hub-tally.json (several minutes);
-# then grading through nbgrader's exchange, set up by tools/hub_grading.py (tests/hub/test_hub_grading.py).
+# kernel at its memory limit); the tally (kernels started, dead, restarted; edits kept) is written to
+# test-artifacts/hub-tally.json (several minutes); and, on a hub of its own, grading through nbgrader's
+# exchange, set up by tools/hub_grading.py (tests/hub/test_hub_grading.py). The two files run at once, on
+# two pytest-xdist workers; what they measured is printed at the end (test-artifacts/hub-figures.txt).
 # configurable-http-proxy 5 needs Node >= 20; Debian bookworm's own nodejs is 18, where 4.6.3 runs.
 CHP_VERSION := $(shell node -e 'process.stdout.write(+process.versions.node.split(".")[0] >= 20 ? "5.3.0" : "4.6.3")' 2>/dev/null || echo 4.6.3)
 CHP := build/node/node_modules/.bin/configurable-http-proxy
@@ -212,7 +213,7 @@ $(CHP) $(AXE) &:
 
 test-hub: $(STAMP_DEV) $(CHP)
 	$(PY) tools/binder_env.py --dest $(BINDER_ENV)
-	$(BIN)/pytest -m hub -s tests/hub/test_hub.py tests/hub/test_hub_grading.py
+	$(BIN)/pytest -n 2 --dist loadfile -m hub tests/hub/test_hub.py tests/hub/test_hub_grading.py
 
 # ----------------------------------------------------------------- notebooks
 

@@ -285,7 +285,14 @@ def _wait_for_port(port: int, process: subprocess.Popen, timeout: float = 60) ->
 def _free_port_block(size: int = 200, low: int = 20000, high: int = 32000) -> int:
     """The start of ``size`` ports below Linux's ephemeral range (32768 up) that nothing listens on
     now: the first ports of this hub's learners' servers (the documented rule: first port + the
-    learner's number on the hub). Chosen at random, so that two test hubs on one machine differ."""
+    learner's number on the hub). Chosen at random, so that two test hubs on one machine differ, and
+    in a range of its own for each pytest-xdist worker (make test-hub starts two hubs at once: two
+    random blocks may be the same one, and neither hub's learners listen yet when the other looks)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw"):
+        share = (high - low) // 4 // size * size   # four workers at most (NBVAL_PARALLEL's, the library's)
+        low = low + int(worker[2:]) % 4 * share
+        high = low + share
     rng = random.Random()
     for _ in range(50):
         first = rng.randrange(low, high - size, size)

@@ -147,7 +147,6 @@ def classroom(tmp_path_factory):
         tally = room.tally()
         ARTIFACTS.mkdir(exist_ok=True)
         (ARTIFACTS / "hub-tally.json").write_text(json.dumps(tally, indent=1) + "\n")
-        print(f"\nhub tally: {tally}")
 
 
 def _run_until(kernel: Kernel, cells: list[str], marker: str) -> str:
@@ -189,7 +188,7 @@ def _note(name: str) -> str:
 
 @pytest.mark.hub
 @pytest.mark.slow
-def test_forty_learners_start_together_and_no_kernel_is_lost(classroom):
+def test_forty_learners_start_together_and_no_kernel_is_lost(classroom, hub_figures):
     """The first minute of a class: every kernel starts (over a Unix socket, so no two can collide),
     none dies or restarts, every slider answers, and every saved edit is on disk after the teacher
     has stopped the servers of those who leave (the others stay in class for the tests below)."""
@@ -203,12 +202,12 @@ def test_forty_learners_start_together_and_no_kernel_is_lost(classroom):
         assert result["learner"].landed.endswith(f"/user/{name}/lab/tree/{NAME}/{LESSON_00}"), result
     moves = sorted(t for r in results for t in r["latencies"])
     p95 = moves[int(0.95 * (len(moves) - 1))]
-    print(f"\n{LEARNERS} learners at once, {len(moves)} slider moves through the proxy: "
-          f"median {statistics.median(moves) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms; memory per learner "
-          f"(server + kernel, after lesson 00 and an explorer): median "
-          f"{statistics.median(r['memory_mb'] for r in results):.0f} MB, "
-          f"max {max(r['memory_mb'] for r in results):.0f} MB; kernel websockets reconnected: "
-          f"{sum(r['reconnects'] for r in results)}")
+    hub_figures.append(f"{LEARNERS} learners at once, {len(moves)} slider moves through the proxy: "
+                       f"median {statistics.median(moves) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms; "
+                       f"memory per learner (server + kernel, after lesson 00 and an explorer): median "
+                       f"{statistics.median(r['memory_mb'] for r in results):.0f} MB, "
+                       f"max {max(r['memory_mb'] for r in results):.0f} MB; kernel websockets reconnected: "
+                       f"{sum(r['reconnects'] for r in results)}")
     changes = {key: after[key] - before[key] for key in after}
     assert changes == {"started": LEARNERS, "restarts": 0, "died": 0, "address_in_use": 0}, changes
 
@@ -383,7 +382,7 @@ def test_a_hub_restart_mid_class_keeps_servers_kernels_and_logins(classroom):
 
 @pytest.mark.hub
 @pytest.mark.slow
-def test_a_proxy_restart_gives_routes_back_and_learners_reconnect(classroom):
+def test_a_proxy_restart_gives_routes_back_and_learners_reconnect(classroom, hub_figures):
     """The proxy stops and starts again, empty: every open websocket drops; within the hub's next
     route check the learners' routes are back, their front ends reconnect to the same kernels
     (variables intact), and their notebooks open again."""
@@ -398,7 +397,8 @@ def test_a_proxy_restart_gives_routes_back_and_learners_reconnect(classroom):
             assert kernel.text("print(before)").strip() == str(i)
             status, _, _ = learner.get(f"{learner.prefix}api/contents/{NAME}/{LESSON_01}")
             assert status == 200
-    print(f"\nproxy restarted: routes back and {len(class_)} learners reconnected after {back:.0f} s")
+    hub_figures.append(f"proxy restarted: routes back and {len(class_)} learners reconnected after "
+                       f"{back:.0f} s")
 
 
 @pytest.mark.hub
@@ -496,7 +496,7 @@ def _wait_for_idle_kernel(page, sessions_url: str, path: str, timeout: float = 1
 
 @pytest.mark.hub
 @pytest.mark.slow
-def test_a_learner_in_chromium_sees_an_explorer_redraw_and_a_dead_kernel_restart(classroom):
+def test_a_learner_in_chromium_sees_an_explorer_redraw_and_a_dead_kernel_restart(classroom, hub_figures):
     """The real front end: log in, click the link, land in lesson 00, run lesson 02, move its slider
     with the kernel idle; then the kernel is killed and JupyterLab says it is restarting it."""
     require(CHROMIUM.exists(), f"Chromium is not installed at {CHROMIUM} (Debian package 'chromium')")
@@ -553,19 +553,19 @@ def test_a_learner_in_chromium_sees_an_explorer_redraw_and_a_dead_kernel_restart
     assert move["shown_ms"] > 0 and move["kB"] > 0, move
     through_proxy = hub.url.replace("http", "ws", 1) + f"/user/{name}/"
     assert wire.by_url and all(url.startswith(through_proxy) for url in wire.by_url), wire.by_url
-    print(f"\nChromium through the hub's proxy, kernel idle: key press to redraw {move['shown_ms']} ms, "
-          f"{move['kB']} kB")
+    hub_figures.append(f"Chromium through the hub's proxy, kernel idle: key press to redraw "
+                       f"{move['shown_ms']} ms, {move['kB']} kB")
 
 
 # --------------------------------------------------------------------------------- the tally
 
 @pytest.mark.hub
 @pytest.mark.slow
-def test_the_class_lost_no_kernel_and_no_edit(classroom):
+def test_the_class_lost_no_kernel_and_no_edit(classroom, hub_figures):
     """Over every test above: no kernel died, none restarted but those killed on purpose, no port
     was already in use, and every saved edit was found again."""
     tally = classroom.tally()
-    print(f"\nkernels started {tally['started']}, dead {tally['died']}, automatic restarts "
+    hub_figures.append(f"kernels started {tally['started']}, dead {tally['died']}, automatic restarts "
           f"{tally['restarts']} (kernels killed on purpose {tally['kernels killed']}), "
           f"edits kept {tally['edits kept']} of {tally['edits saved']}")
     assert tally["died"] == 0 and tally["address_in_use"] == 0, tally

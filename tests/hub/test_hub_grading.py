@@ -233,7 +233,7 @@ def test_a_learner_fetches_solves_and_submits_through_the_exchange_and_the_teach
 
 @pytest.mark.hub
 @pytest.mark.slow
-def test_the_teachers_views_are_off_for_learners_and_on_for_the_teacher(graded_hub):
+def test_the_teachers_views_are_off_for_learners_and_on_for_the_teacher(graded_hub, hub_figures):
     hub, _, _ = graded_hub
     learner, teacher = Learner(hub, "cleo"), Learner(hub, "teacher")
     for person in (learner, teacher):
@@ -246,7 +246,7 @@ def test_the_teachers_views_are_off_for_learners_and_on_for_the_teacher(graded_h
     assert status == 404, status
     status, _, page = teacher.get(f"/user/{teacher.name}/formgrader")
     assert status == 200 and b"formgrader" in page.lower(), (status, page[:300])
-    print(f"\nmemory of a learner's server with nbgrader's learner extensions (no kernel): "
+    hub_figures.append(f"memory of a learner's server with nbgrader's learner extensions (no kernel): "
           f"{learner.memory_mb():.0f} MB")
 
 

@@ -566,8 +566,8 @@ def test_the_class_lost_no_kernel_and_no_edit(classroom, hub_figures):
     was already in use, and every saved edit was found again."""
     tally = classroom.tally()
     hub_figures.append(f"kernels started {tally['started']}, dead {tally['died']}, automatic restarts "
-          f"{tally['restarts']} (kernels killed on purpose {tally['kernels killed']}), "
-          f"edits kept {tally['edits kept']} of {tally['edits saved']}")
+                       f"{tally['restarts']} (kernels killed on purpose {tally['kernels killed']}), "
+                       f"edits kept {tally['edits kept']} of {tally['edits saved']}")
     assert tally["died"] == 0 and tally["address_in_use"] == 0, tally
     assert tally["restarts"] == tally["kernels killed"], tally
     assert tally["edits kept"] == tally["edits saved"], tally

@@ -20,6 +20,10 @@
   label, button or read-out overlaps another.
 
 Each lesson's result is printed as one line (and kept in ``test-artifacts/latency.json``, ``reflow_320``).
+
+The probe that measures 320 px and text spacing is itself tested on a page of planted faults, two of them laid
+out late (a frame after their cell or control is scrolled to), which it must find, and reach, once the layout
+has settled.
 """
 
 from __future__ import annotations
@@ -385,3 +389,83 @@ def test_every_lesson_reflows_at_320_css_px_and_keeps_its_text_with_wcag_spacing
     with capsys.disabled():
         print("\n" + line)
     lesson.assert_no_problems(problems)
+
+
+# ------------------------------------------------------------------ the probe, on a page of known faults
+
+# A notebook as CONTENT_PROBE sees one (JupyterLab's classes), with one fault of each kind it reports, and two
+# that come late, as in a notebook whose cells are laid out after they are scrolled to: a frame after its
+# cell is scrolled to the top, a line that never wraps is added to it (a probe that did not wait would miss
+# it), and once a control has been scrolled to the middle of the notebook (where the probe brings a
+# control), the cell above it grows by 600 px a frame later and pushes it out of the 256 px window (a probe
+# that did not scroll to it again would find it out of reach, where a learner, who does, reaches it).
+PLANTED = """<!doctype html><html lang="en"><head><title>planted faults</title><style>
+body { margin: 0; font: 14px/1.2 sans-serif; }
+.jp-NotebookPanel { height: 100vh; display: flex; flex-direction: column; }
+.jp-WindowedPanel-outer { flex: 1; overflow: auto; }
+.jp-Cell { padding: 4px; }
+</style></head><body>
+<div class="jp-NotebookPanel"><div class="jp-WindowedPanel-outer"><div class="jp-Notebook">
+  <div class="jp-Cell"><div class="jp-RenderedMarkdown"><p>A paragraph that wraps, as it should, in a
+    window of any width at all.</p></div></div>
+  <div class="jp-Cell"><div class="jp-RenderedMarkdown"><p><span style="white-space: nowrap">planted:
+    a line that never wraps and so runs past the narrow window</span></p></div></div>
+  <div class="jp-Cell"><div class="jp-RenderedMarkdown" style="position: relative"><button>covered</button>
+    <div style="position: absolute; inset: 0; background: #fff"></div></div></div>
+  <div class="jp-Cell"><div class="jp-RenderedMarkdown"><div style="overflow: hidden; height: 1.3em">cut
+    by its box once lines are 1.5 apart</div></div></div>
+  <div class="jp-Cell" id="lazy"><div class="jp-RenderedMarkdown"><p id="words">Its last words come a
+    frame after it is scrolled to.</p></div></div>
+  <div class="jp-Cell"><div class="jp-RenderedMarkdown"><div id="grows"></div>
+    <button id="late">laid out late</button></div></div>
+  <div style="height: 800px"></div>
+</div></div></div>
+<script>
+  const scroller = document.querySelector('.jp-WindowedPanel-outer');
+  // `then`, a frame after a scroll brings `el` to `where` in the notebook (its top to the top, its middle to
+  // the middle), once
+  const after = (el, where, then) => {
+    const there = () => {
+      const box = scroller.getBoundingClientRect(), r = el.getBoundingClientRect();
+      return where === 'top' ? Math.abs(r.top - box.top) < 2
+        : Math.abs((r.top + r.bottom) / 2 - (box.top + box.bottom) / 2) < 2;
+    };
+    const listen = () => {
+      if (!there()) return;
+      scroller.removeEventListener('scroll', listen);
+      requestAnimationFrame(then);
+    };
+    scroller.addEventListener('scroll', listen);
+  };
+  after(document.getElementById('lazy'), 'top', () => {
+    const line = document.createElement('span');
+    line.style.whiteSpace = 'nowrap';
+    line.textContent = ' rendered late: a line that never wraps either';
+    document.getElementById('words').append(line);
+  });
+  after(document.getElementById('late'), 'middle', () => {
+    document.getElementById('grows').style.height = '600px';
+  });
+</script></body></html>"""
+
+
+@pytest.mark.browser
+def test_the_reflow_probe_finds_each_planted_fault_and_reaches_a_control_laid_out_late(browser_context):
+    page = browser_context.new_page()
+    try:
+        page.set_viewport_size(ZOOM_400)
+        page.set_content(PLANTED)
+        reflow = page.evaluate(CONTENT_PROBE, False)
+        page.set_viewport_size(VIEWPORT)
+        page.add_style_tag(content=TEXT_SPACING)
+        spaced = page.evaluate(CONTENT_PROBE, True)
+        grown = page.evaluate("() => document.getElementById('grows').style.height")
+    finally:
+        page.close()
+    assert grown == "600px", "the late layout never came: the page no longer tests the probe's wait"
+    assert reflow["cells"] == 6 and reflow["controls"] == 2, reflow
+    found = [line.split(": ", 1)[1][:13] for line in reflow["sideways"]]
+    assert found == ["planted: a li", "rendered late"], reflow["sideways"]
+    assert reflow["unreachable"] == ["button under div: covered"], reflow["unreachable"]
+    assert len(spaced["clipped"]) == 1 and "cut by its box" in spaced["clipped"][0], spaced["clipped"]
+    assert not reflow["scrolls"] and not spaced["overlaps"], (reflow, spaced)

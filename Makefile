@@ -93,18 +93,15 @@ teach:
 # --------------------------------------------------------------------- tests
 
 # Every stage of TEST_STAGES in turn, each run even when one before it failed (make test fails if any did);
-# at the end, each stage's wall time and whether it failed, in the order they ran (build/stage-times.txt).
+# at the end, each stage's wall time, the CPU time of its processes and how busy that kept the cores, and
+# whether it failed, in the order they ran (tools/stage_time.py, build/stage-times.txt).
 STAGE_TIMES := build/stage-times.txt
 test:
 	@mkdir -p build && : > $(STAGE_TIMES); status=0; \
 	for stage in $(TEST_STAGES); do \
-	  start=$$(date +%s); failed=; \
-	  $(MAKE) --no-print-directory $$stage || { status=1; failed=failed; }; \
-	  echo "$$stage $$(( $$(date +%s) - start )) $$failed" >> $(STAGE_TIMES); \
+	  $(PYTHON) tools/stage_time.py $(STAGE_TIMES) $$stage -- $(MAKE) --no-print-directory $$stage || status=1; \
 	done; \
-	printf '\n== make test: the wall time of each stage\n'; \
-	awk '{ t += $$2; printf "  %-16s %6d s %s\n", $$1, $$2, $$3 } END { printf "  %-16s %6d s\n", "in all", t }' \
-	  $(STAGE_TIMES); \
+	$(PYTHON) tools/stage_time.py $(STAGE_TIMES); \
 	exit $$status
 
 # The library's tests run in random order (pytest-randomly; the seed is printed, -p randomly -p

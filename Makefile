@@ -93,7 +93,7 @@ teach:
 # --------------------------------------------------------------------- tests
 
 # Every stage of TEST_STAGES in turn, each run even when one before it failed (make test fails if any did);
-# at the end, each stage's wall time, the CPU time of its processes and how busy that kept the cores, and
+# at the end, each stage's wall time, the CPU time spent while it ran and how busy that kept the cores, and
 # whether it failed, in the order they ran (tools/stage_time.py, build/stage-times.txt).
 STAGE_TIMES := build/stage-times.txt
 test:

@@ -1,4 +1,4 @@
-"""Each stage of ``make test``: its wall time, and the CPU time its processes took.
+"""Each stage of ``make test``: its wall time, and the CPU time spent while it ran.
 
     python tools/stage_time.py build/stage-times.txt STAGE -- COMMAND ...   # run it, add its row
     python tools/stage_time.py build/stage-times.txt                       # print the table
@@ -6,36 +6,48 @@
 The Makefile's ``test`` target runs every stage through the first form and prints the table with the
 second. Run with only the standard library (``make test`` calls it before the venv exists).
 
-*CPU s* is the user and system time of every process the stage started and waited for
-(``getrusage(RUSAGE_CHILDREN)``: the pytest workers, the kernels a server waited for, Chromium's processes;
-not a process left to run on its own after its parent ended, so it is a lower bound). *Cores busy* is CPU s
-over wall s times the machine's cores. Near 100 %, the stage kept every core busy: only less work, or more
-cores, makes it faster, and waiting less inside a test does not; well below, it waited (a timer, a
-server's start, one process at a time), and those waits are what to look at.
+*CPU s* is the CPU time the machine spent busy while the stage ran (``/proc/stat``: user, nice, system,
+irq and softirq time of every core), which on a machine that does nothing else is the stage's. Where there is
+no ``/proc/stat`` (macOS, Windows) it is the user and system time of the processes the stage started and
+waited for (``getrusage(RUSAGE_CHILDREN)``), a lower bound: a browser or a server's child that ends on its
+own is not counted. *Cores busy* is CPU s over wall s times the machine's cores. Near 100 %, the stage kept
+every core busy: only less work, or more cores, makes it faster, and waiting less inside a test does not;
+well below, it waited (a timer, a server's start, one process at a time), and those waits are what to look
+at.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+PROC_STAT = Path("/proc/stat")
 
-def cpu_seconds_of_children() -> float:
-    """User + system seconds of every child this process has waited for so far (and theirs)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+
+def cpu_seconds() -> float:
+    """Seconds of CPU the machine has spent busy since it started (``/proc/stat``'s first line: user, nice,
+    system, irq and softirq), or, without ``/proc/stat``, those of every child this process has waited
+    for (and theirs)."""
+    try:
+        jiffies = [int(n) for n in PROC_STAT.read_text(encoding="ascii").split("\n", 1)[0].split()[1:8]]
+    except (OSError, ValueError):
+        import resource  # not on Windows, which has no /proc/stat either
+
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+    user, nice, system, _idle, _iowait, irq, softirq = jiffies
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
 def run_stage(record: Path, stage: str, command: list[str]) -> int:
     """Run ``command``, add ``<stage> <wall s> <CPU s> [failed]`` to ``record``; its exit status."""
-    cpu, start = cpu_seconds_of_children(), time.monotonic()
+    cpu, start = cpu_seconds(), time.monotonic()
     status = subprocess.call(command)
-    wall, cpu = time.monotonic() - start, cpu_seconds_of_children() - cpu
+    wall, cpu = time.monotonic() - start, cpu_seconds() - cpu
     with record.open("a", encoding="utf-8") as rows:
         rows.write(f"{stage} {wall:.0f} {cpu:.0f}{' failed' if status else ''}\n")
     return status
@@ -44,7 +56,7 @@ def run_stage(record: Path, stage: str, command: list[str]) -> int:
 def table(record: Path, cores: int | None = None) -> str:
     """The rows of ``record`` as a table, with their sum."""
     cores = cores or os.cpu_count() or 1
-    lines = [f"== make test: each stage's wall time, and the CPU time of its processes ({cores} cores)",
+    lines = [f"== make test: each stage's wall time, and the CPU time spent while it ran ({cores} cores)",
              f"  {'stage':<16} {'wall s':>7} {'CPU s':>7} {'cores busy':>11}"]
     walls = cpus = 0
 

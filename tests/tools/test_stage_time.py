@@ -1,8 +1,9 @@
-"""``make test`` ends with each stage's wall time and the CPU time of its processes (tools/stage_time.py):
+"""``make test`` ends with each stage's wall time and the CPU time spent while it ran (tools/stage_time.py):
 how busy a stage kept the cores says whether waiting less, or computing less, would make it faster."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -19,7 +20,7 @@ BUSY_GRANDCHILD = ("import subprocess, sys; subprocess.run([sys.executable, '-c'
 
 
 @pytest.mark.subprocess
-def test_a_stage_row_holds_its_wall_time_and_the_cpu_time_of_its_processes_grandchildren_included(tmp_path):
+def test_a_stage_row_holds_its_wall_time_and_the_cpu_time_spent_while_it_ran_a_grandchilds_too(tmp_path):
     record = tmp_path / "stage-times.txt"
     done = subprocess.run([sys.executable, str(TOOL), str(record), "busy", "--",
                            sys.executable, "-c", BUSY_GRANDCHILD], capture_output=True, text=True)
@@ -37,6 +38,21 @@ def test_a_failed_stage_is_marked_and_its_exit_status_passed_on(tmp_path):
                            sys.executable, "-c", "raise SystemExit(3)"])
     assert done.returncode == 3
     assert record.read_text(encoding="utf-8").splitlines()[1].split()[::3] == ["test-hub", "failed"]
+
+
+def test_the_cpu_time_is_the_machines_busy_time_from_proc_stat(tmp_path, monkeypatch):
+    # user nice system idle iowait irq softirq steal guest guest_nice, in clock ticks
+    (tmp_path / "stat").write_text("cpu  400 20 100 9000 300 8 12 50 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n")
+    monkeypatch.setattr(stage_time, "PROC_STAT", tmp_path / "stat")
+    assert stage_time.cpu_seconds() == pytest.approx(540 / os.sysconf("SC_CLK_TCK"))
+
+
+def test_without_proc_stat_the_cpu_time_is_that_of_the_waited_for_children(tmp_path, monkeypatch):
+    import resource
+
+    monkeypatch.setattr(stage_time, "PROC_STAT", tmp_path / "no-such-file")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert stage_time.cpu_seconds() == pytest.approx(usage.ru_utime + usage.ru_stime, abs=0.05)
 
 
 def test_the_table_gives_each_stage_and_the_sum_with_how_busy_the_cores_were(tmp_path):

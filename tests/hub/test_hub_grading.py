@@ -253,7 +253,7 @@ def test_the_teachers_views_are_off_for_learners_and_on_for_the_teacher(graded_h
     status, _, page = teacher.get(f"/user/{teacher.name}/formgrader")
     assert status == 200 and b"formgrader" in page.lower(), (status, page[:300])
     hub_figures.append(f"memory of a learner's server with nbgrader's learner extensions (no kernel): "
-          f"{learner.memory_mb():.0f} MB")
+                       f"{learner.memory_mb():.0f} MB")
 
 
 def release(teacher: Learner) -> None:

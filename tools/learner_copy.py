@@ -16,21 +16,23 @@ It clears the outputs a learner should not see before they have
 tried: the exercise cell itself, every cell that calls an exercise's check (its feedback in
 the source says "passed"), every other cell whose code calls a function or reads a value the learner
 writes (``my_causal_weights``: its output in the source is the worked solution's), and every code cell
-between a **Predict** prompt and its answer.
+between a **Predict** prompt and its answer, and the first code cell after that answer
+(:func:`predicted_cells`).
 
 A prediction is marked in the source, in the teacher's copy too (``tools/conventions.py``): the prompt is
 a line that opens with ``**Predict``, and its answer is a fold further on, before the next prompt,
 ``<details><summary>Check your answer</summary> … </details>`` (the last such fold, when the prompt asks
-several things answered in turn). The outputs between the two are what the learner is asked to predict,
-so the learner copy holds none of them (:func:`prediction_spans`); a prompt with no answer fold is an
-error (:class:`PredictionError`), not a guess. The story between them stays as it is; only a *caption* of
-a cleared output (the italic paragraph that opens the prose right after it, "*Figure: …*") is folded
-into a closed ``<details>`` ("open it once you have run the cell above"), because it describes what the
-learner has not run yet. Folds hide answers only. It drops nbgrader's graded test cells
-(tag ``graded-test``, written by ``tools/stamp_notebooks.py``): they raise until the exercise is solved,
-and a self-study learner has the interactive check instead; a graded class gets its copy from
-``nbgrader generate_assignment`` (docs/classroom.md). Everything else (prose, figures, explorers,
-quizzes) is kept, so the learner copy still shows its pictures on a static page.
+several things answered in turn). The outputs between the two are what the learner is asked to predict, so
+the learner copy holds none of them (:func:`prediction_spans`), nor the output of the first code cell
+after the answer, which stands on the screen beside the closed fold (:func:`predicted_cells`); a prompt
+with no answer fold is an error (:class:`PredictionError`), not a guess. The story between them stays as
+it is; only a *caption* of a cleared output (the italic paragraph that opens the prose right after it,
+"*Figure: …*") is folded into a closed ``<details>`` ("open it once you have run the cell above"), because
+it describes what the learner has not run yet. Folds hide answers only. It drops nbgrader's graded test
+cells (tag ``graded-test``, written by ``tools/stamp_notebooks.py``): they raise until the exercise is
+solved, and a self-study learner has the interactive check instead; a graded class gets its copy from
+``nbgrader generate_assignment`` (docs/classroom.md). Everything else (prose, figures, explorers, quizzes)
+is kept, so the learner copy still shows its pictures on a static page.
 
 These rules are shared, written once here: the learner release (``tools/learner_release.py``), the
 static pages (``tools/export_html.py``) and nbgrader's source notebooks (``tools/stamp_notebooks.py``)
@@ -123,6 +125,21 @@ def prediction_spans(cells, where: str = "notebook") -> list[tuple[int, int]]:
     return spans
 
 
+def predicted_cells(cells, where: str = "notebook") -> set[int]:
+    """The code cells whose outputs a learner must not meet before predicting: every cell between a
+    **Predict** prompt and its answer, and the first code cell after the answer.
+
+    The answer is a closed fold, but the cell right under it is on the screen with it: its saved output
+    (the check of the answer, the numbers the answer explains, the quiz after the last prompt) is read
+    while the learner is still predicting. So its output goes too; the learner's own run shows it.
+    """
+    hidden = set()
+    for prompt, answer in prediction_spans(cells, where):
+        hidden |= {i for i in range(prompt + 1, answer) if cells[i].cell_type == "code"}
+        hidden |= {next((i for i in range(answer + 1, len(cells)) if cells[i].cell_type == "code"), answer)}
+    return hidden - {i for i, cell in enumerate(cells) if cell.cell_type != "code"}
+
+
 def is_caption(paragraph: str) -> bool:
     """An italic paragraph ("*Figure: …*", "*The explorer: …*"): the caption of the output above it."""
     text = paragraph.strip()
@@ -162,13 +179,13 @@ def learner_notebook(nb: nbformat.NotebookNode, name: str = "notebook",
                      page: bool = False) -> tuple[nbformat.NotebookNode, int]:
     """The learner version of ``nb`` (a copy) and how many solution regions it removed.
 
-    With ``page`` (a static page, where no cell can be run) the outputs between a **Predict** prompt and
-    its answer are kept rather than cleared, in cells tagged :data:`PREDICTED_TAG`, which the page's
-    template shows in a closed fold: the reader predicts, then opens it.
+    With ``page`` (a static page, where no cell can be run) the outputs a learner predicts
+    (:func:`predicted_cells`) are kept rather than cleared, in cells tagged :data:`PREDICTED_TAG`, which
+    the page's template shows in a closed fold: the reader predicts, then opens it.
     """
     nb = nbformat.from_dict(nb)  # deep copy
     nb.cells = [c for c in nb.cells if GRADED_TAG not in c.metadata.get("tags", [])]
-    hidden = {i for prompt, answer in prediction_spans(nb.cells, name) for i in range(prompt + 1, answer)}
+    hidden = predicted_cells(nb.cells, name)
     learners = learners_names(nb.cells)
     uses_learners = re.compile(rf"\b(?:{'|'.join(sorted(learners))})\b") if learners else None
     removed = 0

@@ -112,6 +112,8 @@ def test_a_caption_of_a_cleared_output_is_folded_and_the_story_after_it_is_not()
                                       "How to read it: pick a row."),
         nbformat.v4.new_code_cell("print(louder)", outputs=list(out)),
         nbformat.v4.new_markdown_cell(ANSWER),
+        nbformat.v4.new_code_cell("print(check)", outputs=list(out)),
+        nbformat.v4.new_markdown_cell("*Figure: right under the answer, on the screen with it.*"),
         nbformat.v4.new_code_cell("print(after)", outputs=list(out)),
         nbformat.v4.new_markdown_cell("*Figure: after the answer: stays as it is.*"),
     ]
@@ -119,7 +121,8 @@ def test_a_caption_of_a_cleared_output_is_folded_and_the_story_after_it_is_not()
     caption, rest = learner.cells[2].source.split("</details>")
     assert caption.startswith(f"<details><summary>{copy_rules.REVEAL}</summary>") and "0.28" in caption
     assert rest.strip() == "How to read it: pick a row."
-    assert learner.cells[6].source == nb.cells[6].source and learner.cells[5].outputs
+    assert not learner.cells[5].outputs and learner.cells[6].source.startswith("<details><summary>")
+    assert learner.cells[8].source == nb.cells[8].source and learner.cells[7].outputs
     assert nb.cells[2].source.startswith("*Figure"), "the source notebook itself is not changed"
 
 
@@ -153,6 +156,41 @@ def test_no_output_stands_between_a_prediction_and_its_answer_in_the_learner_cop
         assert not shown, f"{path.name}: the answer to the prompt of cell {prompt} is shown in cells {shown}"
     if path.stem[:2] != "10":
         assert spans, f"{path.name} asks the learner to predict nothing"
+
+
+def _first_code_after(cells, index):
+    return next((i for i in range(index + 1, len(cells)) if cells[i].cell_type == "code"), None)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem[:2])
+def test_the_cell_right_under_an_answer_holds_no_output_in_the_learner_copy(path):
+    """The answer fold is closed, but the code cell under it is on the screen with it: its saved output
+    (05's check of the hand computation, 11's PE(10)·PE(15) = PE(40)·PE(45), 12's published caches, 09's
+    quiz) would be read while the learner still predicts."""
+    _, learner = _learner(path)
+    shown = []
+    for _, answer in copy_rules.prediction_spans(learner.cells, path.name):
+        after = _first_code_after(learner.cells, answer)
+        if after is not None and learner.cells[after].get("outputs"):
+            shown.append(after)
+    assert not shown, f"{path.name}: the cells right under an answer keep their outputs: {shown}"
+
+
+def test_the_cell_under_an_answer_is_cleared_and_the_one_after_it_kept():
+    out = [nbformat.v4.new_output("stream", text="shown\n")]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("**Predict.** what comes out?"),
+                nbformat.v4.new_code_cell("print(1)", outputs=out),
+                nbformat.v4.new_markdown_cell(ANSWER + "\n\nThe check:"),
+                nbformat.v4.new_markdown_cell("## 2 · Next"),
+                nbformat.v4.new_code_cell("print(2)", outputs=out),
+                nbformat.v4.new_code_cell("print(3)", outputs=out)]
+    assert copy_rules.predicted_cells(nb.cells) == {1, 4}
+    learner, _ = copy_rules.learner_notebook(nb)
+    assert [len(c.get("outputs", [])) for c in learner.cells] == [0, 0, 0, 0, 0, 1]
+    page, _ = copy_rules.learner_notebook(nb, page=True)
+    assert [copy_rules.PREDICTED_TAG in c.metadata.get("tags", []) for c in page.cells] == [
+        False, True, False, False, True, False]
 
 
 def test_the_lessons_ask_predictions_whose_answers_the_source_shows():

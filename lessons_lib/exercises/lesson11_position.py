@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import position
-from .engine import Case, Exercise, Mistake, Outcome, Refusal, like, rng_cases
+from .engine import Case, Exercise, Mistake, Outcome, Refusal, either, like, rng_cases
+from .runner import close
 
 __all__ = ["check_rope"]
 
@@ -126,6 +127,17 @@ def _row_numbers(q, k, v, positions, convention="half"):
     return _candidate()(q, k, v, np.arange(np.shape(q)[-2]), convention)
 
 
+def _only_v_changed(o: Outcome) -> bool:
+    """Q and K right, V of the right shape but changed: V turned, at whatever speeds (a learner who turns
+    V with the speeds of its own width, or of d_head, is not :func:`_candidate`'s)."""
+    if o.error is not None or not isinstance(o.result, tuple) or not isinstance(o.expected, tuple):
+        return False
+    if len(o.result) != 3 or not all(isinstance(part, np.ndarray) for part in o.result):
+        return False
+    (q, k, v), (eq, ek, ev) = o.result, o.expected
+    return close(q, eq) and close(k, ek) and v.shape == ev.shape and not close(v, ev)
+
+
 def _odd_not_refused(o: Outcome) -> bool:
     return isinstance(o.expected, Refusal)
 
@@ -161,13 +173,14 @@ ROPE = Exercise(
                "an odd d_head.",
     mistakes=(
         Mistake(
-            "values_rotated", "the values are turned too",
-            "Your Q and K are right, but V came back turned as well. Positions decide where a token looks "
-            "(the scores, from Q and K); what it hands over, its value, must not depend on where it stands.",
+            "values_rotated", "V turned: the values are turned as well as Q and K",
+            "Your Q and K are right, but V came back changed: turned as well. Positions decide where a token "
+            "looks (the scores, from Q and K); what it hands over, its value, must not depend on where it "
+            "stands, so V leaves the function exactly as it came in.",
             ("Positions belong to the matching of queries with keys, not to the content a token hands over.",
              "Of the three arrays, only the two that meet in the scores carry positions.",
              "Try the hand-made case: V should come back exactly as it went in."),
-            like(_candidate(v_turn=True)),
+            either(like(_candidate(v_turn=True)), _only_v_changed),
         ),
         Mistake(
             "only_one_turned", "only one of the queries and the keys is turned",

@@ -160,6 +160,14 @@ def _rope_layout(layout):
     return my_rope
 
 
+def _rope_v_at_qs_speeds(q, k, v, positions, convention="half"):
+    """``my_rope`` that turns V too, with the speeds of Q's d_head spread over V's own width."""
+    d = q.shape[-1]
+    turned_v = learners_rope(v, positions, convention,
+                             speeds=lambda width: 10000.0 ** (-np.arange(0, width, 2) / d))
+    return learners_rope(q, positions, convention), learners_rope(k, positions, convention), turned_v
+
+
 def _rope_returns_on_odd(q, k, v, positions, convention="half"):
     if q.shape[-1] % 2:
         return q, k, v
@@ -422,7 +430,10 @@ MISTAKES = [
     # lesson 11
     ("my_rope", lambda q, k, v, positions, convention="half": tuple(
         learners_rope(x, positions, convention) for x in (q, k, v)), "values_rotated",
-     ["V came back turned"]),
+     ["V turned", "V came back changed"]),
+    # the learner of issue 55: V turned at the speeds of Q's d_head (not of its own width), "three times in a
+    # row" answered "the numbers are off"
+    ("my_rope", _rope_v_at_qs_speeds, "values_rotated", ["V turned", "V came back changed"]),
     ("my_rope", lambda q, k, v, positions, convention="half": (learners_rope(q, positions, convention), k, v),
      "only_one_turned", ["One of Q and K came back as it went in"]),
     ("my_rope", _rope_layout(lambda convention: "interleaved"), "interleaved_for_half", ["“half” cases"]),

@@ -282,12 +282,15 @@ def torch_rope(x, positions, *, base: float = position.DEFAULT_BASE, convention:
     ≥ 0 (a list, an array or a tensor; or a shape that broadcasts to ``x.shape[:-1]``). The angles
     position · θ_i are computed in float64 and their cosines and sines cast to ``x``'s dtype, as the numpy
     reference does; pair i turns by its angle, in the "half" or "interleaved" layout. Returns a new tensor.
+    NaN or infinity in ``x`` is refused with the numpy path's words (a ValueError naming ``x``).
     """
     torch = import_torch()
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch tensor (use lessons_lib.rope for numpy arrays); got "
                         f"{type(x).__name__}.")
     as_float_array(_stand_in(x), "x", min_ndim=2, shape="(..., seq_len, d_head)", check_values=False)
+    if not _all_finite(torch, x):  # refused by name, as rope refuses it (rare: copies to the CPU)
+        as_float_array(x.detach().cpu().double().numpy(), "x", min_ndim=2)
     d_head = check_pairs(x.shape[-1])
     positions = check_positions(positions, tuple(x.shape[:-1]))
     convention = check_convention(convention)

@@ -70,6 +70,22 @@ def test_bad_rope_settings_are_refused_before_any_work():
         ll.torch_rope(q, np.arange(4))
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_nan_or_inf_is_refused_by_name_as_the_numpy_rope_refuses_it(bad, dtype):
+    """torch_rope handed back NaN rows for NaN/inf input, where rope refuses it by name (issue 55)."""
+    x = torch.ones(2, 3, 4, dtype=getattr(torch, dtype), requires_grad=dtype != "bfloat16")
+    with torch.no_grad():
+        poisoned = x.clone()
+        poisoned[1, 2, 3] = bad
+    with pytest.raises(ValueError) as numpy_words:
+        ll.rope(poisoned.detach().double().numpy(), np.arange(3))
+    with pytest.raises(ValueError, match=r"x contains .*at index \(1, 2, 3\)") as torch_words:
+        ll.torch_rope(poisoned, np.arange(3))
+    assert str(torch_words.value) == str(numpy_words.value)
+    assert torch.isfinite(ll.torch_rope(x, np.arange(3))).all()
+
+
 @needs_cuda
 @pytest.mark.parametrize("convention", ["half", "interleaved"])
 def test_torch_rope_on_cuda_matches_the_cpu(convention):

@@ -54,6 +54,7 @@ from .._checks import (
     color_range,
     is_flag,
 )
+from . import style
 from .style import (  # the course's look: one definition, shared with the live figures
     CMAP_VALUES,
     CMAP_WEIGHTS,
@@ -313,15 +314,14 @@ def auto_size(n_rows: int, n_cols: int) -> tuple[float, float]:
 
 def contrast_with_black_and_white(rgba) -> tuple[float, float]:
     """WCAG 2.1 contrast ratios of an sRGB colour (0..1 channels) with black and with white text."""
-    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3])
-    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
-    return (luminance + 0.05) / 0.05, 1.05 / (luminance + 0.05)
+    rgb = np.asarray(rgba[:3], dtype=float) * 255
+    return style.contrast_ratio(rgb, style.INK_DARK), style.contrast_ratio(rgb, style.INK_LIGHT)
 
 
-def _text_color(rgba) -> str:
-    """Black or white, whichever contrasts more with the cell (at least 4.58:1 on any colour: WCAG AA)."""
-    on_black, on_white = contrast_with_black_and_white(rgba)
-    return "black" if on_black >= on_white else "white"
+def text_colour_on(rgba) -> str:
+    """Black or white for text on a cell of ``rgba`` (0..1 channels), by the course's one switch
+    (:func:`~lessons_lib.figures.style.light_ink`): at least 4.58:1 on any colour (WCAG AA)."""
+    return "white" if style.light_ink(np.asarray(rgba[:3], dtype=float) * 255) else "black"
 
 
 def _masked_runs(hidden: np.ndarray) -> list[tuple[int, int, int]]:
@@ -392,7 +392,7 @@ def draw_heatmap(ax, m, rows, cols, *, title, colorbar_label, cmap, vmin, vmax, 
         for (i, j), value in np.ndenumerate(m):
             if allowed[i, j]:
                 ax.text(j, i, format(value, fmt), ha="center", va="center", fontsize=FONT_ANNOT,
-                        color=_text_color(cm(norm(value))), zorder=3)
+                        color=text_colour_on(cm(norm(value))), zorder=3)
     cbar = None
     if colorbar:
         cbar = ax.get_figure().colorbar(im, ax=ax)

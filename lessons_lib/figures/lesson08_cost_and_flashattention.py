@@ -28,7 +28,7 @@ from .._checks import check_positive_int, check_whole_number, format_bytes
 from ..core.flash import TileStep, default_block_size
 from ..lab.cost import MB, BlockSizes, CostTable
 from . import style
-from .base import new_figure
+from .base import new_figure, text_colour_on
 from .tables import record_matrix
 
 __all__ = ["METHOD_LOOK", "tile_order", "plot_scaling", "plot_tile_grid", "plot_tile_steps",
@@ -175,7 +175,7 @@ def plot_tile_grid(L: int, S: int, block_size: int, *, causal: bool = False, fol
             face = cmap(0.15 + 0.7 * order[i, j] / max(visited - 1, 1))
             ax.add_patch(Rectangle((x0, y0), w, h, facecolor=face, edgecolor="white", linewidth=1.5))
             ax.text(x0 + w / 2, y0 + h / 2, str(order[i, j] + 1), ha="center", va="center",
-                    fontsize=style.FONT_LABEL, color="white" if sum(face[:3]) < 1.5 else "black")
+                    fontsize=style.FONT_LABEL, color=text_colour_on(face))
     if causal:
         ax.plot([0, min(L, S)], [0, min(L, S)], color="black", linewidth=1.2, linestyle=":")
     if follow_block is not None:

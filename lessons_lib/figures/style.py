@@ -14,8 +14,9 @@ the live widget in JupyterLab agree pixel for pixel in their colours.
   grey, with a note; never drawn as the number 0.
 * Contrast (WCAG 2.1 AA), by the one implementation of WCAG's formula here
   (:func:`relative_luminance`, :func:`contrast_ratio`): a number written in a cell
-  is black or white, whichever contrasts more with that cell's colour (:func:`ink_table`,
-  at least 4.5:1 on every colour of every map); lines on white at least 3:1
+  is black or white, whichever contrasts more with that cell's colour: white below the
+  luminance :data:`INK_SWITCH_LUMINANCE` (:func:`ink_for`, :func:`ink_table`), at least 4.58:1 on
+  every colour of every map; lines on white at least 3:1
   (:func:`check_mark_colour`); the cursor and hover frame is black and white together, so
   one of the two contrasts at least 3:1 with any colour beside it; the focus ring (in
   ``live/live_figures.css``) is 3 px of black on the white page.
@@ -45,6 +46,11 @@ MASK_NOTE = "▨ grey hatched = masked (may not attend); not a zero"
 # WCAG 2.1 AA: text at least 4.5:1 against what is behind it, marks (lines, frames, focus rings) 3:1
 MIN_TEXT_CONTRAST, MIN_MARK_CONTRAST = 4.5, 3.0
 INK_DARK, INK_LIGHT = "#000000", "#ffffff"   # the two colours of text on a coloured cell
+#: The relative luminance L where black and white text contrast equally with a cell, (L + 0.05) / 0.05 =
+#: 1.05 / (L + 0.05): L = √(1.05 · 0.05) − 0.05 ≈ 0.179, both at 4.58:1. Darker cells get white text, the
+#: others black, so every colour gets at least 4.58:1 (:func:`ink_for`, :func:`ink_table`). The one switch of
+#: the course: a rule of thumb (RGB sum, a mid-grey luminance of 0.5) leaves some colours under 4.5:1.
+INK_SWITCH_LUMINANCE = (1.05 * 0.05) ** 0.5 - 0.05
 BACKGROUND = "#ffffff"                       # what figures are drawn on
 FRAME_WIDTH = 2         # px: the cursor / hover frame, a black ring this wide with a white one beside it
 # A query's and a key's marks when both are drawn (lesson 11's rotating pairs): dark enough for text (4.5:1
@@ -168,14 +174,23 @@ def contrast_ratio(a, b) -> float | np.ndarray:
     return float(ratio) if np.ndim(ratio) == 0 else ratio
 
 
+def light_ink(colour) -> bool | np.ndarray:
+    """Whether text on ``colour`` (one colour, or an (n, 3) array of 0-255 triples) is white: its luminance
+    is below :data:`INK_SWITCH_LUMINANCE`, where white contrasts more than black.
+
+    >>> bool(light_ink("#440154")), bool(light_ink("#fde725"))
+    (True, False)
+    """
+    return relative_luminance(colour) < INK_SWITCH_LUMINANCE
+
+
 def ink_for(colour) -> str:
     """The text colour for a cell of ``colour``: black or white, whichever contrasts more (≥ 4.58:1 always).
 
     >>> ink_for("#fde725"), ink_for("#440154")
     ('#000000', '#ffffff')
     """
-    dark, light = contrast_ratio(colour, INK_DARK), contrast_ratio(colour, INK_LIGHT)
-    return INK_DARK if dark >= light else INK_LIGHT
+    return INK_LIGHT if light_ink(colour) else INK_DARK
 
 
 @cache
@@ -187,8 +202,7 @@ def ink_table(name: str) -> bytes:
     (1, 0)
     """
     rgb = np.frombuffer(colormap_table(name), dtype=np.uint8).reshape(256, 3)
-    white_wins = contrast_ratio(rgb, np.full(3, 255)) > contrast_ratio(rgb, np.zeros(3))
-    return white_wins.astype(np.uint8).tobytes()
+    return light_ink(rgb).astype(np.uint8).tobytes()
 
 
 def check_mark_colour(colour, name: str = "color", on: str = BACKGROUND) -> str:

@@ -422,3 +422,43 @@ def test_every_figure_kind_takes_focus_and_walks_its_cells_by_keys():
         block = block[:block.index("\n};\n")]
         for part in ("keys", "cursor(", "cells(", "readout(", "cellRect("):
             assert re.search(rf"^  {re.escape(part)}", block, re.M), f"KINDS.{kind} has no {part}"
+
+
+@pytest.mark.parametrize("cmap", ["viridis", "cividis"])
+def test_the_one_ink_switch_gives_every_entry_4_5_to_1_in_the_browser_and_on_the_page(cmap):
+    """Issue 55: the black/white switch sits at the luminance where the two contrast equally (≈ 0.179), and
+    every one of the 256 entries of each map gets ≥ 4.5:1 from the ink chosen for it: in the live heatmaps'
+    table (what the browser writes with), in the stills' numbers, and in lesson 08's numbered tiles (which
+    switched on an RGB sum of 1.5 and left 8 % of its cividis range under 4.5:1, worst 3.87:1)."""
+    from lessons_lib.figures.base import text_colour_on
+
+    lut = _lut(cmap)
+    switch = style.INK_SWITCH_LUMINANCE
+    assert abs((switch + 0.05) / 0.05 - 1.05 / (switch + 0.05)) < 1e-12          # both contrast equally
+    white = np.frombuffer(style.ink_table(cmap), np.uint8).astype(bool)
+    stills = np.array([text_colour_on(rgb / 255) == "white" for rgb in lut])
+    np.testing.assert_array_equal(white, stills)
+    hexes = ["#" + bytes(rgb.astype(np.uint8)).hex() for rgb in lut]
+    np.testing.assert_array_equal(white, [style.ink_for(h) == style.INK_LIGHT for h in hexes])
+    ink = np.where(white[:, None], 255, 0) * np.ones(3, dtype=int)
+    ratios = style.contrast_ratio(lut, ink)
+    low = [(i, round(r, 2)) for i, r in enumerate(ratios) if r < style.MIN_TEXT_CONTRAST]
+    assert not low, f"{cmap}: entries under 4.5:1 (entry, ratio): {low}"
+
+
+def test_lesson_08s_numbered_tiles_reach_4_5_to_1_on_their_colours():
+    from lessons_lib.figures import lesson08_cost_and_flashattention as cost_plots
+
+    fig = cost_plots.plot_tile_grid(64, 64, 4)          # 256 tiles: the whole range of the tiles' colours
+    ax = fig.axes[0]
+    faces = {(round(p.get_x() + p.get_width() / 2, 6), round(p.get_y() + p.get_height() / 2, 6)):
+             p.get_facecolor() for p in ax.patches if p.get_fill()}
+    checked = 0
+    for text in ax.texts:
+        face = faces.get((round(text.get_position()[0], 6), round(text.get_position()[1], 6)))
+        if face is None:
+            continue
+        ink = np.array(matplotlib.colors.to_rgb(text.get_color())) * 255
+        assert style.contrast_ratio(np.array(face[:3]) * 255, ink) >= style.MIN_TEXT_CONTRAST, text.get_text()
+        checked += 1
+    assert checked >= 200

@@ -277,7 +277,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False, scale
     :func:`low_memory_attention` gives the same result in one buffer.
     """
     q, k, v = check_qkv(q, k, v)
-    factor = check_scale(scale, q.shape[-1])
+    d_k = q.shape[-1]
+    factor = 1 / np.sqrt(d_k) if scale is None else check_scale(scale, d_k)     # step 3's 1/√d_k
     _check_attention_memory(q, k, mask, causal)
     scores = attention_scores(q, k)                                              # step 2: Q·Kᵀ
     weights = attention_weights(scores, mask=mask, causal=causal, scale=factor)  # step 3: softmax(·/√d_k)

@@ -48,7 +48,8 @@ EQUATIONS = (
     Equation("3.2.1", r"\frac{Q K^\top}{\sqrt{d_k}}",
              "divide by √d_k, so that the spread of the scores does not grow with d_k (footnote 4: "
              "q · k has variance d_k)",
-             "_checks.check_scale", "return 1.0 / float(np.sqrt(d_k))", "04_step3_scale_softmax.ipynb"),
+             "core.attention.scaled_dot_product_attention", "factor = 1 / np.sqrt(d_k)",
+             "04_step3_scale_softmax.ipynb"),
     Equation("3.2.1", r"\mathrm{softmax}(\cdot)",
              "each row of scores becomes weights that sum to 1",
              "core.attention.softmax_in_place", ("x -= peak", "np.exp(x, out=x)", "x /= total"),

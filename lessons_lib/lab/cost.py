@@ -380,11 +380,18 @@ class BlockSizes:
         1024."
 
         The shape of that curve is a measurement like any other (on a busy machine it may fall, then rise), so
-        the cell that measures prints it, and the lesson's prose describes no shape of its own.
+        the cell that measures prints it, and the lesson's prose describes no shape of its own. When the
+        lowest is at a block of N or more, the one tile is the whole matrix, and the sentence says what that
+        means.
         """
         ratios = ", ".join(f"{r:.2f} at {'block ' if i == 0 else ''}{b}"
                            for i, (b, r) in enumerate(zip(self.block_sizes, self.time_ratios)))
         best = int(self.block_sizes[int(np.argmin(self.time_ratios))])
+        n = self.naive.n
+        if best >= n:   # one tile, the whole matrix: the lowest time is where nothing is tiled
+            return (f"On this run the tiled time ÷ the naive time was {ratios}: lowest at block {best}, "
+                    f"where the one tile is the whole {n:,} × {n:,} matrix. On this run, at this N, tiles "
+                    f"bought memory (the right panel), not time.")
         return f"On this run the tiled time ÷ the naive time was {ratios}: lowest at block {best}."
 
     def __str__(self) -> str:

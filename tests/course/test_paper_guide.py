@@ -77,3 +77,11 @@ def test_a_wrong_section_is_explained(bad, error):
     for guide in (pg.equation_table, pg.equation_list):
         with pytest.raises(error, match="section"):
             guide(sections=bad)
+
+
+def test_the_guide_points_at_the_attention_steps_never_at_a_validator():
+    """Issue 55: √d_k was shown in the argument checks (``_checks.check_scale``), not where attention
+    divides by it."""
+    for eq in pg.EQUATIONS:
+        assert not any(part.startswith("_") for part in eq.function.split(".")), eq.function
+        assert eq.function.split(".")[0] == "core", eq.function

@@ -27,3 +27,13 @@ def test_the_trend_follows_the_run_not_a_shape_decided_before():
     rising = _measured({64: 1.0, 256: 2.0, 1024: 3.0})
     assert falling.trend().endswith("lowest at block 1024.")
     assert rising.trend().endswith("lowest at block 64.")
+
+
+def test_lowest_at_the_block_that_is_the_whole_matrix_says_tiles_bought_no_time():
+    """Issue 55: a learner's run printed "lowest at block 2048" beside a caption saying that at block 2048 the
+    one tile is the whole matrix; the sentence now says what that means for that run."""
+    untiled = _measured({64: 2.4, 512: 1.1, 2048: 0.95})
+    assert untiled.trend().endswith("lowest at block 2048, where the one tile is the whole 2,048 × 2,048 "
+                                    "matrix. On this run, at this N, tiles bought memory (the right panel), "
+                                    "not time.")
+    assert _measured({64: 2.4, 512: 0.9, 2048: 0.95}).trend().endswith("lowest at block 512.")

@@ -173,7 +173,7 @@ LESSONS: dict[str, Lesson] = _by_number(
         title="Start here",
         short="Start here",
         summary="how the course works, setup check, the formula and this map",
-        minutes=34,
+        minutes=35,
         cuts=(("The course map", "point at the README's map"), ("Quiz", "set it as homework")),
     ),
     Lesson(
@@ -252,7 +252,7 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Cost and FlashAttention",
         summary="the cost of attention, counted and measured; tiling and the online softmax; torch SDPA "
                 "on CPU or GPU",
-        minutes=65,
+        minutes=66,
         torch=True,
         points={"my_online_update": 4},
         cuts=(("SDPA and its kernels", "read at home (GPU classes: demo it)"),
@@ -285,7 +285,7 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Position: RoPE and friends",
         summary="does attention see word order? sinusoids, rotary embeddings (RoPE, two layouts), ALiBi; a "
                 "tiny model that needs order",
-        minutes=61,
+        minutes=66,
         torch=True,
         points={"my_rope": 4},
         cuts=(("ALiBi", "read at home"), ("Quiz", "set it as homework"),

@@ -23,7 +23,7 @@ static_notebook = export_html.static_notebook
 conventions = load_tool("conventions")
 SUBSLIDE_TAG, GRADED_TAG = conventions.SUBSLIDE_TAG, conventions.GRADED_TAG
 CHECK_CALL, SOLUTION_BEGIN = conventions.CHECK_CALL, conventions.SOLUTION_BEGIN
-prediction_spans = load_tool("learner_copy").prediction_spans
+predicted_cells = load_tool("learner_copy").predicted_cells
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 FALLBACK = "figure without a description"
@@ -128,14 +128,14 @@ def test_learner_pages_hold_no_solution_and_no_passed_feedback(pages, teacher_pa
 
 @pytest.mark.subprocess
 def test_a_page_keeps_what_a_prompt_asks_to_predict_in_a_closed_fold(pages):
-    """A page's reader cannot run the cells between a **Predict** prompt and its answer: their outputs are
-    on the page (not cleared, as in the learner's notebook), each in a closed fold opened after predicting."""
+    """A page's reader cannot run the cells between a **Predict** prompt and its answer, nor the one right
+    under the answer (:func:`predicted_cells`): their outputs are on the page (not cleared, as in the
+    learner's notebook), each in a closed fold opened after predicting."""
     folds_in_course = 0
     for notebook in NOTEBOOKS:
         cells = [c for c in nbformat.read(notebook, as_version=4).cells
                  if GRADED_TAG not in c.metadata.get("tags", [])]  # as the learner copy drops them
-        between = {i for prompt, answer in prediction_spans(cells, notebook.name)
-                   for i in range(prompt + 1, answer)}
+        between = predicted_cells(cells, notebook.name)
         predicted = [i for i in between if cells[i].cell_type == "code" and cells[i].outputs
                      and not CHECK_CALL.search(cells[i].source) and SOLUTION_BEGIN not in cells[i].source]
         page = (pages / f"{notebook.stem}.html").read_text(encoding="utf-8")

@@ -59,3 +59,17 @@ def test_without_transformers_the_cell_says_it_compares_nothing(monkeypatch):
     printed = _run(_cell("apply_rotary_pos_emb").source)
     assert printed.strip() == ("transformers is not installed here: ll.rope is not compared with Llama's "
                                "code in this run.")
+
+
+def test_the_long_term_decay_is_what_the_lesson_says():
+    """Section 4: for a query and a key pointing the same way the score falls from 64 to almost nothing, and
+    rises from 16 to 32 and from 512 to 1024; the committed output is that run's."""
+    same = np.ones(64)
+    score = {d: float(ll.rope(same[None], positions=[d])[0] @ same) for d in (0, 16, 32, 512, 1024, 4096)}
+    assert score[0] == 64 and abs(score[4096]) < 1
+    assert score[32] > score[16] and score[1024] > score[512]
+    printed = "".join(o.get("text", "") for o in _cell("positions=[distance]").outputs)
+    for d, s in score.items():
+        assert f"distance {d:>5}: score {s:5.1f}" in printed, d
+    prose = " ".join(c.source for c in nbformat.read(LESSON, as_version=4).cells if c.cell_type == "markdown")
+    assert "from 16 to 32, and from 512 to 1024, it rises" in " ".join(prose.split())

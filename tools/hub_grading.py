@@ -254,11 +254,26 @@ def _known_lesson(name: str, where: str) -> str:
     return name
 
 
+#: the longest extension the file takes: a term
+MAX_DAYS = 365
+
+
 def _days(value, where: str) -> datetime.timedelta:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise DeadlineError(f"{where}: an extension is a number of days above 0 (1.5 is a day and a half); "
-                            f"got {value!r}")
+    import math
+
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or not 0 < value <= MAX_DAYS):
+        raise DeadlineError(f"{where}: an extension is a number of days above 0 and at most {MAX_DAYS} "
+                            f"(1.5 is a day and a half); got {value!r}")
     return datetime.timedelta(days=value)
+
+
+def _table(data: dict, key: str, path: Path, example: str) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise DeadlineError(f"{path}, {key}: a table, such as [{key}] then {example} on the next line; got "
+                            f"{key} = {value!r}")
+    return value
 
 
 Extensions = dict[str, dict[str, datetime.timedelta]]
@@ -274,13 +289,17 @@ def read_deadlines(path: Path) -> tuple[dict[str, datetime.datetime], Extensions
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise DeadlineError(f"{path} cannot be read: {exc}") from None
+    unknown = sorted(set(data) - {"timezone", "due", "extensions"})
+    if unknown:
+        raise DeadlineError(f"{path}: {', '.join(unknown)} is not part of a deadlines file; it holds "
+                            "timezone, [due] and [extensions]")
     try:
         zone = zoneinfo.ZoneInfo(data.get("timezone", "UTC"))
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, TypeError):
         raise DeadlineError(f"{path}: timezone {data.get('timezone')!r} is not a time zone's name (such as "
                             "\"Europe/Berlin\")") from None
     due = {}
-    for lesson, when in data.get("due", {}).items():
+    for lesson, when in _table(data, "due", path, '"03_step2_scores" = 2026-12-08T09:00:00').items():
         where = f"{path}, due {lesson!r}"
         _known_lesson(lesson, where)
         if not isinstance(when, datetime.datetime):
@@ -288,7 +307,7 @@ def read_deadlines(path: Path) -> tuple[dict[str, datetime.datetime], Extensions
         when = when if when.tzinfo else when.replace(tzinfo=zone)
         due[lesson] = when.astimezone(datetime.UTC).replace(tzinfo=None)
     extensions: Extensions = {}
-    for learner, value in data.get("extensions", {}).items():
+    for learner, value in _table(data, "extensions", path, '"jupyter-ada" = 3').items():
         where = f"{path}, extensions {learner!r}"
         if isinstance(value, dict):
             extensions[learner] = {_known_lesson(lesson, where): _days(days, f"{where}, {lesson!r}")
@@ -296,6 +315,21 @@ def read_deadlines(path: Path) -> tuple[dict[str, datetime.datetime], Extensions
         else:
             extensions[learner] = {"*": _days(value, where)}
     return due, extensions
+
+
+def quiet_gradebook():
+    """A context in which nbgrader's gradebook warns the teacher of nothing: its own calls make SQLAlchemy
+    warn ("not in session, add operation ... will not proceed") about objects it adds a moment later,
+    which says nothing about the course (nbgrader/api.py)."""
+    import contextlib
+    import warnings
+
+    from sqlalchemy.exc import SAWarning
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(warnings.catch_warnings())
+    warnings.simplefilter("ignore", SAWarning)
+    return stack
 
 
 def apply_deadlines(course: Path, course_id: str = "attention") -> list[str]:
@@ -307,7 +341,7 @@ def apply_deadlines(course: Path, course_id: str = "attention") -> list[str]:
     # a new gradebook asks `alembic` (nbgrader's migrations) for its version: the one beside this Python
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     lines = []
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id) as gb:
+    with quiet_gradebook(), Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id) as gb:
         for lesson, when in sorted(due.items()):
             gb.update_or_create_assignment(lesson, duedate=when)
             lines.append(f"{lesson}: due {when:%Y-%m-%d %H:%M} UTC")
@@ -319,9 +353,14 @@ def apply_deadlines(course: Path, course_id: str = "attention") -> list[str]:
                 bare = student.removeprefix(TLJH_PREFIX)
                 twin = bare if bare != student else TLJH_PREFIX + student
                 student = twin if twin in known else student
-            every = sorted(set(due) | {a.name for a in gb.assignments})  # "*": each lesson with a due date
-            names = every if "*" in lessons else list(lessons)
+            dated = {a.name for a in gb.assignments if a.duedate is not None}
+            names = sorted(dated) if "*" in lessons else list(lessons)
             for lesson in names:
+                if lesson not in dated:  # nbgrader adds an extension to the due date: none yet, so kept here
+                    days = lessons[lesson].total_seconds() / 86400
+                    lines.append(f"{student}: {days:g} more day(s) for {lesson} kept in the file, applied "
+                                 "once it has a due date")
+                    continue
                 wanted[(lesson, student)] = lessons.get(lesson, lessons.get("*"))
         for (lesson, student), extra in sorted(wanted.items()):
             gb.update_or_create_assignment(lesson)

@@ -61,7 +61,8 @@ help:
 	@echo "make notebooks  stamp (Colab cell, slides, course maps), then re-run every notebook from a clean kernel"
 	@echo "make learner    the learner copy in build/learner (solutions removed, answers cleared)"
 	@echo "make release VERSION=x.y.z   bump the version everywhere, commit, and release branch learner,"
-	@echo "                tag learner-vx.y.z, CHANGELOG.md (re-runs only lessons whose code changed)"
+	@echo "                tag learner-vx.y.z, CHANGELOG.md (re-runs only lessons whose code changed); it"
+	@echo "                refuses the placeholder accessibility contact (KEEP_PLACEHOLDER_CONTACT=1: a trial)"
 	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
 	@echo "make class-report NBGRADER_COURSE=dir  which mistakes the class made, and the concept quiz's gain"
@@ -232,7 +233,7 @@ learner: $(STAMP_RUN)
 # run them on bare remotes). Stops with git's own message, nothing bumped, when git cannot commit.
 release: $(STAMP_RUN)
 	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (the new version)"; exit 1; }
-	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner
+	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner$(if $(KEEP_PLACEHOLDER_CONTACT), --keep-placeholder-contact)
 
 
 # The class report (tools/class_report.py): per exercise, how many learners made each named mistake

@@ -253,10 +253,11 @@ endif
 
 # Grades into the learning platform (tools/lms.py grades): Canvas's and Moodle's gradebook import files,
 # a column per graded lesson, from nbgrader's gradebook.db, with a roster mapping hub users to the
-# platform's ids (COURSE_DIR, not COURSE: that name is tools/course.py's command here).
+# platform's ids (COURSE_DIR, not COURSE: that name is tools/course.py's command here); ASSIGNMENTS, a CSV
+# naming each lesson's assignment in the platform, so that its column lands on it (docs/classroom.md).
 grades: $(STAMP_DEV)
 	@test -n "$(COURSE_DIR)" -a -n "$(ROSTER)" || { echo "usage: make grades COURSE_DIR=path/to/nbgrader/course ROSTER=roster.csv"; exit 1; }
-	$(PY) tools/lms.py grades $(COURSE_DIR) --roster $(ROSTER) --out build/grades
+	$(PY) tools/lms.py grades $(COURSE_DIR) --roster $(ROSTER) --out build/grades$(if $(ASSIGNMENTS), --assignments $(ASSIGNMENTS))
 
 # Static pages that work offline (MathJax copied into the build folder from jupyter-server-mathjax,
 # a test-tools requirement): the learner's copy by default, the teacher's (solutions) by name.

@@ -51,7 +51,6 @@ Usage: python tools/hub_grading.py image
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -149,6 +148,12 @@ POLICY = """\
 from lessons_lib.course import grading_policy
 grading_policy.configure(c, percent_per_day={percent:g})  # noqa: F821
 """
+#: where every learner has a Unix account of their own: collect keeps only the submissions they own
+OWNED = """\
+# Every learner has a Unix account of their own (The Littlest JupyterHub): collect keeps only a submission
+# owned by the account it names (lessons_lib/course/grading_policy.py, OwnedCollect).
+c.ExchangeFactory.collect = "lessons_lib.course.grading_policy.OwnedCollect"  # noqa: F821
+"""
 #: the file of due dates and extensions, in the course folder
 DEADLINES = "deadlines.toml"
 DEADLINES_TEMPLATE = """\
@@ -217,15 +222,18 @@ def user_config_dir() -> Path:
     return Path(done.stdout.strip())
 
 
-def teacher(course: Path, course_id: str, exchange: str, percent_per_day: float = 10) -> list[Path]:
+def teacher(course: Path, course_id: str, exchange: str, percent_per_day: float = 10,
+            per_learner_accounts: bool = False) -> list[Path]:
     """The teacher's set-up, run as the teacher: their views on, their course folder and config (with the
-    course's grading policy), and the course's deadlines file to fill in."""
+    course's grading policy, and where each learner has an account of their own, collect that keeps only a
+    learner's own submissions: :data:`OWNED`), and the course's deadlines file to fill in."""
     config = views_on_for_me()
     (course / "source").mkdir(parents=True, exist_ok=True)
     os.chmod(course, stat.S_IRWXU)  # the course (sources, submissions, gradebook) is the teacher's alone
     secret = make_secret(SECRET_FILE.expanduser())
     (config / CONFIG).write_text(config_text(course_id, exchange, course.resolve())
-                                 + POLICY.format(percent=percent_per_day), encoding="utf-8")
+                                 + POLICY.format(percent=percent_per_day)
+                                 + (OWNED if per_learner_accounts else ""), encoding="utf-8")
     deadlines = course / DEADLINES
     if not deadlines.exists():
         deadlines.write_text(DEADLINES_TEMPLATE, encoding="utf-8")
@@ -378,7 +386,10 @@ def apply_deadlines(course: Path, course_id: str = "attention") -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from conventions import ToolParser
+
+    parser = ToolParser(prog="tools/hub_grading.py", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("image", help="turn the teacher's views off for everyone in this environment")
     for name in ("hub", "teacher", "deadlines"):
@@ -389,6 +400,10 @@ def main(argv: list[str] | None = None) -> int:
                               help=f"the teacher's course folder, holding {DEADLINES} (default ~/course)")
             continue
         part.add_argument("--exchange", default=EXCHANGE, help=f"the exchange folder (default {EXCHANGE})")
+        if name == "teacher":
+            part.add_argument("--per-learner-accounts", action="store_true",
+                              help="every learner has a Unix account of their own (TLJH): collect keeps only "
+                                   "the submissions each learner's account made")
         if name == "hub":
             part.add_argument("--config-dir", type=Path, default=Path(sys.prefix) / "etc" / "jupyter",
                               help="where every user's nbgrader config goes (default: this environment's)")
@@ -408,8 +423,7 @@ def main(argv: list[str] | None = None) -> int:
             for line in apply_deadlines(args.course, args.course_id):
                 print(line)
         except DeadlineError as exc:
-            print(f"hub_grading: {exc}", file=sys.stderr)
-            return 2
+            parser.exit(2, f"hub_grading: {exc}\n")
         return 0
     if args.command == "hub":
         made = hub(Path(args.exchange), args.course_id, args.config_dir, args.jupyterhub_config_dir)
@@ -417,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"no hub config folder: give every server the environment {SERVER_ENV} (Zero to "
                   "JupyterHub: singleuser.extraEnv), or the teacher's views stay off for the teacher too")
     else:
-        made = teacher(args.course, args.course_id, args.exchange)
+        made = teacher(args.course, args.course_id, args.exchange,
+                       per_learner_accounts=args.per_learner_accounts)
     print(f"{args.command}: " + ", ".join(map(str, made)))
     return 0
 

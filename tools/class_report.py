@@ -47,7 +47,6 @@ Usage: python tools/class_report.py COURSE_DIR [--out build/class-report]   (mak
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -58,7 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from conventions import LESSONS, ROOT
+from conventions import LESSONS, ROOT, ToolParser
 
 from lessons_lib.exercises import EXERCISES
 from lessons_lib.exercises.catalogue import LIBRARY_ANSWER, TAMPERED
@@ -79,6 +78,10 @@ TEACHER_ONLY = "teacher-only"
 #: exercise name (my_softmax) -> its lesson number, from the registry's points (and its place in the lesson)
 LESSON_OF = {name: number for number, lesson in LESSONS.items() for name in lesson.points}
 _ORDER = {name: (number, i) for number, lesson in LESSONS.items() for i, name in enumerate(lesson.points)}
+
+
+class ReportError(ValueError):
+    """A course folder the report cannot be made from; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -384,8 +387,8 @@ def report(course: Path, out: Path) -> dict:
     for line in found.skipped:
         print(f"class_report: {line}", file=sys.stderr)
     if not results:
-        raise SystemExit(f"class_report: {course}/autograded holds no graded notebooks it can read: run "
-                         "nbgrader autograde first (docs/classroom.md, 'Grading with nbgrader')")
+        raise ReportError(f"{course}/autograded holds no graded notebooks it can read: run nbgrader "
+                          "autograde first (docs/classroom.md, 'Grading with nbgrader')")
     out.mkdir(parents=True, exist_ok=True)
     rows = mistake_rows(results, handed_in)
     _csv(out / "mistakes.csv", rows)
@@ -438,11 +441,16 @@ def report(course: Path, out: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ToolParser(prog="tools/class_report.py", description=__doc__.splitlines()[0])
     parser.add_argument("course", type=Path, help="the nbgrader course folder (after nbgrader autograde)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "class-report")
     args = parser.parse_args(argv)
-    done = report(args.course, args.out)
+    if not args.course.is_dir():
+        parser.error(f"no course folder at {args.course} (the nbgrader course: source/, autograded/, ...)")
+    try:
+        done = report(args.course, args.out)
+    except ReportError as exc:
+        parser.error(str(exc))
     print(f"class report of {done['learners']} learners, {done['exercises']} exercises: "
           f"{done['out']}/report.md (mistakes.csv, mistakes.png, concept-quiz.csv); who made which mistake, "
           f"for you alone: {done['out']}/{TEACHER_ONLY}/who.md"

@@ -522,6 +522,18 @@ def feedback_name(upload: dict[str, str], file: str) -> str:
     return f"{upload['name']}_{upload['account']}_assignfeedback_file/{file}"
 
 
+def returned(path: Path) -> bytes:
+    """The file as the learner gets it back: a graded notebook without its widgets' saved state (the
+    sliders' models, half of a lesson's file, which no kernel is there to drive), a page as it is."""
+    import json
+
+    if path.suffix != ".ipynb":
+        return path.read_bytes()
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb.get("metadata", {}).pop("widgets", None)
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def feedback(course: Path, lesson: str, out: Path) -> dict:
     """Zip each collected learner's feedback page (``nbgrader generate_feedback``) and graded notebook
     (``autograded/``) under the names their platform files as that learner's feedback; return the archive,
@@ -542,7 +554,7 @@ def feedback(course: Path, lesson: str, out: Path) -> dict:
             for source in (page, graded):
                 if source.is_file():
                     name = feedback_name(upload, source.name)
-                    zf.write(source, name)
+                    zf.writestr(name, returned(source))
                     names.append(name)
     if not names:
         out.unlink()

@@ -2,8 +2,8 @@
 (``tools/lms.py collect``), the real ``nbgrader autograde`` and ``generate_feedback``, the grade files
 (``tools/lms.py grades``, what ``make grades`` runs) and the feedback archive (``tools/lms.py feedback``).
 
-Lesson 03 is due a day ago (``deadlines.toml``). Each platform's class hands in three notebooks: one right,
-one with the planted mistake, one right but late:
+Lesson 03 was due three days ago (``deadlines.toml``). Each platform's class hands in three notebooks: one
+right, one with the planted mistake, one right but late:
 
 * **Canvas**: the download names the late upload ``<name>_LATE_<id>_<file id>_<file>`` and carries no times;
   Canvas keeps each submission's time and applies its own late policy to a grade entered for a late
@@ -41,7 +41,7 @@ stamp = load_tool("stamp_notebooks")
 hub_grading = load_tool("hub_grading")
 LESSON = "03_step2_scores"
 NOW = datetime.datetime.now(datetime.UTC).replace(tzinfo=None, second=0, microsecond=0)  # Moodle: minutes
-DUE = NOW - datetime.timedelta(days=1)
+DUE = NOW - datetime.timedelta(days=3)  # the late learner handed in 30 h after it, in the past
 ROSTER = ("hub user,lms id,first name,last name,email\n"
           "ada,4001,Ada,Lovelace,ada@uni.example\nben,4002,Ben,Okafor,ben@uni.example\n"
           "cleo,4003,Cleo,Ng,cleo@uni.example\ndan,4004,Dan,Ruiz,dan@uni.example\n"
@@ -101,7 +101,7 @@ def tool(*args: str) -> subprocess.CompletedProcess:
 
 def course_for(folder: Path) -> Path:
     """A course as the teacher sets it up (its config, the course's grading policy), lesson 03 generated and
-    due a day ago."""
+    due three days ago."""
     make_course(folder)
     with open(folder / "nbgrader_config.py", "a", encoding="utf-8") as fh:
         fh.write(hub_grading.POLICY.format(percent=10))
@@ -207,6 +207,7 @@ def test_the_feedback_archive_files_each_page_and_graded_notebook_under_the_lear
     with zipfile.ZipFile(route[platform]["feedback"]) as zf:
         graded = nbformat.reads(zf.read(names[1]).decode(), as_version=4)
     assert any(c.metadata.get("nbgrader", {}).get("grade") for c in graded.cells)
+    assert "widgets" not in graded.metadata, "the sliders' saved state, half the file, stays behind"
 
 
 @pytest.mark.grading

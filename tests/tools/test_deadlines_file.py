@@ -103,6 +103,7 @@ def test_an_extension_for_a_lesson_with_no_due_date_is_kept_and_applies_once_it_
         assert ada.duedate == datetime.datetime(2026, 12, 18, 9, 0)
 
 
+@pytest.mark.subprocess
 def test_the_tool_refuses_a_file_in_one_line_with_exit_status_2(tmp_path):
     done = apply(tmp_path, "timezone = 5\n")
     assert done.returncode == 2 and done.stdout == "", done

@@ -61,7 +61,8 @@ help:
 	@echo "make notebooks  stamp (Colab cell, slides, course maps), then re-run every notebook from a clean kernel"
 	@echo "make learner    the learner copy in build/learner (solutions removed, answers cleared)"
 	@echo "make release VERSION=x.y.z   bump the version everywhere, commit, and release branch learner,"
-	@echo "                tag learner-vx.y.z, CHANGELOG.md (re-runs only lessons whose code changed)"
+	@echo "                tag learner-vx.y.z, CHANGELOG.md (re-runs only lessons whose code changed); it"
+	@echo "                refuses the placeholder accessibility contact (KEEP_PLACEHOLDER_CONTACT=1: a trial)"
 	@echo "make html       static pages + printable handouts of every lesson, learner copy, in build/html"
 	@echo "make html-teacher  the same with the solutions, in build/html-teacher (teachers only)"
 	@echo "make class-report NBGRADER_COURSE=dir  which mistakes the class made, and the concept quiz's gain"
@@ -232,7 +233,7 @@ learner: $(STAMP_RUN)
 # run them on bare remotes). Stops with git's own message, nothing bumped, when git cannot commit.
 release: $(STAMP_RUN)
 	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z (the new version)"; exit 1; }
-	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner
+	$(PY) tools/learner_release.py --release $(VERSION) --out build/learner$(if $(KEEP_PLACEHOLDER_CONTACT), --keep-placeholder-contact)
 
 
 # The class report (tools/class_report.py): per exercise, how many learners made each named mistake
@@ -252,10 +253,11 @@ endif
 
 # Grades into the learning platform (tools/lms.py grades): Canvas's and Moodle's gradebook import files,
 # a column per graded lesson, from nbgrader's gradebook.db, with a roster mapping hub users to the
-# platform's ids (COURSE_DIR, not COURSE: that name is tools/course.py's command here).
+# platform's ids (COURSE_DIR, not COURSE: that name is tools/course.py's command here); ASSIGNMENTS, a CSV
+# naming each lesson's assignment in the platform, so that its column lands on it (docs/classroom.md).
 grades: $(STAMP_DEV)
 	@test -n "$(COURSE_DIR)" -a -n "$(ROSTER)" || { echo "usage: make grades COURSE_DIR=path/to/nbgrader/course ROSTER=roster.csv"; exit 1; }
-	$(PY) tools/lms.py grades $(COURSE_DIR) --roster $(ROSTER) --out build/grades
+	$(PY) tools/lms.py grades $(COURSE_DIR) --roster $(ROSTER) --out build/grades$(if $(ASSIGNMENTS), --assignments $(ASSIGNMENTS))
 
 # Static pages that work offline (MathJax copied into the build folder from jupyter-server-mathjax,
 # a test-tools requirement): the learner's copy by default, the teacher's (solutions) by name.

@@ -11,36 +11,42 @@ and read back by its ``read_verdict``). This tool reads a course folder after ``
   course (lesson 00) and after it (lesson 10), merged per learner.
 
 A file it cannot read (a notebook that is not JSON or not UTF-8, a quiz record of the wrong shape) is
-skipped with one line naming the learner and the file, on the terminal and in the report; the others are
-counted as usual.
+skipped with one line naming the learner and the file, on the terminal and in the teacher's copy (the
+class's report gives how many); the others are counted as usual.
 
-Two kinds of failed verdict are kept apart: **misconceptions** (the mistakes the teacher's guide lists,
-what the next session can address) and **integrity** verdicts (:data:`INTEGRITY`: the check's own tools
-replaced, the library's answer called: ways of getting the points without the work, a matter for a word
-with the learner, not for the class).
+The class's files count what learners understood. Kept out of them, for the teacher alone: **integrity**
+verdicts (:data:`INTEGRITY`: the check's own tools replaced, the library's answer called: ways of getting
+the points without the work, a matter for a word with the learner, not for the class), and every other
+verdict of a notebook that holds one (a pass beside tampering may be the tampering's, a "mistake" beside
+it the placeholder of no work); and verdicts that say nothing of the learner (:data:`NOT_THE_LEARNERS`:
+the check itself failed, or the judge was stopped).
 
-It writes to ``--out`` (default ``build/class-report``), for the class (no names):
+The concept quiz's record is the learner's own file: each answer's ``correct`` is worked out again from
+its letter against the quiz's key (:func:`rescored`), whatever the file says.
+
+It writes to ``--out`` (default ``build/class-report``), for the class (no names, no one's file named):
 
 * ``mistakes.csv``: one row per exercise and outcome (passed, each named mistake, not attempted, …) with its
-  kind (passed, misconception, integrity, not attempted, unnamed), how many learners, and what share of
-  those who handed the exercise in (the one denominator of each exercise's rows); the mistake's words are
-  the ones the learner read, its key the one the teacher's guide lists;
+  kind (passed, misconception, not attempted, unnamed), how many learners, and what share of those who
+  handed the exercise in (the one denominator of each exercise's rows); the mistake's words are the ones
+  the learner read, its key the one the teacher's guide lists;
 * ``mistakes.png``: the misconceptions as bars, most frequent first, with its alt text;
 * ``concept-quiz.csv``: each question's share of right answers before and after, and the class's
   normalised gain ⟨g⟩ = (post − pre) / (1 − pre), all over one group of learners: those who took the quiz
   both before and after (while nobody has, the learners who took it before); the file says which, and how
   many;
-* ``report.md``: all of that as text tables, the chart with its alt text;
+* ``report.md``: all of that as text tables, the chart with its alt text, and how many graded cells and
+  files were left out for the teacher (not whose);
 
 and, for the teacher alone, ``teacher-only/`` (a folder only its owner can open): ``who.csv`` and
-``who.md``, which learner had which outcome in which exercise, integrity verdicts first.
+``who.md``, which learner had which outcome in which exercise, integrity verdicts first, and the files
+skipped.
 
 Usage: python tools/class_report.py COURSE_DIR [--out build/class-report]   (make class-report COURSE=…)
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -51,7 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from conventions import LESSONS, ROOT
+from conventions import LESSONS, ROOT, ToolParser
 
 from lessons_lib.exercises import EXERCISES
 from lessons_lib.exercises.catalogue import LIBRARY_ANSWER, TAMPERED
@@ -61,13 +67,21 @@ from lessons_lib.quizzes import concepts
 PASSED, NOT_ATTEMPTED, UNNAMED, ERROR = "passed", "not attempted", "failed, no mistake named", "error"
 #: verdicts about how the points were sought, not about what the learner understood
 INTEGRITY = (TAMPERED.key, LIBRARY_ANSWER.key)
+#: verdicts that are not about the learner's understanding: the check failed, or the judge was stopped
+NOT_THE_LEARNERS = ("checker_error", "judge_stopped")
 #: the kind of each outcome (mistakes.csv's "kind"): every other outcome is a misconception
 KIND = {PASSED: "passed", NOT_ATTEMPTED: "not attempted", UNNAMED: "unnamed", ERROR: "unnamed",
-        **dict.fromkeys(INTEGRITY, "integrity")}
+        **dict.fromkeys(INTEGRITY, "integrity"), **dict.fromkeys(NOT_THE_LEARNERS, "not the learner's")}
+#: kinds the class's files leave out: for the teacher's copy alone (teacher-only/who.md)
+TEACHERS = ("integrity", "not the learner's")
 TEACHER_ONLY = "teacher-only"
 #: exercise name (my_softmax) -> its lesson number, from the registry's points (and its place in the lesson)
 LESSON_OF = {name: number for number, lesson in LESSONS.items() for name in lesson.points}
 _ORDER = {name: (number, i) for number, lesson in LESSONS.items() for i, name in enumerate(lesson.points)}
+
+
+class ReportError(ValueError):
+    """A course folder the report cannot be made from; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +91,15 @@ class Result:
     learner: str
     exercise: str
     outcome: str
+    #: an integrity verdict of another graded cell of the same notebook: none of its verdicts says what the
+    #: learner understood (a pass there may be the tampering's, a mistake the placeholder of no work)
+    beside: str = ""
+
+    @property
+    def kind(self) -> str:
+        """passed, misconception, not attempted, unnamed; integrity or not the learner's (teacher only)."""
+        own = KIND.get(self.outcome, "misconception")
+        return "integrity" if self.beside and own != "not the learner's" else own
 
 
 def graded_results(nb, learner: str) -> list[Result]:
@@ -99,6 +122,10 @@ def graded_results(nb, learner: str) -> list[Result]:
         else:
             outcome = verdict.mistake or UNNAMED
         results.append(Result(learner, name, outcome))
+    found = sorted({r.outcome for r in results if r.outcome in INTEGRITY})
+    if found:
+        results = [r if r.outcome in INTEGRITY else Result(r.learner, r.exercise, r.outcome, "/".join(found))
+                   for r in results]
     return results
 
 
@@ -173,6 +200,24 @@ def _check_record(record: dict) -> dict:
     return record
 
 
+def rescored(record: dict) -> dict:
+    """``record`` with each answer's ``correct`` worked out from its letter against the quiz's key (the
+    record is the learner's own file: its ``correct`` flags prove nothing); an answer to no question of the
+    quiz, or a letter it does not offer, is dropped."""
+    from lessons_lib.quizzes.model import LETTERS
+
+    key = {concept.key: concept.question.options for concept in concepts.CONCEPTS}
+    found = {}
+    for phase, answers in record.items():
+        found[phase] = {}
+        for question, answer in answers.items():
+            letter = answer.get("answer")
+            options = key.get(question, ())
+            if isinstance(letter, str) and letter in LETTERS[:len(options)]:
+                found[phase][question] = {"answer": letter, "correct": options[LETTERS.index(letter)].correct}
+    return found
+
+
 def read_quizzes(course: Path, skipped: list[str] | None = None) -> dict[str, dict]:
     """learner -> their concept-quiz record, merged over the assignments they handed in (lessons 00, 10).
     A record that is not one is skipped (its line added to ``skipped``)."""
@@ -180,7 +225,7 @@ def read_quizzes(course: Path, skipped: list[str] | None = None) -> dict[str, di
     for path in sorted((course / "submitted").glob(f"*/*/{concepts.RECORD}")):
         learner = path.parts[-3]
         try:
-            record = _check_record(concepts.read_record(path))
+            record = rescored(_check_record(concepts.read_record(path)))
         except ValueError as exc:
             why = str(exc).replace(f"{path} ", "").replace(str(path), "it")
             if skipped is not None:
@@ -203,7 +248,7 @@ def title(exercise: str, outcome: str) -> str:
 
 def mistake_rows(results: list[Result], handed_in: dict[str, set[str]]) -> list[dict]:
     """A row per exercise and outcome: learners, and their share of those who handed the exercise in."""
-    counts = Counter((r.exercise, r.outcome) for r in results)
+    counts = Counter((r.exercise, r.outcome) for r in results if r.kind not in TEACHERS)
     order = sorted(handed_in, key=lambda name: (*_ORDER.get(name, ("99", 0)), name))
     rows = []
     for exercise in order:
@@ -221,9 +266,10 @@ def mistake_rows(results: list[Result], handed_in: dict[str, set[str]]) -> list[
 def who_rows(results: list[Result]) -> list[dict]:
     """The teacher's copy: one row per learner and exercise, integrity verdicts first, then misconceptions,
     then the rest; each with the words the learner read."""
-    rank = {"integrity": 0, "misconception": 1, "unnamed": 2, "not attempted": 3, "passed": 4}
+    rank = {"integrity": 0, "not the learner's": 1, "misconception": 2, "unnamed": 3, "not attempted": 4,
+            "passed": 5}
     rows = [{"learner": r.learner, "lesson": LESSON_OF.get(r.exercise, ""), "exercise": r.exercise,
-             "outcome": r.outcome, "kind": KIND.get(r.outcome, "misconception"),
+             "outcome": r.outcome + (f" (its notebook: {r.beside})" if r.beside else ""), "kind": r.kind,
              "what the learner read": title(r.exercise, r.outcome)} for r in results]
     return sorted(rows, key=lambda r: (rank[r["kind"]], r["lesson"], r["exercise"], r["outcome"],
                                        r["learner"]))
@@ -341,8 +387,8 @@ def report(course: Path, out: Path) -> dict:
     for line in found.skipped:
         print(f"class_report: {line}", file=sys.stderr)
     if not results:
-        raise SystemExit(f"class_report: {course}/autograded holds no graded notebooks it can read: run "
-                         "nbgrader autograde first (docs/classroom.md, 'Grading with nbgrader')")
+        raise ReportError(f"{course}/autograded holds no graded notebooks it can read: run nbgrader "
+                          "autograde first (docs/classroom.md, 'Grading with nbgrader')")
     out.mkdir(parents=True, exist_ok=True)
     rows = mistake_rows(results, handed_in)
     _csv(out / "mistakes.csv", rows)
@@ -351,20 +397,22 @@ def report(course: Path, out: Path) -> dict:
     _csv(out / "concept-quiz.csv", [*questions, *({"question": k, "outcome": v} for k, v in summary.items())])
     learners = sorted({r.learner for r in results})
     columns = ("lesson", "exercise", "outcome", "what the learner read", "learners", "share")
-    misconceptions = [{k: r[k] for k in columns} for r in rows if r["kind"] != "integrity"]
-    integrity = [{k: r[k] for k in columns} for r in rows if r["kind"] == "integrity"]
+    misconceptions = [{k: r[k] for k in columns} for r in rows]
+    apart = Counter(r.kind for r in results if r.kind in TEACHERS)
     text = [f"# Class report: {course.name}", "",
             f"{len(learners)} learners; {len(handed_in)} exercises graded. Each row counts the learners "
             "whose graded cell ended that way, and their share of those who handed the exercise in (the "
             "mistake keys are those of the teacher's guide).", ""]
     if found.skipped:
-        text += ["**Files skipped** (the report counts everyone else):", "",
-                 *(f"- {line}" for line in found.skipped), ""]
+        text += [f"**{len(found.skipped)} file(s) skipped**, unreadable (the report counts everyone else; "
+                 "which, in the teacher's copy: `teacher-only/who.md`).", ""]
+    if apart:
+        text += [f"**{sum(apart.values())} graded cell(s) left out** of these counts, for the teacher alone "
+                 "(`teacher-only/who.md`): points sought without the work (the check's tools replaced, the "
+                 "library's answer called, and every other verdict of such a notebook), and verdicts that "
+                 "say nothing of the learner (the check failed, or the judge was stopped).", ""]
     text += [f"![{alt}](mistakes.png)", "", "## What the class got right and wrong", "",
-             *_table(misconceptions), "", "## Integrity: points sought without the work", "",
-             "Kept apart from the misconceptions: a check that found its own tools replaced, or the "
-             "library's answer called. Which learners: `teacher-only/who.md`.", "", *_table(integrity), "",
-             "## Concept quiz, before and after", ""]
+             *_table(misconceptions), "", "## Concept quiz, before and after", ""]
     if summary["learners with both"]:
         others = quiz_others(found.quizzes)
         text += [f"{summary['learners with both']} learners took it before and after; every figure below "
@@ -393,11 +441,16 @@ def report(course: Path, out: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ToolParser(prog="tools/class_report.py", description=__doc__.splitlines()[0])
     parser.add_argument("course", type=Path, help="the nbgrader course folder (after nbgrader autograde)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "class-report")
     args = parser.parse_args(argv)
-    done = report(args.course, args.out)
+    if not args.course.is_dir():
+        parser.error(f"no course folder at {args.course} (the nbgrader course: source/, autograded/, ...)")
+    try:
+        done = report(args.course, args.out)
+    except ReportError as exc:
+        parser.error(str(exc))
     print(f"class report of {done['learners']} learners, {done['exercises']} exercises: "
           f"{done['out']}/report.md (mistakes.csv, mistakes.png, concept-quiz.csv); who made which mistake, "
           f"for you alone: {done['out']}/{TEACHER_ONLY}/who.md"

@@ -16,6 +16,8 @@
 * when a notebook's outputs are those of its code: :func:`code_digest`, which ``tools/run_notebooks.py``
   records under :data:`RAN_KEY` of the notebook's metadata each time it runs one, so that a release
   re-runs only the lessons whose code changed since (``run_notebooks.py --stale``).
+* how a teacher's tool refuses misuse: exit status 2 and one line naming what to fix, no traceback
+  (:class:`ToolParser`, the command line's refusals; a tool's own refusals the same way).
 
 Every tool imports what it needs from here (``from conventions import ROOT, replace_block``), and the
 tests load a tool one way, ``conftest.load_tool("stamp_notebooks")``.
@@ -23,6 +25,7 @@ tests load a tool one way, ``conftest.load_tool("stamp_notebooks")``.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import re
 import sys
@@ -151,3 +154,17 @@ def heading_anchor(text: str) -> str:
             part = re.sub(r"<[^>]+>", "", part)
             shown.append(re.sub(r"\*+|(?<!\w)_+|_+(?!\w)", "", part))
     return "".join(shown).strip().replace(" ", "-")
+
+
+class ToolParser(argparse.ArgumentParser):
+    """argparse's parser refusing as the teacher's tools refuse: one line naming what to fix and where the
+    help is, exit status 2 (its subcommands' parsers the same). ``prog`` is the tool's path, ``tools/lms.py``.
+    """
+
+    def error(self, message):
+        tool = Path(self.prog.split()[0]).stem
+        self.exit(2, f"{tool}: {message} (python {self.prog} --help)\n")
+
+    def add_subparsers(self, **kwargs):
+        kwargs.setdefault("parser_class", ToolParser)
+        return super().add_subparsers(**kwargs)

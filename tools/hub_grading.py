@@ -51,7 +51,6 @@ Usage: python tools/hub_grading.py image
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -149,6 +148,12 @@ POLICY = """\
 from lessons_lib.course import grading_policy
 grading_policy.configure(c, percent_per_day={percent:g})  # noqa: F821
 """
+#: where every learner has a Unix account of their own: collect keeps only the submissions they own
+OWNED = """\
+# Every learner has a Unix account of their own (The Littlest JupyterHub): collect keeps only a submission
+# owned by the account it names (lessons_lib/course/grading_policy.py, OwnedCollect).
+c.ExchangeFactory.collect = "lessons_lib.course.grading_policy.OwnedCollect"  # noqa: F821
+"""
 #: the file of due dates and extensions, in the course folder
 DEADLINES = "deadlines.toml"
 DEADLINES_TEMPLATE = """\
@@ -217,15 +222,18 @@ def user_config_dir() -> Path:
     return Path(done.stdout.strip())
 
 
-def teacher(course: Path, course_id: str, exchange: str, percent_per_day: float = 10) -> list[Path]:
+def teacher(course: Path, course_id: str, exchange: str, percent_per_day: float = 10,
+            per_learner_accounts: bool = False) -> list[Path]:
     """The teacher's set-up, run as the teacher: their views on, their course folder and config (with the
-    course's grading policy), and the course's deadlines file to fill in."""
+    course's grading policy, and where each learner has an account of their own, collect that keeps only a
+    learner's own submissions: :data:`OWNED`), and the course's deadlines file to fill in."""
     config = views_on_for_me()
     (course / "source").mkdir(parents=True, exist_ok=True)
     os.chmod(course, stat.S_IRWXU)  # the course (sources, submissions, gradebook) is the teacher's alone
     secret = make_secret(SECRET_FILE.expanduser())
     (config / CONFIG).write_text(config_text(course_id, exchange, course.resolve())
-                                 + POLICY.format(percent=percent_per_day), encoding="utf-8")
+                                 + POLICY.format(percent=percent_per_day)
+                                 + (OWNED if per_learner_accounts else ""), encoding="utf-8")
     deadlines = course / DEADLINES
     if not deadlines.exists():
         deadlines.write_text(DEADLINES_TEMPLATE, encoding="utf-8")
@@ -254,11 +262,26 @@ def _known_lesson(name: str, where: str) -> str:
     return name
 
 
+#: the longest extension the file takes: a term
+MAX_DAYS = 365
+
+
 def _days(value, where: str) -> datetime.timedelta:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise DeadlineError(f"{where}: an extension is a number of days above 0 (1.5 is a day and a half); "
-                            f"got {value!r}")
+    import math
+
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or not 0 < value <= MAX_DAYS):
+        raise DeadlineError(f"{where}: an extension is a number of days above 0 and at most {MAX_DAYS} "
+                            f"(1.5 is a day and a half); got {value!r}")
     return datetime.timedelta(days=value)
+
+
+def _table(data: dict, key: str, path: Path, example: str) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise DeadlineError(f"{path}, {key}: a table, such as [{key}] then {example} on the next line; got "
+                            f"{key} = {value!r}")
+    return value
 
 
 Extensions = dict[str, dict[str, datetime.timedelta]]
@@ -274,13 +297,17 @@ def read_deadlines(path: Path) -> tuple[dict[str, datetime.datetime], Extensions
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise DeadlineError(f"{path} cannot be read: {exc}") from None
+    unknown = sorted(set(data) - {"timezone", "due", "extensions"})
+    if unknown:
+        raise DeadlineError(f"{path}: {', '.join(unknown)} is not part of a deadlines file; it holds "
+                            "timezone, [due] and [extensions]")
     try:
         zone = zoneinfo.ZoneInfo(data.get("timezone", "UTC"))
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, TypeError):
         raise DeadlineError(f"{path}: timezone {data.get('timezone')!r} is not a time zone's name (such as "
                             "\"Europe/Berlin\")") from None
     due = {}
-    for lesson, when in data.get("due", {}).items():
+    for lesson, when in _table(data, "due", path, '"03_step2_scores" = 2026-12-08T09:00:00').items():
         where = f"{path}, due {lesson!r}"
         _known_lesson(lesson, where)
         if not isinstance(when, datetime.datetime):
@@ -288,7 +315,7 @@ def read_deadlines(path: Path) -> tuple[dict[str, datetime.datetime], Extensions
         when = when if when.tzinfo else when.replace(tzinfo=zone)
         due[lesson] = when.astimezone(datetime.UTC).replace(tzinfo=None)
     extensions: Extensions = {}
-    for learner, value in data.get("extensions", {}).items():
+    for learner, value in _table(data, "extensions", path, '"jupyter-ada" = 3').items():
         where = f"{path}, extensions {learner!r}"
         if isinstance(value, dict):
             extensions[learner] = {_known_lesson(lesson, where): _days(days, f"{where}, {lesson!r}")
@@ -296,6 +323,21 @@ def read_deadlines(path: Path) -> tuple[dict[str, datetime.datetime], Extensions
         else:
             extensions[learner] = {"*": _days(value, where)}
     return due, extensions
+
+
+def quiet_gradebook():
+    """A context in which nbgrader's gradebook warns the teacher of nothing: its own calls make SQLAlchemy
+    warn ("not in session, add operation ... will not proceed") about objects it adds a moment later,
+    which says nothing about the course (nbgrader/api.py)."""
+    import contextlib
+    import warnings
+
+    from sqlalchemy.exc import SAWarning
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(warnings.catch_warnings())
+    warnings.simplefilter("ignore", SAWarning)
+    return stack
 
 
 def apply_deadlines(course: Path, course_id: str = "attention") -> list[str]:
@@ -307,7 +349,7 @@ def apply_deadlines(course: Path, course_id: str = "attention") -> list[str]:
     # a new gradebook asks `alembic` (nbgrader's migrations) for its version: the one beside this Python
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     lines = []
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id) as gb:
+    with quiet_gradebook(), Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id) as gb:
         for lesson, when in sorted(due.items()):
             gb.update_or_create_assignment(lesson, duedate=when)
             lines.append(f"{lesson}: due {when:%Y-%m-%d %H:%M} UTC")
@@ -319,9 +361,14 @@ def apply_deadlines(course: Path, course_id: str = "attention") -> list[str]:
                 bare = student.removeprefix(TLJH_PREFIX)
                 twin = bare if bare != student else TLJH_PREFIX + student
                 student = twin if twin in known else student
-            every = sorted(set(due) | {a.name for a in gb.assignments})  # "*": each lesson with a due date
-            names = every if "*" in lessons else list(lessons)
+            dated = {a.name for a in gb.assignments if a.duedate is not None}
+            names = sorted(dated) if "*" in lessons else list(lessons)
             for lesson in names:
+                if lesson not in dated:  # nbgrader adds an extension to the due date: none yet, so kept here
+                    days = lessons[lesson].total_seconds() / 86400
+                    lines.append(f"{student}: {days:g} more day(s) for {lesson} kept in the file, applied "
+                                 "once it has a due date")
+                    continue
                 wanted[(lesson, student)] = lessons.get(lesson, lessons.get("*"))
         for (lesson, student), extra in sorted(wanted.items()):
             gb.update_or_create_assignment(lesson)
@@ -339,7 +386,10 @@ def apply_deadlines(course: Path, course_id: str = "attention") -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from conventions import ToolParser
+
+    parser = ToolParser(prog="tools/hub_grading.py", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("image", help="turn the teacher's views off for everyone in this environment")
     for name in ("hub", "teacher", "deadlines"):
@@ -350,6 +400,10 @@ def main(argv: list[str] | None = None) -> int:
                               help=f"the teacher's course folder, holding {DEADLINES} (default ~/course)")
             continue
         part.add_argument("--exchange", default=EXCHANGE, help=f"the exchange folder (default {EXCHANGE})")
+        if name == "teacher":
+            part.add_argument("--per-learner-accounts", action="store_true",
+                              help="every learner has a Unix account of their own (TLJH): collect keeps only "
+                                   "the submissions each learner's account made")
         if name == "hub":
             part.add_argument("--config-dir", type=Path, default=Path(sys.prefix) / "etc" / "jupyter",
                               help="where every user's nbgrader config goes (default: this environment's)")
@@ -369,8 +423,7 @@ def main(argv: list[str] | None = None) -> int:
             for line in apply_deadlines(args.course, args.course_id):
                 print(line)
         except DeadlineError as exc:
-            print(f"hub_grading: {exc}", file=sys.stderr)
-            return 2
+            parser.exit(2, f"hub_grading: {exc}\n")
         return 0
     if args.command == "hub":
         made = hub(Path(args.exchange), args.course_id, args.config_dir, args.jupyterhub_config_dir)
@@ -378,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"no hub config folder: give every server the environment {SERVER_ENV} (Zero to "
                   "JupyterHub: singleuser.extraEnv), or the teacher's views stay off for the teacher too")
     else:
-        made = teacher(args.course, args.course_id, args.exchange)
+        made = teacher(args.course, args.course_id, args.exchange,
+                       per_learner_accounts=args.per_learner_accounts)
     print(f"{args.command}: " + ", ".join(map(str, made)))
     return 0
 

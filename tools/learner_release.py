@@ -254,9 +254,10 @@ def accessibility_contact(root: Path = ROOT) -> str:
     return str(tool.get("lessons", {}).get("accessibility", {}).get("contact", ""))
 
 
-def check_accessibility_contact(root: Path = ROOT) -> None:
+def check_accessibility_contact(root: Path = ROOT, keep_placeholder: bool = False) -> None:
     """Refuse a release whose accessibility statement has no private contact: the address unset, not an
-    address, or not the one the statement names; warn while it is a reserved placeholder (``.example``)."""
+    address, not the one the statement names, or a reserved placeholder (``.example``, which no one reads)
+    unless ``keep_placeholder`` (``--keep-placeholder-contact``: a trial release), then only warn."""
     contact = accessibility_contact(root)
     if not _EMAIL.match(contact):
         raise ReleaseError(f"pyproject.toml's [tool.lessons.accessibility] contact is {contact!r}, not an "
@@ -266,8 +267,12 @@ def check_accessibility_contact(root: Path = ROOT) -> None:
         raise ReleaseError(f"{STATEMENT} does not name the accessibility contact {contact} of "
                            "pyproject.toml")
     if _PLACEHOLDER_DOMAIN.search(contact):
-        print(f"warning: the accessibility contact {contact} is a placeholder (a reserved domain): set a "
-              f"real address in pyproject.toml and {STATEMENT} before learners rely on it")
+        words = (f"the accessibility contact {contact} is a placeholder (a reserved domain, which receives "
+                 f"no mail): set the address where your course team reads accessibility reports in "
+                 f"pyproject.toml's [tool.lessons.accessibility] contact and in {STATEMENT}")
+        if not keep_placeholder:
+            raise ReleaseError(words + " (or, for a trial release, --keep-placeholder-contact)")
+        print(f"warning: {words} before learners rely on it")
 
 
 def check_new_version(new: str, current: str) -> None:
@@ -375,7 +380,7 @@ def restamp(root: Path = ROOT) -> list[str]:
 
 
 def make_release(new: str, out: Path, branch: str = "learner", root: Path = ROOT,
-                 today: str | None = None) -> str:
+                 today: str | None = None, keep_placeholder: bool = False) -> str:
     """The release ``learner-vNEW`` in one step; return the learner commit.
 
     Refused before anything changes when the tag exists, NEW is older than the current version or the
@@ -392,7 +397,7 @@ def make_release(new: str, out: Path, branch: str = "learner", root: Path = ROOT
         raise ReleaseError("the working tree has uncommitted changes: commit or stash them first (a release "
                            "is made from commits)")
     check_identity(root)
-    check_accessibility_contact(root)
+    check_accessibility_contact(root, keep_placeholder)
     try:
         bumped = bump_version(new, root, today)
         rerun = restamp(root)
@@ -503,6 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--branch", help="also commit the copy to this branch and tag it learner-vVERSION")
     parser.add_argument("--release", metavar="VERSION",
                         help="make the learner release VERSION (on branch learner unless --branch says)")
+    parser.add_argument("--keep-placeholder-contact", action="store_true",
+                        help="release with the placeholder accessibility contact (a trial release only)")
     parser.add_argument("--workspace", type=Path,
                         help="instead: add the lessons this folder lacks (learner versions), keep the rest")
     args = parser.parse_args(argv)
@@ -518,7 +525,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         if args.release:
-            make_release(args.release, args.out, args.branch or "learner")
+            make_release(args.release, args.out, args.branch or "learner",
+                         keep_placeholder=args.keep_placeholder_contact)
             return 0
         counts = release(args.out)
     except (SolutionMarkerError, ReleaseError) as exc:

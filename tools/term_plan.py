@@ -23,14 +23,13 @@ Usage: python tools/term_plan.py [--write | --check] [--sessions N --minutes M]
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
 
-from conventions import LESSONS, ROOT, lessons_by_part, replace_block
+from conventions import LESSONS, ROOT, ToolParser, lessons_by_part, replace_block
 
 from lessons_lib.course.lessons import part_of
 
@@ -303,7 +302,7 @@ def plan(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ToolParser(prog="tools/term_plan.py", description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--write", action="store_true", help="write the plan into docs/teaching.md")
     group.add_argument("--check", action="store_true", help="exit 1 if docs/teaching.md's plan is stale")
@@ -315,11 +314,16 @@ def main(argv: list[str] | None = None) -> int:
     if (args.sessions, args.minutes) != (SESSIONS, SESSION_MINUTES):
         if args.write or args.check:
             parser.error("--write and --check are for the guide's term; --sessions/--minutes only print")
-        try:
-            print("\n".join(term_table(lesson_tables(text), args.sessions, args.minutes)))
-        except ValueError as exc:
-            print(f"term_plan: {exc}", file=sys.stderr)
-            return 1
+        tables = lesson_tables(text)
+        sections = sum(head != "total" for table in tables.values() for head in table)
+        for option, check in (("--sessions", lambda: check_sessions(args.sessions, sections)),
+                              ("--minutes", lambda: check_session_minutes(args.minutes)),
+                              ("--sessions or --minutes",
+                               lambda: print("\n".join(term_table(tables, args.sessions, args.minutes))))):
+            try:
+                check()
+            except ValueError as exc:
+                parser.error(f"{option}: {exc}")
         return 0
     block = plan(text)
     new = replace_block(text, BEGIN, END, block, where="docs/teaching.md", keep_markers=False)

@@ -22,15 +22,26 @@ else; it opens the page with the submission's time against its due date and, whe
 The template (``feedback_templates/light/light.html.j2``, nbgrader's feedback page with its head
 replaced) has a small stylesheet of its own and no script at all: math stays as the learner typed it. A
 page is a few tens of kB.
+
+**Whose submission.** nbgrader names a submission in its exchange after the learner it claims to be
+(``<student>+<lesson>+<time>``), which the learner's own process writes. Where every learner has a Unix
+account of their own (The Littlest JupyterHub), the folder's owner is who really handed it in: nbgrader's
+``collect`` only warns when the two differ ("cheating attempt?") and collects it anyway, and with
+``--update`` a forged later submission replaces the real one. :class:`OwnedCollect` keeps only the
+submissions owned by the account they name (``tools/hub_grading.py teacher --per-learner-accounts`` turns
+it on; on a hub where one account runs every server, ownership tells nothing, and the upload route is the
+one for credit: docs/classroom.md).
 """
 
 from __future__ import annotations
 
 import datetime
 import math
+import os
 from pathlib import Path
 
 import nbformat
+from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.plugins import BasePlugin
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, validate
@@ -167,6 +178,41 @@ def _without_widgets(output):
     if data and "application/vnd.jupyter.widget-view+json" in data:
         output["data"] = {k: v for k, v in data.items() if k == "text/plain"}
     return output
+
+
+def owner(path: str | Path) -> str:
+    """The name of the account that owns ``path`` ("uid N" for an account with no name)."""
+    import pwd
+
+    uid = os.stat(path).st_uid
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+class OwnedCollect(ExchangeCollect):
+    """nbgrader's collect, keeping only the submissions whose folder is owned by the account they name: of
+    each learner's own submissions the latest (or, with ``--before-duedate``, the latest in time) counts,
+    and one filed under their name by another account is left out, with a line in the log."""
+
+    def _path_to_record(self, path):
+        record = super()._path_to_record(path)
+        record["owner"] = owner(path)
+        if record["owner"] != record["username"]:
+            self.log.warning("Left out %s: it is filed as %s's submission but the account %s made it; only a "
+                             "learner's own account hands in their work", record["filename"],
+                             record["username"], record["owner"])
+        return record
+
+    def _sort_by_timestamp(self, records):
+        # the learner's own submissions first, so that nbgrader picks among them
+        return sorted(records, key=lambda r: (r["owner"] == r["username"], r["timestamp"]), reverse=True)
+
+    def copy_files(self):
+        # a name with no submission of its own account has only others' left: none is collected
+        self.src_records = [r for r in self.src_records if r["owner"] == r["username"]]
+        super().copy_files()
 
 
 def configure(c, percent_per_day: float = PERCENT_PER_DAY) -> None:

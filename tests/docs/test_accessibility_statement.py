@@ -93,7 +93,14 @@ def test_the_release_refuses_a_statement_without_its_private_contact(versioned_c
         release.check_accessibility_contact(versioned_copy)
 
 
-def test_the_release_warns_while_the_contact_is_a_placeholder(versioned_copy, capsys):
-    release.check_accessibility_contact(versioned_copy)
-    if release.accessibility_contact(REPO).endswith(".example"):
-        assert "placeholder" in capsys.readouterr().out
+def test_the_release_refuses_the_placeholder_contact_and_warns_when_told_to_keep_it(versioned_copy, capsys):
+    pyproject = versioned_copy / "pyproject.toml"
+    for name in ("pyproject.toml", "docs/accessibility.md"):  # the placeholder, whatever this repository sets
+        path = versioned_copy / name
+        path.write_text(path.read_text(encoding="utf-8").replace(release.accessibility_contact(REPO),
+                                                                 "accessibility@course.example"))
+    assert release.accessibility_contact(versioned_copy) == "accessibility@course.example", pyproject
+    with pytest.raises(release.ReleaseError, match="placeholder .* --keep-placeholder-contact"):
+        release.check_accessibility_contact(versioned_copy)
+    release.check_accessibility_contact(versioned_copy, keep_placeholder=True)
+    assert "placeholder" in capsys.readouterr().out

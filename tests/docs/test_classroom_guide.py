@@ -22,6 +22,8 @@ from tests.helpers import REPO, load_tool
 from tests.helpers.grading import POINTS
 
 GUIDE = (REPO / "docs" / "classroom.md").read_text(encoding="utf-8")
+#: the memory each learner gets (guarantee = limit), in the spawners' ByteSpecification; GiB
+LIMIT, GIB = "1.25G", 1.25
 YAML_BLOCKS = re.findall(r"```yaml\n(.*?)```", GUIDE, re.S)
 
 
@@ -55,7 +57,7 @@ def test_every_yaml_block_parses_with_each_key_once_and_all_of_them_paste_into_o
 
 def test_the_config_sets_the_guarantees_and_limits_the_sizing_derives():
     config = yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)["singleuser"]
-    assert config["memory"] == {"guarantee": "1G", "limit": "1G"}, "no overcommit: the guarantee is the limit"
+    assert config["memory"] == {"guarantee": LIMIT, "limit": LIMIT}, "no overcommit: guarantee = limit"
     assert config["cpu"] == {"guarantee": 0.2, "limit": 1}
     hub_grading = load_tool("hub_grading")
     assert hub_grading.SERVER_ENV.items() <= config["extraEnv"].items(), \
@@ -69,7 +71,7 @@ def _mb(text: str) -> int:
 def test_the_memory_rules_add_up_from_the_measured_figures_every_process_counted():
     rows = dict(re.findall(r"^\| (\d\d)[^|]* \| (\d+) MB \|", GUIDE, re.M))
     peaks = {lesson: int(mb) for lesson, mb in rows.items()}
-    assert sorted(peaks) == [f"{n:02d}" for n in range(11)]
+    assert sorted(peaks) == [f"{n:02d}" for n in range(13)], "every lesson of the registry measured"
     measured = _mb(GUIDE.split("The single-user server", 1)[1])
     grading = _mb(GUIDE.split("nbgrader's learner extensions", 1)[1])
     server = measured + grading
@@ -82,7 +84,7 @@ def test_the_memory_rules_add_up_from_the_measured_figures_every_process_counted
     assert f"{server} + {two[0]} + {two[1]} = **{sum(two) + server} MB**" in GUIDE
     memory = yaml.load("\n".join(YAML_BLOCKS), Loader=UniqueKeyLoader)["singleuser"]["memory"]
     assert max(server + peaks[heaviest], server + peaks["00"] + check) * 2**20 <= _bytes(memory["guarantee"])
-    assert (server + sum(two)) * 2**20 <= _bytes(memory["limit"]), "the limit (1G) holds two PyTorch lessons"
+    assert (server + sum(two)) * 2**20 <= _bytes(memory["limit"]), f"{LIMIT} holds two PyTorch lessons"
 
 
 def _bytes(quantity: str) -> int:
@@ -93,9 +95,10 @@ def _bytes(quantity: str) -> int:
     return ByteSpecification().validate(None, quantity)
 
 
-def test_one_memory_figure_throughout_one_gib_per_learner():
-    assert _bytes("1G") == 2**30 and "1G, that is 1 GiB" in GUIDE
-    assert "sudo tljh-config set limits.memory 1G" in GUIDE
+def test_one_memory_figure_throughout_per_learner():
+    assert _bytes(LIMIT) == 1.25 * 2**30 and f"{LIMIT}, that is 1.25 GiB" in GUIDE
+    assert f"sudo tljh-config set limits.memory {LIMIT}" in GUIDE
+    assert "limits.memory 1G " not in GUIDE and "limit: 1G " not in GUIDE, "the old figure left behind"
     assert "600M" not in GUIDE and "0.5 GB;" not in GUIDE, "a second memory figure"
 
 
@@ -114,8 +117,9 @@ def test_the_shared_exchange_volume_is_not_in_the_config_and_is_labelled_for_wha
 
 
 def test_tljh_memory_is_sized_from_the_limit_and_zero_to_jupyterhub_from_allocatable_cpu():
-    assert "40 × 1 GB + 0.128 GB = 40.1 GB" in GUIDE and "take **48 GB**" in GUIDE
-    assert "a class of 40 learners takes **48 GB and 8 cores**" in GUIDE
+    assert f"40 × {GIB:g} GB + 0.128 GB = {40 * GIB + 0.128:.1f} GB" in GUIDE and "take **56 GB**" in GUIDE
+    assert 40 * GIB + 0.128 + 4 <= 56, "the system and its page cache fit beside the learners"
+    assert "a class of 40 learners takes **56 GB and 8 cores**" in GUIDE
     allocatable = 8 - (0.06 + 0.01 + 2 * 0.005 + 4 * 0.0025)
     assert f"allocates **{allocatable:.2f}**" in GUIDE
     free = allocatable - 0.30
@@ -125,13 +129,15 @@ def test_tljh_memory_is_sized_from_the_limit_and_zero_to_jupyterhub_from_allocat
     assert per_node < 40
     memory = 32 - (4 * 0.25 + 4 * 0.20 + 8 * 0.10 + 16 * 0.06) - 0.1
     assert f"so {memory:.1f} GiB is allocatable" in GUIDE
-    by_memory = math.floor(round(memory, 1) - 1.0)  # 1.0 GiB requested by the node's own pods; 1 GiB each
+    by_memory = math.floor((round(memory, 1) - 1.0) / GIB)  # 1.0 GiB requested by the node's own pods
     assert by_memory < per_node and f"**{by_memory} learners per node: the memory decides**" in GUIDE
     assert f"**120 learners: ⌈120 / {by_memory}⌉ = {math.ceil(120 / by_memory)} nodes**" in GUIDE
     large = 64 - (4 * 0.25 + 4 * 0.20 + 8 * 0.10 + 48 * 0.06) - 0.1
-    said = f"{large:.1f} GiB is allocatable, {large - 1:.1f} GiB left, room for {math.floor(large - 1)}"
+    room = math.floor((large - 1) / GIB)
+    said = (f"{large:.1f} GiB is allocatable, {large - 1:.1f} GiB left, room for "
+            f"⌊{large - 1:.1f} / {GIB:g}⌋ = {room}")
     assert said in " ".join(GUIDE.split())
-    assert math.floor(large - 1) > per_node and f"**⌈120 / {per_node}⌉ = {nodes} nodes**" in GUIDE
+    assert room > per_node and f"**⌈120 / {per_node}⌉ = {nodes} nodes**" in GUIDE
 
 
 def test_no_class_of_120_sits_under_a_heading_for_a_smaller_class():

@@ -187,11 +187,11 @@ def test_the_lms_files_carry_the_grade_after_the_penalty_and_zero_for_work_not_h
     done = subprocess.run([sys.executable, str(REPO / "tools" / "lms.py"), "grades", str(course), "--roster",
                            str(roster), "--out", str(tmp_path / "out")], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    column = load_tool("lms").column(LESSON)
+    column = load_tool("lms").column
     with open(tmp_path / "out" / "canvas-grades.csv", newline="", encoding="utf-8") as fh:
-        canvas = {row["ID"]: row[column] for row in csv.DictReader(fh)}
+        canvas = {row["ID"]: row[column(LESSON, "canvas")] for row in csv.DictReader(fh)}
     assert canvas == {"": "3", "101": "3", "102": "2.4", "103": "2.7", "104": "0", "105": "0"}, canvas
     with open(tmp_path / "out" / "moodle-grades.csv", newline="", encoding="utf-8") as fh:
-        moodle = {row["Email address"]: row[column] for row in csv.DictReader(fh)}
+        moodle = {row["Email address"]: row[column(LESSON, "moodle")] for row in csv.DictReader(fh)}
     assert moodle == {"ada@uni.example": "3", "ben@uni.example": "2.4", "cleo@uni.example": "2.7",
                       "dan@uni.example": "0", "eve@uni.example": "0"}

@@ -74,7 +74,11 @@ def test_the_teachers_copy_names_who_made_which_mistake_integrity_first(course, 
     private = tmp_path / "out" / class_report.TEACHER_ONLY
     assert stat.S_IMODE(private.stat().st_mode) == 0o700
     who = [(r["learner"], r["exercise"], r["outcome"], r["kind"]) for r in rows(private / "who.csv")]
-    assert sorted(who[:2]) == [("ben", "my_softmax", TAMPERED.key, "integrity"),
+    scale = EXERCISES["my_scale"].mistakes[0].key
+    beside = "(its notebook: {})".format
+    assert sorted(who[:4]) == [("ben", "my_scale", f"passed {beside(TAMPERED.key)}", "integrity"),
+                               ("ben", "my_softmax", TAMPERED.key, "integrity"),
+                               ("cy", "my_scale", f"{scale} {beside(LIBRARY_ANSWER.key)}", "integrity"),
                                ("cy", "my_softmax", LIBRARY_ANSWER.key, "integrity")]
     assert ("ana", "my_softmax", axis, "misconception") in who
     assert "do not share it" in (private / "who.md").read_text()
@@ -83,17 +87,20 @@ def test_the_teachers_copy_names_who_made_which_mistake_integrity_first(course, 
         assert not any(name in text.split() or f",{name}," in text for name in ("ana", "ben", "cy", "dee"))
 
 
-def test_integrity_verdicts_are_listed_apart_from_misconceptions(course, tmp_path):
+def test_integrity_verdicts_and_every_verdict_of_their_notebooks_are_for_the_teacher_alone(course, tmp_path):
+    """ben tampered with my_softmax and passed my_scale, cy called the library for my_softmax and made a
+    mistake in my_scale: neither notebook says what its learner understood, so the class's files count
+    ana's and dee's alone; the teacher's copy lists all of them (above)."""
     course, axis = course
     class_report.report(course, tmp_path / "out")
-    kinds = {(r["exercise"], r["outcome"]): r["kind"] for r in rows(tmp_path / "out" / "mistakes.csv")}
-    assert kinds[("my_softmax", TAMPERED.key)] == kinds[("my_softmax", LIBRARY_ANSWER.key)] == "integrity"
-    assert kinds[("my_softmax", axis)] == "misconception" and kinds[("my_softmax", "passed")] == "passed"
+    found = {(r["exercise"], r["outcome"]): (r["kind"], r["learners"])
+             for r in rows(tmp_path / "out" / "mistakes.csv")}
+    assert found == {("my_softmax", axis): ("misconception", "1"), ("my_softmax", "passed"): ("passed", "1"),
+                     ("my_scale", "passed"): ("passed", "2")}
     text = (tmp_path / "out" / "report.md").read_text()
-    misconceptions, rest = text.split("## Integrity")
-    integrity = rest.split("## Concept")[0]
-    assert TAMPERED.key not in misconceptions and LIBRARY_ANSWER.key not in misconceptions
-    assert TAMPERED.key in integrity and LIBRARY_ANSWER.key in integrity and axis not in integrity
+    assert TAMPERED.key not in text and LIBRARY_ANSWER.key not in text
+    assert EXERCISES["my_scale"].mistakes[0].key not in text, "cy's mistake beside a library answer"
+    assert "**4 graded cell(s) left out** of these counts, for the teacher alone" in text
     alt = text.split("![", 1)[1].split("](mistakes.png)")[0]
     assert axis in alt and TAMPERED.key not in alt, "the chart shows misconceptions only"
 
@@ -150,7 +157,9 @@ def test_a_bad_quiz_record_is_skipped_with_a_line_naming_the_learner_and_the_fil
     assert done["skipped"][0].startswith("skipped ben's submitted/ben/00_start_here/concept-quiz.json: ")
     found = {r["question"]: r for r in rows(tmp_path / "out" / "concept-quiz.csv")}
     assert found["shapes"]["learners"] == "1" and found["shapes"]["pre right"] == "1.00"  # ana still counted
-    assert done["skipped"][0] in (tmp_path / "out" / "report.md").read_text()
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "**1 file(s) skipped**" in report and "ben" not in report, "the class's report names no one"
+    assert done["skipped"][0] in (tmp_path / "out" / class_report.TEACHER_ONLY / "who.md").read_text()
 
 
 @pytest.mark.parametrize("bad", sorted(BAD_NOTEBOOKS))
@@ -163,7 +172,7 @@ def test_an_unreadable_graded_notebook_is_skipped_and_the_others_are_counted(cou
         f"skipped dee's autograded/dee/{LESSON}/{LESSON}.ipynb: ")
     assert done["learners"] == 3
     passed = {(r["exercise"], r["outcome"]): r["learners"] for r in rows(tmp_path / "out" / "mistakes.csv")}
-    assert passed[("my_scale", "passed")] == "2"  # ana and ben; dee's file skipped
+    assert passed[("my_scale", "passed")] == "1"  # ana; ben's is beside his tampering, dee's file skipped
 
 
 @pytest.mark.subprocess
@@ -175,3 +184,29 @@ def test_the_command_prints_each_skipped_file_and_finishes(course, tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"class_report: skipped dee's autograded/dee/{LESSON}/{LESSON}.ipynb: not UTF-8" in done.stderr
     assert "Traceback" not in done.stderr and (tmp_path / "out" / "report.md").is_file()
+
+
+def test_checker_errors_and_a_stopped_judge_are_the_teachers_not_the_class_misconceptions(tmp_path):
+    course = tmp_path / "course"
+    hand_in(course, "ana", {"my_softmax": failed("my_softmax", "checker_error"), "my_scale": None})
+    hand_in(course, "ben", {"my_softmax": failed("my_softmax", "judge_stopped"), "my_scale": None})
+    class_report.report(course, tmp_path / "out")
+    found = {(r["exercise"], r["outcome"]) for r in rows(tmp_path / "out" / "mistakes.csv")}
+    assert found == {("my_scale", "passed")}
+    private = tmp_path / "out" / class_report.TEACHER_ONLY
+    who = {(r["learner"], r["outcome"], r["kind"]) for r in rows(private / "who.csv")}
+    theirs = "not the learner's"
+    assert {("ana", "checker_error", theirs), ("ben", "judge_stopped", theirs)} <= who
+    assert "checker_error" not in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_the_quiz_report_scores_each_answer_against_the_quizs_key_not_the_records_own_flag(course, tmp_path):
+    course, _ = course
+    quiz(course, "ana", "pre", 1), quiz(course, "ana", "post", 1)
+    record = course / "submitted" / "ana" / "10_review_and_paper" / concepts.RECORD
+    data = json.loads(record.read_text())
+    for answer in data["post"].values():  # every answer of lesson 10 claimed right, its letter unchanged
+        answer["correct"] = True
+    record.write_text(json.dumps(data))
+    done = class_report.report(course, tmp_path / "out")
+    assert done["quiz"]["class average after"] == done["quiz"]["class average before"] == "0.20"

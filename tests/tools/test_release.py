@@ -59,7 +59,9 @@ def teacher(tmp_path) -> Path:
 
 def release(teacher: Path, version: str, out: Path) -> subprocess.CompletedProcess:
     """What ``make release VERSION=version`` runs (the Makefile's recipe, checked below), in ``teacher``."""
-    command = [sys.executable, "tools/learner_release.py", "--release", version, "--out", str(out)]
+    # this repository's accessibility contact is the placeholder, which a release refuses without the flag
+    command = [sys.executable, "tools/learner_release.py", "--release", version, "--out", str(out),
+               "--keep-placeholder-contact"]
     return subprocess.run(command, cwd=teacher, capture_output=True, text=True)
 
 
@@ -187,6 +189,26 @@ def test_a_release_never_moves_a_tag_never_goes_back_and_needs_a_clean_tree(teac
         lr.make_release("0.9.1", tmp_path / "three", root=teacher)
     assert lr.version(teacher) == current, "a refused release changed the version"
     assert git("status", "--porcelain", cwd=teacher) == "M README.md"
+
+
+def test_a_release_refuses_the_placeholder_accessibility_contact_unless_told_to_keep_it(capsys):
+    """The statement's private contact must reach the course team: a reserved ``.example`` address receives
+    no mail, so a release stops before it changes anything, and says where to set the address; a trial
+    release keeps it with --keep-placeholder-contact, and is warned."""
+    assert lr.accessibility_contact(REPO).endswith(".example"), "this repository ships the placeholder"
+    with pytest.raises(lr.ReleaseError, match=r"placeholder .* \[tool\.lessons\.accessibility\] contact .* "
+                                              r"--keep-placeholder-contact"):
+        lr.check_accessibility_contact(REPO)
+    lr.check_accessibility_contact(REPO, keep_placeholder=True)
+    assert "warning: the accessibility contact" in capsys.readouterr().out
+
+
+@pytest.mark.subprocess
+def test_make_release_passes_the_keep_flag_only_when_asked():
+    dry = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed-runtime", "release",
+                          f"VERSION={NEXT}", "KEEP_PLACEHOLDER_CONTACT=1"],
+                         cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert f"--release {NEXT} --out build/learner --keep-placeholder-contact" in dry
 
 
 @pytest.mark.subprocess

@@ -91,4 +91,5 @@ def test_another_term_is_printed_for_the_sessions_and_minutes_asked():
     rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert len(rows) == 12 and all(int(row.rsplit("|", 3)[1]) <= 50 for row in rows)
     short = subprocess.run([*tool, "--sessions", "4", "--minutes", "60"], capture_output=True, text=True)
-    assert short.returncode == 1 and "do not fit 4 sessions" in short.stderr
+    assert short.returncode == 2 and "--sessions or --minutes: the lessons" in short.stderr
+    assert "do not fit 4 sessions" in short.stderr

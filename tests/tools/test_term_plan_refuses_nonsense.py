@@ -19,24 +19,35 @@ def _sections() -> int:
     return sum(head != "total" for table in _tables().values() for head in table)
 
 
+def refused(args: list[str], capsys) -> str:
+    """The one line ``term_plan`` refuses ``args`` with (exit status 2, nothing printed)."""
+    with pytest.raises(SystemExit) as exit_:
+        term_plan.main(args)
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == "" and err.count("\n") == 1, (exit_.value.code, out, err)
+    return err
+
+
 @pytest.mark.parametrize(("args", "words"), [
-    (["--sessions", "0"], "a positive whole number of sessions; got 0"),
-    (["--sessions", "-3"], "a positive whole number of sessions; got -3"),
-    (["--minutes", "0"], f"above the {term_plan.REVIEW_MINUTES} of review it opens with; got 0"),
-    (["--minutes", "-45"], "got -45"),
-    (["--minutes", str(term_plan.REVIEW_MINUTES)], f"got {term_plan.REVIEW_MINUTES}"),
-    (["--sessions", "4", "--minutes", "-75"], "got -75"),
+    (["--sessions", "0"], "--sessions: a term has a positive whole number of sessions; got 0"),
+    (["--sessions", "-3"], "--sessions: a term has a positive whole number of sessions; got -3"),
+    (["--minutes", "0"], f"--minutes: a session must last a whole number of minutes above the "
+                         f"{term_plan.REVIEW_MINUTES} of review it opens with; got 0"),
+    (["--minutes", "-45"], "--minutes: a session must last a whole number of minutes above"),
+    (["--minutes", str(term_plan.REVIEW_MINUTES)], f"--minutes: a session must last a whole number of "
+                                                   f"minutes above the {term_plan.REVIEW_MINUTES}"),
+    (["--sessions", "4", "--minutes", "-75"], "--minutes: "),
+    (["--sessions", "2", "--minutes", "40"], "--sessions or --minutes: the lessons"),
+    (["--sessions", "two"], "argument --sessions: invalid int value: 'two'"),
 ])
 def test_zero_or_negative_sessions_or_minutes_are_refused_by_the_command(args, words, capsys):
-    assert term_plan.main(args) == 1
-    out, err = capsys.readouterr()
-    assert out == "" and words in err, err
+    assert words in refused(args, capsys)
 
 
 def test_more_sessions_than_sections_is_refused_naming_the_count(capsys):
     too_many = _sections() + 1
-    assert term_plan.main(["--sessions", str(too_many)]) == 1
-    assert f"more than the course's {_sections()} sections" in capsys.readouterr().err
+    assert f"--sessions: {too_many} sessions is more than the course's {_sections()} sections" in refused(
+        ["--sessions", str(too_many)], capsys)
 
 
 def test_many_sessions_that_fit_without_cuts_are_planned_not_refused(capsys):

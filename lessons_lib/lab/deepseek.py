@@ -1,0 +1,207 @@
+"""DeepSeek's attention, sized and read (lesson 14): the latent cache beside MHA, GQA and MQA for the
+published configurations, and transformers' ``DeepseekV3Attention`` and DeepSeek-V3.2's indexer read into the
+course's weights.
+
+**The cache.** Multi-latent attention keeps d_c + d_rope numbers per token and layer (the latent and the
+shared rope key), whatever the number of heads; :func:`latent_cache_bytes` is lesson 12's
+:func:`~lessons_lib.lab.kv_memory.kv_cache_bytes` for that cache (the lesson-12 calculator is unchanged and
+gives the rows of MHA, GQA and MQA beside it, :func:`cache_per_token`). DeepSeek-V2's paper (§2.1.4, Table 1)
+writes MLA's cache as (d_c + d_h^R)·l = (9/2)·d_h·l elements, "equivalent to GQA with only 2.25 groups"
+(:func:`equivalent_gqa_groups`), and says DeepSeek-V2 reduces the KV cache by 93.3% against DeepSeek 67B
+(:func:`v2_against_67b`: with its cache quantised to 6 bits per element on average, as the paper deploys it
+("Training and Inference Efficiency"), against 67B's 16-bit cache; in 16 bits both, 82.2%).
+
+**The adapters.** :func:`weights_from_deepseek_attention` reads a ``DeepseekV3Attention`` (or the MLA part of
+a ``DeepseekV32Attention``) into :func:`~lessons_lib.core.latent.mla_attention`'s keywords,
+:func:`weights_from_deepseek_indexer` a ``DeepseekV32Indexer`` into
+:func:`~lessons_lib.core.sparse.lightning_indexer`'s. Refused, by name: ``attention_bias`` (biases the
+course's MLA has no place for), a ``rope_type`` other than "default" (YaRN stretches the angles and rescales
+the scores: DeepSeek-V3's released config uses it, the course's RoPE turns by position · θ_i exactly),
+``num_key_value_heads`` ≠ ``num_attention_heads`` (transformers would repeat MLA's heads again), weights on
+the meta device. transformers' RMSNorm rounds its input to float32 (``DeepseekV3RMSNorm``), so a float64
+module agrees with the course to float32's precision unless the norm is run in float64 (the tests say which).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import VALUE_BYTES, as_float_array, check_positive_int, check_value_type
+from .kv_memory import kv_cache_bytes
+
+__all__ = ["LatentShape", "DEEPSEEK_V2", "DEEPSEEK_V3", "DEEPSEEK_67B", "latent_cache_bytes",
+           "cache_per_token", "equivalent_gqa_groups", "v2_against_67b", "weights_from_deepseek_attention",
+           "weights_from_deepseek_indexer"]
+
+
+@dataclass(frozen=True)
+class LatentShape:
+    """The numbers of an MLA model that size its cache: ``layers``, ``n_heads`` of ``d_head`` (the keys' nope
+    part, DeepSeek's d_h), ``d_rope`` (the shared rope key, d_h^R), ``d_c`` (the latent, kv_lora_rank),
+    ``source``."""
+
+    name: str
+    layers: int
+    n_heads: int
+    d_head: int
+    d_rope: int
+    d_c: int
+    source: str = ""
+
+
+#: DeepSeek-V3 (and V3.2, the same attention shapes) from deepseek-ai/DeepSeek-V3's config.json.
+DEEPSEEK_V3 = LatentShape(
+    "DeepSeek-V3", layers=61, n_heads=128, d_head=128, d_rope=64, d_c=512,
+    source="deepseek-ai/DeepSeek-V3 config.json: num_hidden_layers 61, num_attention_heads 128, "
+           "qk_nope_head_dim 128, v_head_dim 128, qk_rope_head_dim 64, kv_lora_rank 512, q_lora_rank 1536.")
+#: DeepSeek-V2 from its paper (§3.1.2: 60 layers, 128 heads of 128, d_c = 4·d_h = 512, d_h^R = d_h/2 = 64).
+DEEPSEEK_V2 = LatentShape(
+    "DeepSeek-V2", layers=60, n_heads=128, d_head=128, d_rope=64, d_c=512,
+    source="DeepSeek-AI 2024, DeepSeek-V2 (arXiv:2405.04434) §3.1.2: 60 layers, 128 heads, d_h = 128, "
+           "d_c = 512, d_h^R = 64.")
+#: DeepSeek 67B, the dense model DeepSeek-V2's paper compares with: 95 layers, 64 query heads, 8 key/value
+#: heads of 128 (DeepSeek-AI 2024, DeepSeek LLM, arXiv:2401.02954, Table 2; its config.json).
+DEEPSEEK_67B = {"layers": 95, "n_heads": 64, "n_kv_heads": 8, "d_head": 128}
+
+
+def latent_cache_bytes(layers: int, d_c: int, d_rope: int, tokens: int, batch: int = 1,
+                       dtype: str = "bfloat16") -> int:
+    """layers × (d_c + d_rope) × tokens × batch × bytes per value: MLA's cache, in bytes. No factor 2 (one
+    latent, not a key and a value) and no heads. Notebook 14.
+
+    >>> latent_cache_bytes(61, 512, 64, 1)      # DeepSeek-V3, one token, bfloat16: 70,272 bytes
+    70272
+    """
+    per_layer = check_positive_int(d_c, "d_c") + check_positive_int(d_rope, "d_rope")
+    return (check_positive_int(layers, "layers") * per_layer * check_positive_int(tokens, "tokens")
+            * check_positive_int(batch, "batch") * VALUE_BYTES[check_value_type(dtype)])
+
+
+def cache_per_token(shape: LatentShape = DEEPSEEK_V3, dtype: str = "bfloat16", groups: int = 8) -> list[dict]:
+    """One token's cache in one layer, for ``shape``'s heads kept as multi-head, grouped-query (``groups``
+    key/value heads), multi-query and latent attention: rows ``{"attention", "numbers", "bytes", "times"}``
+    (``times``: how many times the latent cache's size)."""
+    groups = check_positive_int(groups, "groups")
+    rows = [(name, kv_cache_bytes(1, heads, shape.d_head, 1, 1, dtype)) for name, heads in (
+        (f"multi-head ({shape.n_heads} key/value heads)", shape.n_heads),
+        (f"grouped-query ({groups} key/value heads)", groups), ("multi-query (1 key/value head)", 1))]
+    rows.append((f"latent (d_c = {shape.d_c} + rope key {shape.d_rope})",
+                 latent_cache_bytes(1, shape.d_c, shape.d_rope, 1, 1, dtype)))
+    latent = rows[-1][1]
+    return [{"attention": name, "numbers": size // VALUE_BYTES[dtype], "bytes": size, "times": size / latent}
+            for name, size in rows]
+
+
+def equivalent_gqa_groups(shape: LatentShape = DEEPSEEK_V2) -> float:
+    """How many key/value heads of d_head a GQA cache would need to hold as much as MLA's:
+    (d_c + d_rope) / (2·d_head); 2.25 for DeepSeek-V2 (its paper's "about 2.25 groups")."""
+    return (shape.d_c + shape.d_rope) / (2 * shape.d_head)
+
+
+def v2_against_67b(bits: float = 6.0) -> dict:
+    """DeepSeek-V2's cache per token against DeepSeek 67B's (16 bits per number): ``{"v2_bytes", "67b_bytes",
+    "reduction"}`` with V2's numbers at ``bits`` each (6: the paper's deployment; 16: the same precision)."""
+    v2 = DEEPSEEK_V2.layers * (DEEPSEEK_V2.d_c + DEEPSEEK_V2.d_rope) * float(bits) / 8
+    dense = kv_cache_bytes(DEEPSEEK_67B["layers"], DEEPSEEK_67B["n_kv_heads"], DEEPSEEK_67B["d_head"], 1, 1,
+                           "bfloat16")
+    return {"v2_bytes": v2, "67b_bytes": dense, "reduction": 1 - v2 / dense}
+
+
+# --------------------------------------------------------------------------- transformers' modules
+def _numpy(tensor, name: str) -> np.ndarray:
+    if getattr(tensor, "device", None) is not None and tensor.device.type == "meta":
+        raise ValueError(f"{name} is on the meta device: the module was built without its numbers. Load or "
+                         f"initialise its weights first.")
+    return as_float_array(tensor.detach().double(), name).copy()
+
+
+def _refuse(function: str, option: str, why: str):
+    raise ValueError(f"{function}: this module has {option}, which the course's MLA cannot reproduce: {why}")
+
+
+def _rope_of(config, function: str) -> float:
+    rope = dict(getattr(config, "rope_parameters", None) or {})
+    kind = rope.get("rope_type", "default")
+    if kind != "default":
+        _refuse(function, f"rope_type={kind!r}", "it stretches RoPE's angles for long contexts and rescales "
+                "the scores (YaRN's mscale); the course's RoPE turns pair i by position · base^(−2i/d) "
+                "exactly. "
+                "Read a copy of the config with rope_parameters={'rope_type': 'default', 'rope_theta': ...}.")
+    return float(rope.get("rope_theta", 10000.0))
+
+
+def weights_from_deepseek_attention(module) -> dict:
+    """A transformers ``DeepseekV3Attention`` (or ``DeepseekV32Attention``'s MLA) as the keywords of
+    :func:`~lessons_lib.core.latent.mla_attention`: ``mla_attention(x, **read)`` computes what the module
+    does.
+
+    ``q_a_proj`` → ``w_dq``, ``q_a_layernorm`` → ``q_norm``, ``q_b_proj`` (or ``q_proj`` without
+    ``q_lora_rank``) → ``w_uq``; ``kv_a_proj_with_mqa`` → ``w_dkv`` (its first kv_lora_rank outputs) and
+    ``w_kr`` (the last qk_rope_head_dim); ``kv_a_layernorm`` → ``kv_norm``; ``kv_b_proj`` → ``w_uk`` and
+    ``w_uv`` (per head, nope then value, side by side); ``o_proj`` → ``w_o``. ``convention``: "interleaved"
+    with the config's ``rope_interleave`` (always for V3.2), else "half". Options it cannot reproduce are
+    refused by name (the module docstring lists them). Notebook 14.
+    """
+    function = "weights_from_deepseek_attention"
+    needed = ("kv_a_proj_with_mqa", "kv_b_proj", "o_proj", "config", "num_heads", "kv_lora_rank")
+    missing = [a for a in needed if not hasattr(module, a)]
+    if missing:
+        raise TypeError(f"{function} takes a DeepseekV3Attention (or DeepseekV32Attention); got "
+                        f"{type(module).__name__}, which has no {', '.join(missing)}.")
+    config = module.config
+    if getattr(config, "attention_bias", False):
+        _refuse(function, "attention_bias=True", "q_a_proj, kv_a_proj_with_mqa and o_proj add biases, and "
+                "mla_attention's weights are matrices and norms only.")
+    if config.num_key_value_heads != config.num_attention_heads:
+        _refuse(function, f"num_key_value_heads={config.num_key_value_heads} ≠ num_attention_heads="
+                f"{config.num_attention_heads}", "MLA already gives every head its key and value; "
+                "transformers would repeat those heads again.")
+    base = _rope_of(config, function)
+    n_heads, d_c = int(module.num_heads), int(module.kv_lora_rank)
+    d_nope, d_rope, d_v = int(module.qk_nope_head_dim), int(module.qk_rope_head_dim), int(module.v_head_dim)
+    weights = {}
+    if getattr(module, "q_a_proj", None) is not None:
+        weights["w_dq"] = _numpy(module.q_a_proj.weight, "q_a_proj.weight").T
+        weights["q_norm"] = _numpy(module.q_a_layernorm.weight, "q_a_layernorm.weight")
+        weights["w_uq"] = _numpy(module.q_b_proj.weight, "q_b_proj.weight").T
+    else:
+        weights["w_uq"] = _numpy(module.q_proj.weight, "q_proj.weight").T
+    kv_a = _numpy(module.kv_a_proj_with_mqa.weight, "kv_a_proj_with_mqa.weight").T
+    weights["w_dkv"], weights["w_kr"] = kv_a[:, :d_c], kv_a[:, d_c:]
+    weights["kv_norm"] = _numpy(module.kv_a_layernorm.weight, "kv_a_layernorm.weight")
+    kv_b = _numpy(module.kv_b_proj.weight, "kv_b_proj.weight").T.reshape(d_c, n_heads, d_nope + d_v)
+    weights["w_uk"] = kv_b[..., :d_nope].reshape(d_c, n_heads * d_nope)
+    weights["w_uv"] = kv_b[..., d_nope:].reshape(d_c, n_heads * d_v)
+    weights["w_o"] = _numpy(module.o_proj.weight, "o_proj.weight").T
+    interleaved = bool(getattr(config, "rope_interleave", False)) or hasattr(module, "indexer")
+    eps = float(module.kv_a_layernorm.variance_epsilon)
+    return {"weights": weights, "n_heads": n_heads, "d_c": d_c, "d_rope": d_rope, "base": base,
+            "convention": "interleaved" if interleaved else "half", "scale": float(module.scaling),
+            "eps": eps}
+
+
+def weights_from_deepseek_indexer(module) -> dict:
+    """A transformers ``DeepseekV32Indexer`` as the keywords of
+    :func:`~lessons_lib.core.sparse.lightning_indexer` (its ``top_k`` is the module's ``index_topk``):
+    ``wq_b`` → ``w_iq``, ``wk`` → ``w_ik``, ``k_norm`` (a LayerNorm) → ``k_norm`` and ``k_norm_bias``,
+    ``weights_proj`` → ``w_iw``.
+    Notebook 14.
+    """
+    function = "weights_from_deepseek_indexer"
+    needed = ("wq_b", "wk", "k_norm", "weights_proj", "n_heads", "head_dim", "index_topk")
+    missing = [a for a in needed if not hasattr(module, a)]
+    if missing:
+        raise TypeError(f"{function} takes a DeepseekV32Indexer (an attention's .indexer); got "
+                        f"{type(module).__name__}, which has no {', '.join(missing)}.")
+    base = _rope_of(module.config, function)
+    if module.k_norm.bias is None or module.k_norm.weight is None:
+        _refuse(function, "a LayerNorm without its gain or bias", "the indexer's key norm has both.")
+    weights = {"w_iq": _numpy(module.wq_b.weight, "wq_b.weight").T,
+               "w_ik": _numpy(module.wk.weight, "wk.weight").T,
+               "k_norm": _numpy(module.k_norm.weight, "k_norm.weight"),
+               "k_norm_bias": _numpy(module.k_norm.bias, "k_norm.bias"),
+               "w_iw": _numpy(module.weights_proj.weight, "weights_proj.weight").T}
+    return {"weights": weights, "n_heads": int(module.n_heads), "d_rope": int(module.qk_rope_head_dim),
+            "base": base, "eps": float(module.k_norm.eps)}

@@ -142,7 +142,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"),
     "lab.deepseek": ("LatentShape", "DEEPSEEK_V2", "DEEPSEEK_V3", "DEEPSEEK_67B", "latent_cache_bytes",
         "cache_per_token", "equivalent_gqa_groups", "v2_against_67b", "weights_from_deepseek_attention",
-        "weights_from_deepseek_indexer"),
+        "weights_from_deepseek_indexer", "TINY_MLA", "tiny_mla_weights", "SparseRun", "sparse_run"),
     "lab.generation": ("GENERATION_TOKENS", "GenerationTrace", "trace_generation", "cache_agreement",
         "GenerationFlops", "generation_flops", "DecodeTimes", "measure_decode", "PrefillDecode",
         "measure_prefill_decode", "pool_kv_heads", "convert_to_gqa", "GQAConversion", "gqa_conversion",

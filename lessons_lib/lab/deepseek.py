@@ -28,12 +28,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import VALUE_BYTES, as_float_array, check_positive_int, check_value_type
+from .._checks import (
+    VALUE_BYTES,
+    as_float_array,
+    check_int_in_range,
+    check_positive_int,
+    check_seed,
+    check_value_type,
+)
+from ..core import latent, sparse
 from .kv_memory import kv_cache_bytes
 
 __all__ = ["LatentShape", "DEEPSEEK_V2", "DEEPSEEK_V3", "DEEPSEEK_67B", "latent_cache_bytes",
            "cache_per_token", "equivalent_gqa_groups", "v2_against_67b", "weights_from_deepseek_attention",
-           "weights_from_deepseek_indexer"]
+           "weights_from_deepseek_indexer", "TINY_MLA", "tiny_mla_weights", "SparseRun", "sparse_run"]
 
 
 @dataclass(frozen=True)
@@ -205,3 +213,94 @@ def weights_from_deepseek_indexer(module) -> dict:
                "w_iw": _numpy(module.weights_proj.weight, "weights_proj.weight").T}
     return {"weights": weights, "n_heads": int(module.n_heads), "d_rope": int(module.qk_rope_head_dim),
             "base": base, "eps": float(module.k_norm.eps)}
+
+
+# --------------------------------------------------------------------------- a tiny layer to look at
+#: The tiny MLA layer of lesson 14's explorer: d_model 16, 2 heads (nope 8 + rope 4, values 8), a query
+#: latent of 12, an indexer of 4 heads of 8 (rope 4), 16 tokens.
+TINY_MLA = {"d_model": 16, "n_heads": 2, "d_nope": 8, "d_rope": 4, "d_v": 8, "d_cq": 12, "index_heads": 4,
+            "index_dim": 8, "tokens": 16}
+
+
+def tiny_mla_weights(d_c: int, seed: int = 0) -> tuple[dict, dict]:
+    """Random weights of :data:`TINY_MLA` with a latent of ``d_c``: ``(mla weights, indexer weights)``, the
+    same for every d_c but the latent's own (drawn from ``seed``, scaled by 1/√(inputs))."""
+    d_c = check_int_in_range(d_c, "d_c", 1, 64)
+    rng = np.random.default_rng(check_seed(seed, allow_generator=False))
+    t = TINY_MLA
+
+    def w(rows, cols, draw=rng):
+        return draw.standard_normal((rows, cols)) / np.sqrt(rows)
+
+    mla = {"w_dq": w(t["d_model"], t["d_cq"]), "q_norm": np.ones(t["d_cq"]),
+           "w_uq": w(t["d_cq"], t["n_heads"] * (t["d_nope"] + t["d_rope"])),
+           "w_kr": w(t["d_model"], t["d_rope"]), "w_o": w(t["n_heads"] * t["d_v"], t["d_model"])}
+    index = {"w_iq": w(t["d_cq"], t["index_heads"] * t["index_dim"]), "w_ik": w(t["d_model"], t["index_dim"]),
+             "k_norm": np.ones(t["index_dim"]), "k_norm_bias": np.zeros(t["index_dim"]),
+             "w_iw": w(t["d_model"], t["index_heads"])}
+    own = np.random.default_rng([seed, d_c])                           # the latent's weights, per d_c
+    mla.update(w_dkv=w(t["d_model"], d_c, own), kv_norm=np.ones(d_c),
+               w_uk=w(d_c, t["n_heads"] * t["d_nope"], own), w_uv=w(d_c, t["n_heads"] * t["d_v"], own))
+    return mla, index
+
+
+@dataclass(frozen=True)
+class SparseRun:
+    """What lesson 14's explorer draws: a tiny MLA layer (:data:`TINY_MLA`) on ``tokens`` random inputs with a
+    latent of ``d_c``, its dense weights (head 0, ``(L, L)``), the keys the indexer keeps for each query at
+    ``top_k`` (``keep``), the sparse weights, how far each query's output moves from dense attention
+    (``difference``: the length of the difference over the dense output's, per query) and the dense weight
+    that falls on kept keys (``kept_weight``, per query), and on the ``top_k`` keys dense attention itself
+    weighs most (``best_weight``: what a perfect indexer would keep)."""
+
+    d_c: int
+    top_k: int
+    dense: np.ndarray
+    sparse: np.ndarray
+    keep: np.ndarray
+    indexer: np.ndarray
+    difference: np.ndarray
+    kept_weight: np.ndarray
+    best_weight: np.ndarray
+
+    @property
+    def numbers_per_token(self) -> int:
+        """The latent cache's numbers per token and layer: d_c + d_rope."""
+        return self.d_c + TINY_MLA["d_rope"]
+
+    @property
+    def multi_head_numbers(self) -> int:
+        """Multi-head attention's for the same heads: 2 × n_heads × d_nope."""
+        return 2 * TINY_MLA["n_heads"] * TINY_MLA["d_nope"]
+
+
+def _head0_weights(x, weights, d_c, select=None) -> np.ndarray:
+    t = TINY_MLA
+    q_nope, q_rope, cache, w = latent.mla_scores(x, weights, t["n_heads"], d_c, t["d_rope"])
+    k_nope = cache.latent @ w["w_uk"][:, : t["d_nope"]]
+    scores = (q_nope[0] @ k_nope.T + q_rope[0] @ cache.rope_key.T) / np.sqrt(t["d_nope"] + t["d_rope"])
+    allowed = np.tril(np.ones(scores.shape, bool)) & (True if select is None else select)
+    scores = np.where(allowed, scores, -np.inf)
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def sparse_run(d_c: int = 8, top_k: int = 4, *, seed: int = 0) -> SparseRun:
+    """A tiny MLA layer with a latent of ``d_c`` and DSA's selection of ``top_k`` keys per query, beside dense
+    attention (:class:`SparseRun`). Notebook 14's explorer."""
+    t = TINY_MLA
+    top_k = check_int_in_range(top_k, "top_k", 1, t["tokens"])
+    mla, index = tiny_mla_weights(d_c, seed)
+    x = np.random.default_rng(check_seed(seed, allow_generator=False) + 1).standard_normal((t["tokens"],
+                                                                                          t["d_model"]))
+    q_latent = latent.rms_norm(x @ mla["w_dq"], mla["q_norm"])
+    scores = sparse.lightning_indexer(x, q_latent, index, t["index_heads"], t["d_rope"])
+    keep = sparse.top_k_selection(scores, top_k)
+    dense_out, _ = latent.mla_attention(x, mla, t["n_heads"], d_c, t["d_rope"])
+    sparse_out, _ = latent.mla_attention(x, mla, t["n_heads"], d_c, t["d_rope"], select=keep)
+    dense = _head0_weights(x, mla, d_c)
+    difference = np.linalg.norm(sparse_out - dense_out, axis=-1) / np.linalg.norm(dense_out, axis=-1)
+    return SparseRun(d_c, top_k, dense, _head0_weights(x, mla, d_c, keep), keep,
+                     np.where(np.tril(np.ones_like(scores, bool)), scores, np.nan), difference,
+                     np.where(keep, dense, 0).sum(-1),
+                     np.where(sparse.top_k_selection(dense, top_k), dense, 0).sum(-1))

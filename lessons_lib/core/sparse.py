@@ -13,7 +13,7 @@ one small key k_s per token shared by the indexer's heads, and a weight w_{t,j} 
 see (:func:`top_k_selection`) and attends to them alone (:func:`sparse_attention`): O(N·k) for the
 attention, while the indexer, still O(N²), is cheap per pair. With ``top_k`` ≥ the keys a query may see it
 is dense causal attention; a key the indexer ranks low is never seen, whatever the attention would have
-given it.
+given it. :func:`sparse_attention` gathers each query's kept keys and values and attends to those alone.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from .._checks import (
     check_projection,
     check_qkv,
     check_real,
+    check_scale,
     check_top_k,
 )
-from .attention import scaled_dot_product_attention
 from .position import DEFAULT_BASE, rope
 
 __all__ = ["INDEXER_WEIGHT_NAMES", "dsa_indexer_scores", "lightning_indexer", "top_k_selection",
@@ -118,12 +118,21 @@ def lightning_indexer(x, q_latent, weights, n_heads: int, d_rope: int, positions
     return dsa_indexer_scores(q, k, (x @ w_iw) / np.sqrt(n_heads))
 
 
-def top_k_selection(scores, top_k: int) -> np.ndarray:
-    """Which keys each query keeps: bool ``(..., L, S)``, True for its ``top_k`` highest ``scores`` among the
-    keys it may see (causal, aligned at the bottom right: query i of L sits at S − L + i).
+def _ranked(scores: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(indices (..., L, top_k), valid (..., L, top_k))``: each query's top_k keys by ``scores`` among those
+    it may see (causal, bottom right), best first; ``valid`` is False where a query sees fewer than top_k keys
+    (those indices point at keys it may not see). A partial sort: the top_k found in O(S) per query, then
+    ordered among themselves."""
+    L, S = scores.shape[-2:]
+    causal = np.arange(S)[None, :] <= np.arange(S - L, S)[:, None]
+    order = np.where(causal, -scores, np.inf)
+    ranked = np.argpartition(order, top_k - 1, axis=-1)[..., :top_k] if top_k < S else np.argsort(order, -1)
+    ranked = np.take_along_axis(ranked, np.argsort(np.take_along_axis(order, ranked, -1), -1), -1)
+    valid = ranked <= np.arange(S - L, S)[:, None]
+    return ranked, valid
 
-    A query that may see fewer than ``top_k`` keys keeps them all; equal scores keep the earlier key.
-    """
+
+def _checked_scores(scores, top_k) -> tuple[np.ndarray, int]:
     scores = as_float_array(scores, "scores", min_ndim=2, shape="(..., L, S)")
     L, S = scores.shape[-2:]
     if L > S:
@@ -132,11 +141,21 @@ def top_k_selection(scores, top_k: int) -> np.ndarray:
     top_k = check_top_k(top_k, S)
     check_memory(24.0 * scores.size, f"top_k_selection over scores of shape {scores.shape}",
                  "Use a shorter sequence.")
-    causal = np.arange(S)[None, :] <= np.arange(S - L, S)[:, None]
-    ranked = np.argsort(np.where(causal, -scores, np.inf), axis=-1, kind="stable")[..., :top_k]
+    return scores, top_k
+
+
+def top_k_selection(scores, top_k: int) -> np.ndarray:
+    """Which keys each query keeps: bool ``(..., L, S)``, True for its ``top_k`` highest ``scores`` among the
+    keys it may see (causal, aligned at the bottom right: query i of L sits at S − L + i).
+
+    A query that may see fewer than ``top_k`` keys keeps them all; of keys with equal scores at the edge,
+    either may be kept.
+    """
+    scores, top_k = _checked_scores(scores, top_k)
+    ranked, valid = _ranked(scores, top_k)
     keep = np.zeros(scores.shape, dtype=bool)
-    np.put_along_axis(keep, ranked, True, axis=-1)
-    return keep & causal
+    np.put_along_axis(keep, ranked, valid, axis=-1)
+    return keep
 
 
 def sparse_attention(q, k, v, top_k: int, scores, *, scale: float | None = None):
@@ -145,12 +164,29 @@ def sparse_attention(q, k, v, top_k: int, scores, *, scale: float | None = None)
 
     ``q (..., L, d_k)``, ``k (..., S, d_k)``, ``v (..., S, d_v)`` as in
     :func:`~lessons_lib.core.attention.scaled_dot_product_attention`; ``scores`` broadcasts to ``(..., L, S)``
-    (one indexer for every head: ``scores[..., None, :, :]``). The kept weights of each row sum to 1.
+    (one indexer for every head: ``scores[..., None, :, :]``). Each query gathers its kept keys and values and
+    attends to those alone: top_k dot products per query, not S. The kept weights of each row sum to 1.
     """
     q, k, v = check_qkv(q, k, v)
-    scores = as_float_array(scores, "scores", min_ndim=2, shape="(..., L, S)")
-    if scores.shape[-2:] != (q.shape[-2], k.shape[-2]):
-        raise ValueError(f"scores has shape {scores.shape} but Q has {q.shape[-2]} queries and K "
-                         f"{k.shape[-2]} keys: give one indexer score per query and key, (..., L, S).")
-    keep = top_k_selection(scores, top_k)
-    return scaled_dot_product_attention(q, k, v, mask=keep, scale=scale)
+    scores, top_k = _checked_scores(scores, top_k)
+    L, S = q.shape[-2], k.shape[-2]
+    if scores.shape[-2:] != (L, S):
+        raise ValueError(f"scores has shape {scores.shape} but Q has {L} queries and K "
+                         f"{S} keys: give one indexer score per query and key, (..., L, S).")
+    factor = check_scale(scale, q.shape[-1])
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], scores.shape[:-2])
+    check_memory(q.dtype.itemsize * int(np.prod(batch)) * L * (top_k * (k.shape[-1] + v.shape[-1] + 2) + S),
+                 f"sparse_attention over {L} queries × {top_k} keys",
+                 "Use a shorter sequence or a smaller top_k.")
+    ranked, valid = (np.broadcast_to(a, (*batch, L, top_k)) for a in _ranked(scores, top_k))  # chosen once
+    gather = ranked[..., None]                                                      # (..., L, top_k, 1)
+    keys, values = (np.take_along_axis(np.broadcast_to(x, (*batch, S, x.shape[-1]))[..., None, :, :], gather,
+                                       axis=-2) for x in (k, v))                   # (..., L, top_k, d)
+    kept = (q[..., None, :] @ np.swapaxes(keys, -1, -2))[..., 0, :] * factor       # (..., L, top_k)
+    kept = np.where(valid, kept, -np.inf)
+    kept = np.exp(kept - kept.max(axis=-1, keepdims=True))
+    kept /= kept.sum(axis=-1, keepdims=True)
+    output = (kept[..., None, :] @ values)[..., 0, :]                               # (..., L, d_v)
+    weights = np.zeros((*batch, L, S), dtype=q.dtype)
+    np.put_along_axis(weights, ranked, kept, axis=-1)
+    return output, weights

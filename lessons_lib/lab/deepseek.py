@@ -41,7 +41,8 @@ from .kv_memory import kv_cache_bytes
 
 __all__ = ["LatentShape", "DEEPSEEK_V2", "DEEPSEEK_V3", "DEEPSEEK_67B", "latent_cache_bytes",
            "cache_per_token", "equivalent_gqa_groups", "v2_against_67b", "weights_from_deepseek_attention",
-           "weights_from_deepseek_indexer", "TINY_MLA", "tiny_mla_weights", "SparseRun", "sparse_run"]
+           "weights_from_deepseek_indexer", "TINY_MLA", "tiny_mla_weights", "SparseRun", "sparse_run",
+           "absorption_counts", "sparse_counts", "measure_orders", "look_inside_deepseek"]
 
 
 @dataclass(frozen=True)
@@ -304,3 +305,113 @@ def sparse_run(d_c: int = 8, top_k: int = 4, *, seed: int = 0) -> SparseRun:
                      np.where(np.tril(np.ones_like(scores, bool)), scores, np.nan), difference,
                      np.where(keep, dense, 0).sum(-1),
                      np.where(sparse.top_k_selection(dense, top_k), dense, 0).sum(-1))
+
+
+# --------------------------------------------------------------------------- what each order costs
+def absorption_counts(shape: LatentShape = DEEPSEEK_V3, context: int = 4096) -> dict:
+    """Multiplications of one layer for one new token against ``context`` cached latents, per order:
+    ``{"naive": ..., "absorbed": ...}``. Naive: every cached latent up-projected to each head's key and value
+    (context × d_c × n_heads × (d_head + d_v)), then the scores and the weighted values over keys of
+    d_head + d_rope and values of d_v. Absorbed: W_UK folded into the query (n_heads × d_head × d_c), scores
+    against the latent and the rope key (context × n_heads × (d_c + d_rope)), the weighted latents (context ×
+    n_heads × d_c) and W_UV (n_heads × d_c × d_v). d_v = d_head, as in DeepSeek-V2 and V3."""
+    if not isinstance(shape, LatentShape):
+        raise TypeError(f"shape must be a LatentShape such as ll.DEEPSEEK_V3; got {type(shape).__name__}.")
+    n = check_positive_int(context, "context")
+    h, d, r, c = shape.n_heads, shape.d_head, shape.d_rope, shape.d_c
+    naive = n * c * h * (d + d) + n * h * (d + r) + n * h * d
+    absorbed = h * d * c + n * h * (c + r) + n * h * c + h * c * d
+    return {"naive": naive, "absorbed": absorbed}
+
+
+def sparse_counts(context: int, top_k: int = 2048, *, n_heads: int = 128, d_c: int = 512, d_rope: int = 64,
+                  index_heads: int = 64, index_dim: int = 128) -> dict:
+    """Multiplications per query of DeepSeek-V3.2's absorbed attention over ``context`` keys, dense and over
+    its ``top_k``, and of the lightning indexer over every key: ``{"dense", "sparse", "indexer"}``."""
+    n, k = check_positive_int(context, "context"), check_positive_int(top_k, "top_k")
+    per_key = check_positive_int(n_heads, "n_heads") * (2 * check_positive_int(d_c, "d_c")
+                                                        + check_positive_int(d_rope, "d_rope"))
+    return {"dense": n * per_key, "sparse": min(n, k) * per_key,
+            "indexer": n * check_positive_int(index_heads, "index_heads") * check_positive_int(index_dim,
+                                                                                              "index_dim")}
+
+
+def measure_orders(contexts=(512, 2048), *, seed: int = 0, repeats: int = 3) -> dict:
+    """One run's time of one new token through a layer of 16 heads (d_c 128, heads of 32, rope 16) against
+    each context, naive and absorbed: ``{context: (naive seconds, absorbed seconds)}`` (the best of
+    ``repeats``). Timings vary by machine: the notebook prints their ratio's verdict."""
+    import time
+
+    rng = np.random.default_rng(check_seed(seed, allow_generator=False))
+    h, d, r, c, d_model = 16, 32, 16, 128, 256
+    w = {"w_uq": rng.standard_normal((d_model, h * (d + r))) / 16,
+         "w_dkv": rng.standard_normal((d_model, c)) / 16, "kv_norm": np.ones(c),
+         "w_uk": rng.standard_normal((c, h * d)) / 11, "w_uv": rng.standard_normal((c, h * d)) / 11,
+         "w_kr": rng.standard_normal((d_model, r)) / 16, "w_o": rng.standard_normal((h * d, d_model)) / 22}
+    found = {}
+    for n in contexts:
+        n = check_int_in_range(n, "context", 1, 16384)
+        _, _, cache, _ = latent.mla_scores(rng.standard_normal((n, d_model)), w, h, c, r)   # the cache only
+        step = rng.standard_normal((1, d_model))
+        best = []
+        for absorbed in (False, True):
+            times = []
+            for _ in range(check_positive_int(repeats, "repeats")):
+                start = time.perf_counter()
+                latent.mla_attention(step, w, h, c, r, cache=cache, absorbed=absorbed)
+                times.append(time.perf_counter() - start)
+            best.append(min(times))
+        found[n] = tuple(best)
+    return found
+
+
+# --------------------------------------------------------------------------- transformers' modules, in a cell
+def look_inside_deepseek(seed: int = 0) -> list[str]:
+    """Build transformers' ``DeepseekV3Attention`` and ``DeepseekV32Attention`` on tiny random configurations
+    (nothing downloaded), read them with the adapters and run the course's functions beside them; one line per
+    agreement, as claims at their precision. Without transformers, one line saying so."""
+    import importlib.util
+
+    if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("torch") is None:
+        return ["transformers (with torch) is not installed here, so there is nothing to compare with: "
+                "pip install transformers==5.23.0, then run this cell again."]
+    import torch
+    from transformers import DeepseekV3Config, DeepseekV32Config
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3Attention
+    from transformers.models.deepseek_v32.modeling_deepseek_v32 import DeepseekV32Attention
+
+    from .measurements import difference_claim
+
+    settings = dict(vocab_size=32, hidden_size=16, intermediate_size=16, moe_intermediate_size=8,
+                    num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=6,
+                    q_lora_rank=8, qk_nope_head_dim=6, qk_rope_head_dim=4, v_head_dim=5,
+                    rope_parameters={"rope_type": "default", "rope_theta": 500.0})
+    gen = torch.Generator().manual_seed(check_seed(seed, allow_generator=False))
+    x = np.random.default_rng(seed).standard_normal((1, 12, 16))
+    angles = np.arange(12)[:, None] * 500.0 ** (-np.arange(0, 4, 2) / 4)
+    both = np.concatenate([angles, angles], axis=-1)[None]
+    cos_sin = (torch.from_numpy(np.cos(both)), torch.from_numpy(np.sin(both)))
+    mask = torch.zeros(1, 1, 12, 12, dtype=torch.float64).masked_fill(
+        ~torch.ones(12, 12, dtype=torch.bool).tril(), torch.finfo(torch.float64).min)
+    lines = []
+    for kind, config in ((DeepseekV3Attention, DeepseekV3Config(**settings)),
+                         (DeepseekV32Attention, DeepseekV32Config(**settings, index_n_heads=8,
+                                                                   index_head_dim=6, index_topk=3))):
+        config._attn_implementation = "sdpa"
+        module = kind(config, layer_idx=0).double().eval()
+        with torch.no_grad():
+            for p in module.parameters():
+                p.copy_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * 0.4)
+            theirs = module(torch.from_numpy(x), position_embeddings=cos_sin, attention_mask=mask)[0].numpy()
+        read = weights_from_deepseek_attention(module)
+        select = None
+        if kind is DeepseekV32Attention:
+            q_latent = latent.rms_norm(x @ read["weights"]["w_dq"], read["weights"]["q_norm"])
+            scores = sparse.lightning_indexer(x, q_latent, **weights_from_deepseek_indexer(module.indexer))
+            select = sparse.top_k_selection(scores, module.indexer.index_topk)
+        ours, _ = latent.mla_attention(x, **read, absorbed=True, select=select)
+        what = ("DeepseekV3Attention, float64, the course's absorbed MLA" if select is None else
+                "DeepseekV32Attention (top 3 keys by the indexer), float64, the course's sparse MLA")
+        lines.append(f"{what}: {difference_claim(ours, theirs, below=1e-6)} (transformers' RMSNorm rounds "
+                     f"to float32; with it in float64 the tests hold both below 1e-10)")
+    return lines

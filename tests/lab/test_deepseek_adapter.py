@@ -237,3 +237,9 @@ def test_another_module_is_refused_by_name():
         ll.weights_from_deepseek_attention(torch.nn.Linear(2, 2))
     with pytest.raises(TypeError, match="DeepseekV32Indexer"):
         ll.weights_from_deepseek_indexer(torch.nn.Linear(2, 2))
+
+
+def test_the_notebooks_look_inside_states_both_agreements_as_claims():
+    _modeling("v32")
+    lines = ll.look_inside_deepseek()
+    assert len(lines) == 2 and all("below 1e-6" in line for line in lines), lines

@@ -29,7 +29,8 @@ def test_deepseek_v3s_cache_per_token_beside_mha_gqa_and_mqa():
 
 def test_deepseek_v2s_paper_figures():
     assert ll.equivalent_gqa_groups(ll.DEEPSEEK_V2) == 2.25
-    assert ll.DEEPSEEK_V2.d_c == 4 * ll.DEEPSEEK_V2.d_head and 2 * ll.DEEPSEEK_V2.d_rope == ll.DEEPSEEK_V2.d_head
+    v2 = ll.DEEPSEEK_V2
+    assert v2.d_c == 4 * v2.d_head and 2 * v2.d_rope == v2.d_head        # d_c = 4·d_h, d_h^R = d_h / 2
     deployed = ll.v2_against_67b(bits=6)
     assert round(100 * deployed["reduction"], 1) == 93.3                 # the paper's "reduced by 93.3%"
     assert deployed["67b_bytes"] == 2 * 95 * 8 * 128 * 2
@@ -44,3 +45,24 @@ def test_deepseek_v2s_paper_figures():
 def test_bad_input_is_refused_by_name(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+def test_the_absorbed_order_does_fewer_multiplications_for_a_new_token():
+    counts = ll.absorption_counts(ll.DEEPSEEK_V3, 4096)
+    h, d, r, c = 128, 128, 64, 512
+    assert counts["absorbed"] == h * d * c + 4096 * h * (c + r) + 4096 * h * c + h * c * d
+    assert counts["naive"] > 100 * counts["absorbed"]     # rebuilding 4,096 tokens' keys and values dominates
+    one = ll.absorption_counts(ll.DEEPSEEK_V3, 1)       # one cached token: folding W_UK and W_UV costs more
+    assert one["naive"] < one["absorbed"]
+
+
+def test_sparse_attention_does_top_k_keys_of_work_and_the_indexer_every_key():
+    short, long = ll.sparse_counts(1024), ll.sparse_counts(131072)
+    assert short["sparse"] == short["dense"]                   # fewer keys than top_k: nothing left out
+    assert long["dense"] == 64 * long["sparse"]                # 131,072 / 2,048
+    assert long["indexer"] == 131072 * 64 * 128 and long["indexer"] < long["dense"]
+
+
+def test_measuring_the_orders_gives_a_time_per_context():
+    found = ll.measure_orders((8, 16), repeats=1)
+    assert set(found) == {8, 16} and all(t > 0 for pair in found.values() for t in pair)

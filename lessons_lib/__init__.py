@@ -31,8 +31,10 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     aligned as in torch), ``multihead`` (split, attend, concatenate, W_O; the per-head form),
     ``flash`` (tiles and the online softmax, never an L × S matrix), ``position`` (lesson 11:
     sinusoids, RoPE in both layouts, ALiBi), ``decoding`` (lesson 12: the KV cache, a decode step,
-    key/value heads shared by groups of query heads); ``backends`` is the torch path, SDPA on CUDA
-    when there is one (torch imported lazily).
+    key/value heads shared by groups of query heads), ``latent`` (lesson 14: multi-head latent
+    attention, its cache, the absorbed order) and ``sparse`` (lesson 14: the lightning indexer, each
+    query's top-k keys); ``backends`` is the torch path, SDPA on CUDA when there is one (torch
+    imported lazily).
 ``lab/``
     What the lessons compute with and measure: ``data`` (the course's sentences, embeddings, random
     Q, K, V), ``heads`` (lesson 06: the shape at each stage, the cost of heads, heads built by
@@ -44,7 +46,9 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     in the course's layout, GPT-2 or the course's own model offline), ``position`` (lesson 11:
     shuffled tokens, the order task), ``generation``, ``kv_memory`` and ``llama`` (lesson 12:
     generation traced and timed, pooled key/value heads, windows and sinks; the KV-cache calculator;
-    a Llama-style model's layers recomputed).
+    a Llama-style model's layers recomputed), ``deepseek`` (lesson 14: the latent cache beside MHA,
+    GQA and MQA for DeepSeek's published shapes; transformers' DeepSeek attention and indexer read
+    into the course's weights).
 ``figures/``
     Figures: ``style`` (one look: colormaps, fonts, masked cells hatched, never drawn as 0; the WCAG
     contrast ratio), ``base`` (heatmap, figure helpers), ``attention_maps`` (the stills several
@@ -113,6 +117,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "decode_step", "cached_attention", "decode_loop", "sink_window_mask"),
     "core.flash": ("TILE_SCORES", "default_block_size", "flash_attention", "flash_attention_steps",
         "online_softmax", "online_softmax_update", "OnlineSoftmax", "TileStep"),
+    "core.latent": ("WEIGHT_NAMES", "rms_norm", "LatentCache", "mla_attention", "mla_scores",
+        "absorbed_rope_scores"),
     "core.masks": ("causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask",
         "sliding_window_mask", "combine_masks", "additive_mask", "bottom_right_causal_mask"),
     "core.multihead": ("split_heads", "merge_heads", "multi_head_attention", "split_projection",
@@ -120,6 +126,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "core.position": ("ROPE_CONVENTIONS", "DEFAULT_BASE", "sinusoidal_positions", "rope_frequencies",
         "rope_angles", "rope_pairs", "rope", "convention_permutation", "Rotary", "as_rotary",
         "alibi_slopes", "alibi_bias"),
+    "core.sparse": ("INDEXER_WEIGHT_NAMES", "dsa_indexer_scores", "lightning_indexer", "top_k_selection",
+        "sparse_attention"),
     "lab.adapters": ("weights_from_torch_multihead", "weights_from_gpt2_attention",
         "weights_from_bert_attention", "weights_from_nanogpt_attention", "weights_from_llama_attention",
         "attention_weights_of"),
@@ -132,6 +140,10 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "measure_block_sizes", "BlockSizes", "loglog_slope", "CostTable"),
     "lab.data": ("SENTENCES", "tokenize", "tokens_of_length", "embed_tokens", "positional_encoding",
         "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"),
+    "lab.deepseek": ("LatentShape", "DEEPSEEK_V2", "DEEPSEEK_V3", "DEEPSEEK_67B", "latent_cache_bytes",
+        "cache_per_token", "equivalent_gqa_groups", "v2_against_67b", "weights_from_deepseek_attention",
+        "weights_from_deepseek_indexer", "TINY_MLA", "tiny_mla_weights", "SparseRun", "sparse_run",
+        "absorption_counts", "sparse_counts", "measure_orders", "look_inside_deepseek"),
     "lab.generation": ("GENERATION_TOKENS", "GenerationTrace", "trace_generation", "cache_agreement",
         "GenerationFlops", "generation_flops", "DecodeTimes", "measure_decode", "PrefillDecode",
         "measure_prefill_decode", "pool_kv_heads", "convert_to_gqa", "GQAConversion", "gqa_conversion",

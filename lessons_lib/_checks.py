@@ -24,6 +24,7 @@ __all__ = [
     "check_cells", "check_number", "int_or_none", "check_head_weights", "MAX_COUNT", "short_number",
     "check_whole_number", "ROPE_CONVENTIONS", "check_convention", "check_base", "check_pairs",
     "check_positions", "check_kv_heads", "VALUE_BYTES", "check_value_type", "check_cache_entry",
+    "check_projection", "check_top_k",
 ]
 
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
@@ -667,6 +668,42 @@ def check_cache_entry(new: np.ndarray, held: np.ndarray, name: str) -> None:
         raise ValueError(f"the new {name} has shape {new.shape}, whose leading axes {new.shape[:-2]} (batch, "
                          f"heads) differ from the cache's {held.shape[:-2]}: a cache belongs to one layer of "
                          f"one batch, (..., n_kv_heads, length, d_head).")
+
+
+# ------------------------------------------------------------------ latent and sparse attention (lesson 14)
+def check_projection(w, name: str, rows: int | None, cols: int | None = None, *, rows_are: str = "",
+                     cols_are: str = "", ndim: int = 2) -> np.ndarray:
+    """A weight ``w`` of ``ndim`` axes (2: a matrix used as ``x @ w``, (in, out); 1: a norm's gain) whose
+    first axis has ``rows`` entries and last ``cols`` (None: any), each named in the message by
+    ``rows_are`` / ``cols_are`` (``"d_model"``, ``"n_heads × d_nope"``).
+
+    >>> check_projection(np.ones((4, 3)), "w_dkv", 4, 3).shape
+    (4, 3)
+    """
+    shape = "(in, out)" if ndim == 2 else "(width,)"
+    w = as_float_array(w, name, min_ndim=ndim, shape=shape)
+    if w.ndim != ndim:
+        plural = "s" if ndim > 1 else ""
+        raise ValueError(f"{name} must have shape {shape}, {ndim} dimension{plural}; got shape {w.shape}.")
+    for axis, want, what in ((0, rows, rows_are), (-1, cols, cols_are)):
+        if want is not None and w.shape[axis] != want:
+            side = "rows" if (axis == 0 and ndim == 2) else ("columns" if ndim == 2 else "entries")
+            raise ValueError(f"{name} has {w.shape[axis]} {side} but needs {want}"
+                             f"{f' ({what})' if what else ''}: {name} is {w.shape}.")
+    return w
+
+
+def check_top_k(top_k, n_keys: int, name: str = "top_k") -> int:
+    """How many keys each query keeps: a whole number from 1 to ``n_keys`` (the keys there are).
+
+    >>> check_top_k(4, 10)
+    4
+    """
+    top_k = check_positive_int(top_k, name)
+    if top_k > n_keys:
+        raise ValueError(f"{name} = {short_number(top_k)} is more than the {n_keys} keys there are: each "
+                         f"query keeps at most every key (top_k = {n_keys} is dense causal attention).")
+    return top_k
 
 
 # ------------------------------------------------------------------ figures (stills and live figures)

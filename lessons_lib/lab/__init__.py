@@ -7,5 +7,6 @@ trained deterministically), ``adapters`` and ``real_model`` (lesson 10: real mod
 the course's layout, GPT-2 or the course's own model offline), ``position`` (lesson 11: shuffled tokens,
 the order task), ``generation``, ``kv_memory`` and ``llama`` (lesson 12: generation traced and timed,
 pooled key/value heads, windows and sinks; the KV-cache calculator; a Llama-style model's layers
-recomputed).
+recomputed), ``deepseek`` (lesson 14: the latent cache beside MHA, GQA and MQA for DeepSeek's published
+shapes; transformers' DeepSeek attention and indexer read into the course's weights).
 """

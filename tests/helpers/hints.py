@@ -84,6 +84,10 @@ WORDS: dict[str, tuple[str, ...]] = {
                r"\bcopy (?:it|them|each|every)\b"),
     "len": (r"\blen\b",),
     "ValueError": (r"\bValueError\(", r"\braises? (?:a |an )?(?:clear )?ValueError\b", r"\bthrows?\b"),
+    "zeros": (r"np\.zeros", r"\bzeros\(", r"\b(?:array|matrix) of (?:zeros|false)\b"),
+    "argsort": (r"\bargsort", r"\bsort(?:s|ed|ing)?\b"),
+    "rope": (r"\brope\(", r"\bll\.rope\b"),
+    "range": (r"\brange\(",),
 }
 
 _OPERATOR_NAMES = {ast.MatMult: "@", ast.Div: "/", ast.FloorDiv: "//", ast.Mult: "*", ast.Sub: "-",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import decoding
-from .engine import Case, Exercise, Mistake, Outcome, Refusal, distinct_sizes, like, rng_cases
+from .engine import Case, Exercise, Mistake, Outcome, Refusal, distinct_sizes, either, like, rng_cases
 
 __all__ = ["check_decode_step", "check_repeat_kv"]
 
@@ -112,6 +112,19 @@ def _decoding(*, append_first=True, see_self=True, twice=None, future=0, top_lef
     return wrong
 
 
+def _own_key_unseen(o: Outcome) -> bool:
+    """On the failing case (with tokens in the cache), the output is what each new token gets from the keys
+    before it alone, its own left out, whatever the code does where the cache is empty."""
+    if o.error is not None or not isinstance(o.result, (tuple, list)) or not o.result:
+        return False
+    args = o.case.args
+    if not args["k_cache"].shape[0]:
+        return False
+    unseen = _decoding(see_self=False)(**args)[0]
+    output = np.asarray(o.result[0]) if np.shape(o.result[0]) == unseen.shape else None
+    return output is not None and bool(np.allclose(output, unseen, atol=1e-8, equal_nan=True))
+
+
 def _counted(o: Outcome) -> str:
     return f"{o.case.args['k_cache'].shape[0]} cached token(s) and {o.case.args['q'].shape[0]} new"
 
@@ -134,14 +147,15 @@ DECODE_STEP = Exercise(
                "of three new tokens at once.",
     mistakes=(
         Mistake(
-            "not_appended_first", "the new token does not see itself",
+            "not_appended_first", "the new token does not see its own key",
             "Your new token's query meets the cached keys but not its own key: the scores were computed "
-            "over the old cache alone, before it held the new keys (or its own column was masked). A token "
-            "at position t attends to positions 0 … t, itself included, as in full causal attention.",
+            "over the old cache alone, before it held the new keys (or its own column was masked). The new "
+            "key goes into the cache before the scores: a token at position t attends to positions 0 … t, "
+            "itself included, as in full causal attention.",
             ("In causal attention every token sees itself: the diagonal is never masked.",
              "Count the keys the new token meets: with 2 cached tokens there must be 3 scores, not 2.",
              _TRY_HAND),
-            like(_decoding(append_first=False), _decoding(see_self=False)),
+            either(like(_decoding(append_first=False), _decoding(see_self=False)), _own_key_unseen),
         ),
         Mistake(
             "appended_twice", "the new keys and values are kept in the cache twice",

@@ -197,6 +197,15 @@ def _decode_attends_then_appends(q, k, v, k_cache, v_cache):
     return out, np.vstack([k_cache, k]), np.vstack([v_cache, v])
 
 
+def _decode_attends_then_appends_unguarded(q, k, v, k_cache, v_cache):
+    """As a learner writes it: the scores over the cache before the new keys join it, and no thought for the
+    first step (its empty cache makes the softmax's max fail)."""
+    scores = q @ k_cache.T / np.sqrt(q.shape[-1])
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ v_cache, np.concatenate([k_cache, k]), np.concatenate([v_cache, v])
+
+
 def _decode_appends_twice(q, k, v, k_cache, v_cache):
     k_cache, v_cache = np.vstack([k_cache, k]), np.vstack([v_cache, v])
     keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])          # appended again
@@ -444,6 +453,8 @@ MISTAKES = [
     ("my_rope", _rope_type_error_on_odd, "odd_d_head", ["raised TypeError"]),
     # lesson 12
     ("my_decode_step", _decode_attends_then_appends, "not_appended_first", ["not its own key"]),
+    ("my_decode_step", _decode_attends_then_appends_unguarded, "not_appended_first",
+     ["does not see its own key", "before the scores"]),
     ("my_decode_step", _decode_appends_twice, "appended_twice", ["twice", "weighed double"]),
     ("my_decode_step", _decode_no_mask, "future_position", ["see the future"]),
     ("my_decode_step", _decode_tril_mask, "mask_top_left", ["bottom-right"]),

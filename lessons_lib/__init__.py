@@ -144,7 +144,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "lab.kv_memory": ("ModelShape", "Published", "PRESETS", "kv_cache_bytes", "KVMemory",
         "kv_cache_memory", "preset", "size_text", "calculated", "published_comparison"),
     "lab.llama": ("SMALL_LLAMA", "LLAMA_SENTENCE", "LlamaInside", "tiny_llama", "llama_attention",
-        "look_inside_llama", "course_built_llama"),
+        "look_inside_llama", "course_built_llama", "transformers_agreement"),
     "lab.masking": ("causal_average_weights", "mask_gallery", "causal_mask_mistake", "future_leak",
         "MASKING_RECIPES", "masked_weights", "MaskingRecipe", "compare_masking", "masking_leak",
         "leak_claim"),

@@ -105,3 +105,12 @@ def test_the_courses_functions_recompute_a_transformers_llama_and_its_cached_dec
     weights, weights_agreement, decode_agreement = ll.llama_attention(ll.tiny_llama(0), [ids])
     assert weights.shape == (4, 8, 8, 8)
     assert weights_agreement < 1e-5 and decode_agreement < 1e-5
+
+
+def test_the_lessons_comparison_with_transformers_llama_claims_what_holds_and_says_why():
+    pytest.importorskip("transformers")
+    claims = ll.transformers_agreement(seed=0)
+    assert len(claims) == 5 and all(c.startswith("largest difference below") for c in claims.values())
+    assert claims["the values in the course's KVCache against transformers' DynamicCache (layer 0)"].endswith(
+        "below 1e-12")
+    assert "float32 even in a float64 model" in ll.transformers_agreement.__doc__

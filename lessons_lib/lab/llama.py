@@ -267,8 +267,9 @@ def transformers_agreement(seed: int = 0) -> dict[str, str]:
     with torch.no_grad():
         whole = model(tokens).last_hidden_state
         cache = DynamicCache(config=model.config)
-        stepped = torch.cat([model(tokens[:, i:i + 1], past_key_values=cache, use_cache=True).last_hidden_state
-                             for i in range(tokens.shape[1])], dim=1)
+        steps = [model(tokens[:, i:i + 1], past_key_values=cache, use_cache=True)
+                 for i in range(tokens.shape[1])]
+        stepped = torch.cat([step.last_hidden_state for step in steps], dim=1)
         first = model.layers[0]
         h = first.input_layernorm(model.embed_tokens(tokens))[0].numpy()
     _, ours = decoding.decode_loop(h, **weights_from_llama_attention(first.self_attn))

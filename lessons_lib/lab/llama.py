@@ -67,15 +67,20 @@ class LlamaInside:
         return self.attention.note
 
     def claims(self) -> str:
-        """The two agreements as claims at float32's precision (no digit a machine could change)."""
+        """What was compared with what, as claims at float32's precision (no digit a machine could change).
+        Online: every head and every layer's decoded output against the pretrained model's own. Offline the
+        stack has no model of its own: its one claim is the decode loop against the same layers run over the
+        whole sequence (:func:`transformers_agreement` holds the functions to transformers' Llama)."""
         def claim(value: float) -> str:
             return ("largest difference below 1e-5" if value < 1e-5
                     else f"largest difference {value:.1e}, NOT below 1e-5")
         decoded = claim(self.decode_agreement)
-        own = ("not compared: the course-built stack has no implementation of its own to compare with"
-               if self.weights_agreement is None else claim(self.weights_agreement))
-        return (f"every head's weights against the model's own: {own}\n"
-                f"every layer's output, decoded token by token with a KVCache: {decoded}")
+        if self.weights_agreement is None:
+            return (f"every layer's output decoded token by token with a KVCache, against the same layer over "
+                    f"the whole sequence (grouped_query_attention): {decoded}")
+        return (f"every head's weights against the model's own: {claim(self.weights_agreement)}\n"
+                f"every layer's output, decoded token by token with a KVCache, against the model's own: "
+                f"{decoded}")
 
     @property
     def groups(self) -> str:

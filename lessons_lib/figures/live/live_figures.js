@@ -693,7 +693,8 @@ KINDS.heatmap = {
 KINDS.grid = {
   traits: ["values", "encoding", "shape", "mask", "row_labels", "col_labels", "row_ticks", "col_ticks",
     "vmin", "vmax", "lut", "ink", "title", "panel_titles", "columns", "colorbar_label", "decimals", "annotate_max",
-    "selected", "hovered", "percent", "row_name", "col_name", "hidden_text", "alt", "width", "height", "xlabel", "ylabel"],
+    "selected", "hovered", "percent", "row_name", "col_name", "hidden_text", "alt", "width", "height", "xlabel",
+    "ylabel"],
   async prepare(model) {
     const [n, rows, cols] = model.get("shape");
     const m = await decodeMatrix(model.get("encoding"), model.get("values"));
@@ -1507,7 +1508,7 @@ function headName(s, k) { return s.panelTitles[k] || `head ${k}`; }
 KINDS.heads = {
   traits: ["values", "encoding", "shape", "mask", "row_labels", "col_labels", "row_ticks", "col_ticks",
     "vmin", "vmax", "lut", "title", "panel_titles", "colorbar_label", "decimals", "percent", "locked",
-    "hovered", "token", "direction", "alt", "width", "height", "xlabel", "ylabel"],
+    "hovered", "token", "direction", "hidden_text", "alt", "width", "height", "xlabel", "ylabel"],
   async prepare(model) {  // the grid's matrices, labels and colours, plus the head view's own state
     const s = await KINDS.grid.prepare(model);
     const token = model.get("token"), direction = model.get("direction");

@@ -76,8 +76,8 @@ class LlamaInside:
                     else f"largest difference {value:.1e}, NOT below 1e-5")
         decoded = claim(self.decode_agreement)
         if self.weights_agreement is None:
-            return (f"every layer's output decoded token by token with a KVCache, against the same layer over "
-                    f"the whole sequence (grouped_query_attention): {decoded}")
+            return (f"every layer's output decoded token by token with a KVCache, against the same layer "
+                    f"over the whole sequence (grouped_query_attention): {decoded}")
         return (f"every head's weights against the model's own: {claim(self.weights_agreement)}\n"
                 f"every layer's output, decoded token by token with a KVCache, against the model's own: "
                 f"{decoded}")

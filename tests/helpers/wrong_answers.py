@@ -241,6 +241,14 @@ def _decode_prepended(q, k, v, k_cache, v_cache):
     return _decode(q, keys, values, len(k_cache)), keys, values
 
 
+def _rope_step(positions_of, turn_q=True, turn_k=True):
+    """``my_rope_step`` as a learner writes it, with the positions ``positions_of(past, n)``."""
+    def my_rope_step(q, k, past):
+        positions = positions_of(past, len(q))
+        return (ll.rope(q, positions) if turn_q else q), (ll.rope(k, positions) if turn_k else k)
+    return my_rope_step
+
+
 def _refusing(repeat):
     """``my_repeat_kv`` that refuses head counts that cannot share, then shares them with ``repeat``."""
     def my_repeat_kv(kv, n_heads):
@@ -462,6 +470,16 @@ MISTAKES = [
     ("my_decode_step", _decode_scaled(lambda d_k: d_k), "scaled_by_d_k", ["d_k times smaller"]),
     ("my_decode_step", _decode_old_caches, "cache_not_updated", ["the caches you return are the old ones"]),
     ("my_decode_step", _decode_prepended, "prepended", ["new tokens first"]),
+    ("my_rope_step", _rope_step(lambda past, n: np.arange(n)), "offset_bug",
+     ["offset bug", "as if nothing came before them", "negative distance"]),
+    ("my_rope_step", _rope_step(lambda past, n: range(n)), "offset_bug", ["offset bug"]),
+    ("my_rope_step", _rope_step(lambda past, n: np.arange(past + 1, past + n + 1)), "one_too_far",
+     ["past + 1"]),
+    ("my_rope_step", _rope_step(lambda past, n: [past] * n), "one_position_for_all", ["all turned at one"]),
+    ("my_rope_step", _rope_step(lambda past, n: past + np.arange(n), turn_k=False), "key_not_turned",
+     ["keys come back as they went in"]),
+    ("my_rope_step", _rope_step(lambda past, n: past + np.arange(n), turn_q=False), "query_not_turned",
+     ["queries come back as they went in"]),
     ("my_repeat_kv", _refusing(_tile_heads), "tiled", ["in turn", "neighbours"]),
     ("my_repeat_kv", _refusing(_broadcast_heads_in_turn), "tiled", ["in turn"]),
     ("my_repeat_kv", _refusing(lambda kv, n_heads, n_kv: np.repeat(kv, n_heads // n_kv, axis=-2)),

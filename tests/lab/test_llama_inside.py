@@ -37,8 +37,8 @@ def test_offline_the_cached_decoding_equals_full_attention_and_no_model_is_claim
     assert inside.weights_agreement is None and inside.decode_agreement < 1e-12
     claims = inside.claims()
     assert "model's own" not in claims and "not compared" not in claims          # offline: no model claimed
-    assert claims == ("every layer's output decoded token by token with a KVCache, against the same layer over "
-                      "the whole sequence (grouped_query_attention): largest difference below 1e-5")
+    assert claims == ("every layer's output decoded token by token with a KVCache, against the same layer "
+                      "over the whole sequence (grouped_query_attention): largest difference below 1e-5")
     w = inside.attention.weights
     np.testing.assert_allclose(w.sum(-1), 1, atol=1e-9)
     assert (np.triu(w, 1) == 0).all()

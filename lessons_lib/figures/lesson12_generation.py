@@ -182,10 +182,12 @@ def plot_window_view(run: lab.WindowRun, query: int):
     """What the window explorer shows: the weights under the window with its sinks (the row of ``query``
     framed, keys out of reach hatched), the rolling cache step by step (the same row framed: the positions
     its slots hold then) and each output's distance from full attention, with and without the sinks."""
+    query = check_int_in_range(query, "query", 0, 511)           # window_experiment's longest sequence
     if not isinstance(run, lab.WindowRun):
         raise TypeError(f"Expected what window_experiment returns; got {type(run).__name__}.")
     n = run.weights["full"].shape[0]
-    query = check_int_in_range(query, "query", 0, n - 1)
+    if query >= n:
+        raise ValueError(f"query = {query} is past the last of the run's {n} positions (0 … {n - 1}).")
     labels = [str(i) for i in range(n)]
     fig = new_figure(18.0, 6.6)
     weights_ax, ring_ax, distance_ax = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.3, 0.9, 1.1]})

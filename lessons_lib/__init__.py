@@ -44,11 +44,12 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     ``models`` (lesson 09: the synthetic coreference set, the tiny torch model trained
     deterministically), ``adapters`` and ``real_model`` (lesson 10: real models' attention weights
     in the course's layout, GPT-2 or the course's own model offline), ``position`` (lesson 11:
-    shuffled tokens, the order task), ``generation``, ``kv_memory`` and ``llama`` (lesson 12:
-    generation traced and timed, pooled key/value heads, windows and sinks; the KV-cache calculator;
-    a Llama-style model's layers recomputed), ``deepseek`` (lesson 14: the latent cache beside MHA,
-    GQA and MQA for DeepSeek's published shapes; transformers' DeepSeek attention and indexer read
-    into the course's weights).
+    shuffled tokens, the order task), ``generation``, ``char_model``, ``kv_memory`` and ``llama``
+    (lesson 12: generation traced and timed, pooled key/value heads, windows and sinks; a character
+    model trained in seconds to generate text with; the KV-cache calculator; a Llama-style model's
+    layers recomputed), ``deepseek`` (lesson 14: the latent cache beside MHA, GQA and MQA for
+    DeepSeek's published shapes; transformers' DeepSeek attention and indexer read into the course's
+    weights).
 ``figures/``
     Figures: ``style`` (one look: colormaps, fonts, masked cells hatched, never drawn as 0; the WCAG
     contrast ratio), ``base`` (heatmap, figure helpers), ``attention_maps`` (the stills several
@@ -114,7 +115,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "sdpa_attention", "torch_attention_with_weights", "torch_available", "cuda_available",
         "default_device", "describe_torch", "torch_rope"),
     "core.decoding": ("kv_head_of", "repeat_kv", "grouped_query_attention", "KVCache", "DecodeStep",
-        "decode_step", "cached_attention", "decode_loop", "sink_window_mask"),
+        "decode_step", "cached_attention", "decode_loop", "sink_window_mask", "sampling_probabilities",
+        "sample_token"),
     "core.flash": ("TILE_SCORES", "default_block_size", "flash_attention", "flash_attention_steps",
         "online_softmax", "online_softmax_update", "OnlineSoftmax", "TileStep"),
     "core.latent": ("WEIGHT_NAMES", "rms_norm", "LatentCache", "mla_attention", "mla_scores",
@@ -131,6 +133,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "lab.adapters": ("weights_from_torch_multihead", "weights_from_gpt2_attention",
         "weights_from_bert_attention", "weights_from_nanogpt_attention", "weights_from_llama_attention",
         "attention_weights_of"),
+    "lab.char_model": ("char_corpus", "CharLayer", "CharModel", "train_char_model", "CHAR_CONTEXT"),
     "lab.coref": ("AGENTS", "PLACES", "AGENT_ADJECTIVES", "PLACE_ADJECTIVES", "NONE_ADJECTIVES",
         "NOTHING", "REFERENTS", "TEMPLATES", "VOCAB", "SINK", "PAD", "MAX_LEN", "SENTENCE_A",
         "SENTENCE_B", "CorefSet", "CorefData", "make_coref_data", "held_out_pairs", "training_pairs",
@@ -153,7 +156,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "lab.kv_memory": ("ModelShape", "Published", "PRESETS", "kv_cache_bytes", "KVMemory",
         "kv_cache_memory", "preset", "size_text", "calculated", "published_comparison"),
     "lab.llama": ("SMALL_LLAMA", "LLAMA_SENTENCE", "LlamaInside", "tiny_llama", "llama_attention",
-        "look_inside_llama", "course_built_llama"),
+        "look_inside_llama", "course_built_llama", "transformers_agreement"),
     "lab.masking": ("causal_average_weights", "mask_gallery", "causal_mask_mistake", "future_leak",
         "MASKING_RECIPES", "masked_weights", "MaskingRecipe", "compare_masking", "masking_leak",
         "leak_claim"),
@@ -185,8 +188,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "plot_offset_scores", "plot_alibi_row", "plot_rope_view", "plot_alibi", "plot_order_losses",
         "slope_text", "QUERY_COLOUR", "KEY_COLOUR"),
     "figures.lesson12_generation": ("plot_generation_step", "plot_cache_work", "plot_kv_memory",
-        "plot_gqa_heads", "plot_window_run", "plot_ring_buffer", "plot_decode_times", "CACHED_COLOUR",
-        "RECOMPUTED_COLOUR"),
+        "plot_gqa_heads", "plot_window_run", "plot_window_view", "plot_ring_buffer", "plot_decode_times",
+        "CACHED_COLOUR", "RECOMPUTED_COLOUR"),
     "figures.live": ("Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "ProductPanel",
         "HeadView", "RotationDials", "LiveFigure", "Access"),
     "figures.live.access": ("Access",),
@@ -217,7 +220,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises": ("Feedback", "EXERCISES", "check_street_query", "check_projection", "check_scores",
         "check_softmax", "check_scaling", "check_weighted_sum", "check_split_heads", "check_merge_heads",
         "check_next_token_head", "check_causal_weights", "check_online_update", "check_softmax_off",
-        "check_rope", "check_decode_step", "check_repeat_kv"),
+        "check_rope", "check_decode_step", "check_repeat_kv", "check_rope_step"),
     "exercises.grading": ("assert_passes", "read_verdict", "Verdict", "hidden_cases", "check_hidden"),
     "exercises.lesson01_why_attention": ("check_street_query",),
     "exercises.lesson02_step1_qkv": ("check_projection",),
@@ -229,7 +232,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises.lesson08_cost_and_flashattention": ("check_online_update",),
     "exercises.lesson09_attention_in_action": ("check_softmax_off",),
     "exercises.lesson11_position": ("check_rope",),
-    "exercises.lesson12_generation": ("check_decode_step", "check_repeat_kv"),
+    "exercises.lesson12_generation": ("check_decode_step", "check_repeat_kv", "check_rope_step"),
     "quizzes.concepts": ("Concept", "CONCEPTS", "concept_quiz", "record_answer", "read_record",
         "phase_score", "normalised_gain", "comparison", "comparison_text", "comparison_html"),
     "quizzes.model": ("Option", "Question"),

@@ -21,6 +21,8 @@ query against the cache, not the whole sequence again, and gives the same number
   append, attend, W_O), :func:`decode_loop` runs a whole sequence through it in chunks: the course's decode
   loop, equal to :func:`grouped_query_attention` with ``causal=True`` (below 1e-12 in float64).
 * :func:`sink_window_mask`: the mask of a sliding window with sinks, for a whole sequence.
+* Picking the next token from the last logits: :func:`sampling_probabilities` (temperature, then top-k) and
+  :func:`sample_token` (greedy at temperature 0, else one draw).
 
 Shapes: heads are the third axis from the end, as in torch: ``q (..., n_heads, n_new, d_head)``,
 ``k, v (..., n_kv_heads, n_new, d_head)``; a single head may leave the head axis out.
@@ -48,7 +50,7 @@ from .masks import causal_mask, sliding_window_mask
 from .multihead import merge_heads, split_heads
 
 __all__ = ["kv_head_of", "repeat_kv", "grouped_query_attention", "KVCache", "DecodeStep", "decode_step",
-           "cached_attention", "decode_loop", "sink_window_mask"]
+           "cached_attention", "decode_loop", "sink_window_mask", "sampling_probabilities", "sample_token"]
 
 
 # -------------------------------------------------------------------------- which heads share keys and values
@@ -81,6 +83,9 @@ def repeat_kv(kv, n_heads: int) -> np.ndarray:
     except ValueError as exc:
         raise ValueError(f"kv of shape {kv.shape} holds n_kv_heads = {n_kv} key/value heads (its axis −3): "
                          f"{exc}") from None
+    check_memory(float(kv.nbytes) * (n_heads // n_kv),
+                 f"repeat_kv of kv {kv.shape} for n_heads = {n_heads:,}",
+                 "Use fewer query heads: a real model has tens of them, each a copy of its group's head.")
     return np.repeat(kv, n_heads // n_kv, axis=-3)
 
 
@@ -497,3 +502,49 @@ def sink_window_mask(n: int, window: int, sinks: int = 0) -> np.ndarray:
     mask = sliding_window_mask(n, window, causal=True)
     mask[:, :min(sinks, n)] |= causal_mask(n)[:, :min(sinks, n)]
     return mask
+
+
+# --------------------------------------------------------------------------- picking the next token
+def sampling_probabilities(logits, *, temperature: float = 1.0, top_k: int | None = None) -> np.ndarray:
+    """The distribution the next token is drawn from: ``softmax(logits / temperature)`` over the ``top_k``
+    largest logits only (the others get probability 0). ``(V,)`` float64, summing to 1.
+
+    Temperature below 1 sharpens the distribution towards the largest logit, above 1 flattens it; as it goes
+    to 0 all the probability goes to the largest logit (greedy decoding: temperature 0 is exactly that, the
+    first of tied largest logits). Ties at the k-th largest logit are all kept. Notebook 12.
+    """
+    logits = as_float_array(logits, "logits", shape="(vocabulary,)")
+    if logits.ndim != 1 or logits.size < 1:
+        raise ValueError(f"logits must be one row of scores, one per token of the vocabulary: shape (V,); "
+                         f"got {logits.shape}. For a sequence's logits pass the last row, logits[-1].")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating, np.integer)) \
+            or not np.isfinite(temperature) or temperature < 0:
+        raise ValueError(f"temperature must be a number ≥ 0 (0: always the most likely token); got "
+                         f"{temperature!r}.")
+    logits = logits.astype(np.float64)
+    keep = np.ones(logits.size, bool)
+    if top_k is not None:
+        top_k = check_positive_int(top_k, "top_k")
+        if top_k < logits.size:
+            keep = logits >= np.sort(logits)[-top_k]
+    if temperature == 0:
+        probabilities = np.zeros(logits.size)
+        probabilities[int(np.argmax(logits))] = 1.0
+        return probabilities
+    scaled = np.where(keep, logits / float(temperature), -np.inf)
+    e = np.exp(scaled - scaled.max())
+    return e / e.sum()
+
+
+def sample_token(logits, *, temperature: float = 1.0, top_k: int | None = None,
+                 rng: np.random.Generator | None = None) -> int:
+    """The next token: the largest logit at ``temperature`` 0 (greedy), else one draw from
+    :func:`sampling_probabilities` with ``rng`` (a ``np.random.Generator``; seed it for a repeatable text).
+    Notebook 12."""
+    probabilities = sampling_probabilities(logits, temperature=temperature, top_k=top_k)
+    if temperature == 0:
+        return int(np.argmax(probabilities))
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a np.random.Generator (np.random.default_rng(seed)) to draw with "
+                        f"temperature {temperature}; got {type(rng).__name__}.")
+    return int(rng.choice(probabilities.size, p=probabilities))

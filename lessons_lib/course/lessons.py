@@ -300,7 +300,7 @@ LESSONS: dict[str, Lesson] = _by_number(
                 "the course",
         minutes=80,
         torch=True,
-        points={"my_decode_step": 4, "my_repeat_kv": 2},
+        points={"my_decode_step": 4, "my_rope_step": 2, "my_repeat_kv": 2},
         cuts=(("Look inside", "show the printed agreement only"), ("Quiz", "set it as homework"),
               ("Prefill and decode", "read at home"),
               ("Long contexts", "show the window explorer's first picture only")),

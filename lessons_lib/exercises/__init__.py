@@ -36,6 +36,8 @@ check                       learner writes                                  note
                             ``-> (output, K cache, V cache)``
 ``check_repeat_kv``         ``my_repeat_kv(kv, n_heads)``: each key/value   12_generation
                             head for its group of query heads
+``check_rope_step``         ``my_rope_step(q, k, past) -> (q, k)``: the     12_generation
+                            new tokens turned where they stand
 ==========================  ==============================================  ===========================
 
 Layout: :mod:`.engine` runs and diagnoses (an :class:`Exercise`, the rule for naming a

@@ -8,6 +8,10 @@
   new token i (at position past + i) attends to keys 0 … past + i, itself included, never later ones;
   softmax(q·Kᵀ/√d_k)·V. The reference is :func:`lessons_lib.core.decoding.decode_step` with a
   :class:`~lessons_lib.core.decoding.KVCache`.
+* ``my_rope_step(q, k, past) -> (q, k)``: the new tokens' queries and keys ``(n_new, d_head)``, not yet
+  turned, after ``past`` tokens already in the cache: each turned by RoPE at the position it stands at,
+  past, past + 1, …, past + n_new − 1 (``ll.rope`` may be used: the lesson is where the new tokens stand).
+  The mistake it names first is the offset bug: the new tokens turned as if they stood at 0, 1, ….
 * ``my_repeat_kv(kv, n_heads) -> (..., n_heads, seq_len, d_head)``: ``kv (..., n_kv_heads, seq_len,
   d_head)``; KV head g serves query heads g·r … g·r + r − 1 (r = n_heads / n_kv_heads). When n_kv_heads does
   not divide n_heads the right answer is a ``ValueError`` that says so (a :class:`~.runner.Refusal`). The
@@ -18,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import decoding
-from .engine import Case, Exercise, Mistake, Outcome, Refusal, distinct_sizes, like, rng_cases
+from ..core import decoding, position
+from .engine import Case, Exercise, Mistake, Outcome, Refusal, distinct_sizes, either, like, rng_cases
 
-__all__ = ["check_decode_step", "check_repeat_kv"]
+__all__ = ["check_decode_step", "check_repeat_kv", "check_rope_step"]
 
 
 # =========================================================================== my_decode_step
@@ -112,6 +116,19 @@ def _decoding(*, append_first=True, see_self=True, twice=None, future=0, top_lef
     return wrong
 
 
+def _own_key_unseen(o: Outcome) -> bool:
+    """On the failing case (with tokens in the cache), the output is what each new token gets from the keys
+    before it alone, its own left out, whatever the code does where the cache is empty."""
+    if o.error is not None or not isinstance(o.result, (tuple, list)) or not o.result:
+        return False
+    args = o.case.args
+    if not args["k_cache"].shape[0]:
+        return False
+    unseen = _decoding(see_self=False)(**args)[0]
+    output = np.asarray(o.result[0]) if np.shape(o.result[0]) == unseen.shape else None
+    return output is not None and bool(np.allclose(output, unseen, atol=1e-8, equal_nan=True))
+
+
 def _counted(o: Outcome) -> str:
     return f"{o.case.args['k_cache'].shape[0]} cached token(s) and {o.case.args['q'].shape[0]} new"
 
@@ -134,14 +151,15 @@ DECODE_STEP = Exercise(
                "of three new tokens at once.",
     mistakes=(
         Mistake(
-            "not_appended_first", "the new token does not see itself",
+            "not_appended_first", "the new token does not see its own key",
             "Your new token's query meets the cached keys but not its own key: the scores were computed "
-            "over the old cache alone, before it held the new keys (or its own column was masked). A token "
-            "at position t attends to positions 0 … t, itself included, as in full causal attention.",
+            "over the old cache alone, before it held the new keys (or its own column was masked). The new "
+            "key goes into the cache before the scores: a token at position t attends to positions 0 … t, "
+            "itself included, as in full causal attention.",
             ("In causal attention every token sees itself: the diagonal is never masked.",
              "Count the keys the new token meets: with 2 cached tokens there must be 3 scores, not 2.",
              _TRY_HAND),
-            like(_decoding(append_first=False), _decoding(see_self=False)),
+            either(like(_decoding(append_first=False), _decoding(see_self=False)), _own_key_unseen),
         ),
         Mistake(
             "appended_twice", "the new keys and values are kept in the cache twice",
@@ -404,3 +422,130 @@ def check_repeat_kv(fn):
     d_head)`` is compared with :func:`lessons_lib.core.decoding.repeat_kv`, and head counts that cannot be
     shared must be refused with a ValueError that says so. Returns a Feedback; never raises."""
     return REPEAT_KV.check(fn)
+
+
+
+# =========================================================================== my_rope_step
+def _rope_step_answer(q, k, past):
+    """The new tokens turned where they stand, at positions past, past + 1, … (as ``cached_attention``)."""
+    positions = past + np.arange(np.shape(q)[-2])
+    return position.rope(q, positions), position.rope(k, positions)
+
+
+def _rope_case(rng, label, n_new, past, d_head):
+    return Case(label, {"q": rng.normal(0, 1, (n_new, d_head)), "k": rng.normal(0, 1, (n_new, d_head)),
+                        "past": past})
+
+
+def _rope_cases() -> list[Case]:
+    hand = Case("hand-made: one new token after 3 cached ones, d_head = 2, q = k = [1, 0]",
+                {"q": np.array([[1.0, 0.0]]), "k": np.array([[1.0, 0.0]]), "past": 3})
+    specs = [
+        ("one new token after 7 cached ones, d_head = 8", 1, 7, 8),
+        ("three new tokens at once after 5 cached ones, d_head = 6", 3, 5, 6),
+        ("two new tokens and an empty cache (the prompt's first tokens), d_head = 6", 2, 0, 6),
+        ("one new token after 40 cached ones, d_head = 10", 1, 40, 10),
+    ]
+    return [hand, *rng_cases(specs, 21, lambda rng, *spec: _rope_case(rng, *spec))]
+
+
+def _rope_hidden(rng) -> list[Case]:
+    """Unseen cases: one new token, a chunk, both after a cache of a new length; new head sizes."""
+    past = int(rng.integers(9, 60))
+    d_head = int(rng.choice([6, 8, 10]))
+    n_new = int(rng.choice([2, 3]))
+    return [_rope_case(rng, f"unseen: 1 new token after {past} cached, d_head = {d_head}", 1, past, d_head),
+            _rope_case(rng, f"unseen: {n_new} new tokens after {past + 3} cached, d_head = {d_head}", n_new,
+                       past + 3, d_head)]
+
+
+def _turned(positions_of, *, turn_q=True, turn_k=True):
+    """``my_rope_step`` turning at ``positions_of(past, n_new)`` (one of the mistakes below)."""
+    def wrong(q, k, past):
+        positions = positions_of(past, q.shape[-2])
+        return (position.rope(q, positions) if turn_q else q.copy(),
+                position.rope(k, positions) if turn_k else k.copy())
+    return wrong
+
+
+def _right_positions(past, n):
+    return past + np.arange(n)
+
+
+_TRY_STEP = ("Try the hand-made case: one new token after 3 cached ones, so it is the fourth token of the "
+             "text. With d_head = 2 its pair turns by one radian per position.")
+
+ROPE_STEP = Exercise(
+    name="my_rope_step",
+    params=("q", "k", "past"),
+    task="turns the new tokens' queries and keys at the positions they stand at",
+    reference=_rope_step_answer,
+    cases=_rope_cases,
+    hidden=_rope_hidden,
+    library_answers=(decoding.cached_attention, decoding.decode_loop),
+    outputs=("q", "k"),
+    start_hint="Start with the hand-made case: one new token after three cached ones. Write down the "
+               "position it stands at (the first token of a text stands at 0), then how far each pair "
+               "turns at that position.",
+    mistakes=(
+        Mistake(
+            "offset_bug", "the new tokens are turned as if they stood at the start of the text",
+            lambda o: f"Your new tokens are turned at positions 0, 1, … as if nothing came before them, "
+                      f"but {o.case.args['past']} token(s) are in the cache: the first new one stands at "
+                      f"position {o.case.args['past']}. This is the offset bug: under a cache every new "
+                      f"query then meets the cached keys at a negative distance, as if they came after it, "
+                      f"and its own key is kept as if it stood at the start.",
+            ("A token's position counts every token before it, the cached ones included.",
+             "With 3 tokens in the cache, at which position does the next token stand?",
+             _TRY_STEP),
+            like(_turned(lambda past, n: np.arange(n))),
+        ),
+        Mistake(
+            "one_too_far", "the new tokens are turned one position too far",
+            "Your first new token is turned at position past + 1. Positions count from 0: with past tokens "
+            "before it (at 0 … past − 1), the first new token stands at position past.",
+            ("Positions start at 0: the first token of a text stands at 0.",
+             "With no token in the cache, the first new token stands where?",
+             "Try the case with an empty cache: its first new token must come back as it went in."),
+            like(_turned(lambda past, n: past + 1 + np.arange(n))),
+        ),
+        Mistake(
+            "one_position_for_all", "every new token of a step is turned at the same position",
+            "When several new tokens arrive at once, yours are all turned at one position. Each stands one "
+            "place after the one before it: a prompt of three tokens read at once stands at past, past + 1 "
+            "and past + 2.",
+            ("Several new tokens at once are still several positions.",
+             "The second new token stands one place after the first.",
+             "Try the case of three new tokens at once after 5 cached ones."),
+            like(_turned(lambda past, n: np.full(n, past)),
+                 _turned(lambda past, n: np.full(n, past + n - 1))),
+        ),
+        Mistake(
+            "key_not_turned", "only the queries are turned",
+            "Your queries are turned but the keys come back as they went in. Both are turned, each at its "
+            "own position, so that a query and a key meet at the angle of their distance; a key kept "
+            "unturned in the cache would meet every later query at the wrong angle.",
+            ("Both vectors that meet in a dot product are turned.",
+             "Compare the keys you return with the keys you were given.",
+             _TRY_STEP),
+            like(_turned(_right_positions, turn_k=False)),
+        ),
+        Mistake(
+            "query_not_turned", "only the keys are turned",
+            "Your keys are turned but the queries come back as they went in. Both are turned, each at its "
+            "own position: the dot product then depends only on their distance.",
+            ("Both vectors that meet in a dot product are turned.",
+             "Compare the queries you return with the queries you were given.",
+             _TRY_STEP),
+            like(_turned(_right_positions, turn_q=False)),
+        ),
+    ),
+)
+
+
+def check_rope_step(fn):
+    """Check the learner's ``my_rope_step(q, k, past)``: the new tokens' queries and keys ``(n_new, d_head)``
+    turned by RoPE at positions past, past + 1, … (notebook 12_generation). Compared with
+    :func:`lessons_lib.core.position.rope` at those positions; names the offset bug (positions from 0) and
+    its neighbours. Returns a Feedback; never raises."""
+    return ROPE_STEP.check(fn)

@@ -68,11 +68,13 @@ class KVCacheExplorer(ExplorerBase):
         self._control("mode", ipw.ToggleButtons(options=_MODES, value=mode, style={"button_width": "auto"}),
                       label="mode: each step with the KV cache, or recomputing everything")
         self._figure("weights", Heatmap(colorbar_label="attention weight", cmap=style.CMAP_WEIGHTS,
-                                        percent=True, selectable=True, width=430, height=450))
+                                        percent=True, selectable=True, width=430, height=450,
+                                        hidden_text="not computed yet, or a future key"))
         self.figures["weights"].on_select(lambda row: self.set(step=row) if 0 <= row < n else None)
         self._figure("cache", HeatmapGrid(colorbar_label="K or V value", cmap=style.CMAP_VALUES, columns=2,
                                           xlabel="feature", ylabel="token", row_name="token",
-                                          col_name="feature", width=380, height=450))
+                                          col_name="feature", hidden_text="not computed yet", width=380,
+                                          height=450))
         self._figure("work", LinePlot(xlabel="generation step", ylabel="dot products this step", width=290,
                                       height=380))
         self.figures["work"].set_series([
@@ -354,7 +356,8 @@ class WindowExplorer(ExplorerBase):
         self._follow_clicks(self.figures["weights"])
         self._figure("ring", Heatmap(colorbar_label="position held", cmap=style.CMAP_VALUES,
                                      xlabel="cache slot", ylabel="generation step", row_name="step",
-                                     col_name="slot", decimals=0, width=330, height=430, annotate_max=0))
+                                     col_name="slot", decimals=0, width=330, height=430, annotate_max=0,
+                                     hidden_text="empty slot"))
         self._figure("distance", LinePlot(xlabel="query position", ylabel="% of a value's length", width=440,
                                           height=300))
         self.readout.layout = ipw.Layout(min_height="44px")
@@ -398,9 +401,9 @@ class WindowExplorer(ExplorerBase):
         self.readout.value = html.escape(f"{self.summary[0].upper()}{self.summary[1:]}. {run.sentence()}")
 
     def still(self):
-        from ..figures.lesson12_generation import plot_window_run
+        from ..figures.lesson12_generation import plot_window_view
 
-        return plot_window_run(self.run)
+        return plot_window_view(self.run, self.controls["query"].value)
 
 
 def _positions(kept: list[int]) -> str:

@@ -364,11 +364,13 @@ def set_xticks(ax, positions, labels: list[str]) -> None:
 
 
 def draw_heatmap(ax, m, rows, cols, *, title, colorbar_label, cmap, vmin, vmax, mask, annotate, fmt,
-                  xlabel, ylabel, colorbar=True, mask_note: str | None = MASK_NOTE):
+                  xlabel, ylabel, colorbar=True, mask_note: str | None = MASK_NOTE,
+                  hidden_text: str = "masked"):
     """Draw a checked matrix on ``ax``; returns (image, colorbar or None).
 
     ``mask_note`` is the caption under masked cells (None: no caption, when the figure
-    carries one note for all its panels, or a legend of its own).
+    carries one note for all its panels, or a legend of its own); ``hidden_text`` is what the
+    figure's table says for them ("empty slot", "not computed yet" where they are not a mask).
     """
     allowed = resolve_mask(mask, m)
     hidden = ~allowed
@@ -377,7 +379,8 @@ def draw_heatmap(ax, m, rows, cols, *, title, colorbar_label, cmap, vmin, vmax, 
     data = np.ma.masked_array(np.where(allowed, m, 0.0), mask=hidden)
     im = ax.imshow(data, cmap=cm, vmin=lo, vmax=hi, aspect="auto", interpolation="nearest")
     _set_token_ticks(ax, rows, cols)
-    record_matrix(ax, m, rows, cols, allowed, what=colorbar_label, fmt=fmt)  # its "Numbers as a table"
+    record_matrix(ax, m, rows, cols, allowed, what=colorbar_label, fmt=fmt,   # its "Numbers as a table"
+                  hidden_text=hidden_text)
     ax.set_xlabel(xlabel, fontsize=FONT_LABEL)
     ax.set_ylabel(ylabel, fontsize=FONT_LABEL)
     ax.set_title(title, fontsize=FONT_TITLE)

@@ -8,7 +8,8 @@
   key/value head it reads.
 * :func:`plot_window_run`: a head with a sink under full causal attention, a sliding window, and the window
   with sinks, with how far each output is from full attention; :func:`plot_ring_buffer`: which token each
-  slot of a rolling cache holds, step by step.
+  slot of a rolling cache holds, step by step; :func:`plot_window_view`: the window explorer's view (the
+  weights under the window, the rolling cache, the distance), one query framed.
 * :func:`plot_decode_times`: one run's time per token with the cache and recomputing, against the context.
 
 What is drawn is computed in :mod:`lessons_lib.lab.generation`, :mod:`lessons_lib.lab.kv_memory` and
@@ -28,7 +29,7 @@ from .attention_maps import plot_head_grid
 from .base import draw_heatmap, frame_row, new_figure
 
 __all__ = ["plot_generation_step", "plot_cache_work", "plot_kv_memory", "plot_gqa_heads", "plot_window_run",
-           "plot_ring_buffer", "plot_decode_times", "CACHED_COLOUR", "RECOMPUTED_COLOUR"]
+           "plot_window_view", "plot_ring_buffer", "plot_decode_times", "CACHED_COLOUR", "RECOMPUTED_COLOUR"]
 
 #: The two ways of generating, in every figure of the lesson: dark enough for text on white, and also told
 #: apart by line style (the cache solid, recomputing dashed).
@@ -84,7 +85,8 @@ def plot_generation_step(trace: lab.GenerationTrace, step: int, *, cached: bool 
     draw_heatmap(left, trace.weights, tokens, tokens, title=f"Step {step}: “{tokens[step]}” attends\n({how})",
                  colorbar_label="attention weight", cmap=style.CMAP_WEIGHTS, vmin=0.0, vmax=1.0,
                  mask=_generated(trace, step), annotate=False, fmt=".2f", xlabel=style.XLABEL,
-                 ylabel=style.YLABEL, mask_note=NOT_YET)
+                 ylabel=style.YLABEL, mask_note=NOT_YET,
+                 hidden_text="not computed yet, or a future key")
     frame_row(left, step, inner=True)
     in_cache = (np.arange(trace.n) <= step)[:, None] & np.ones((1, trace.k.shape[1]), bool)
     lim = float(np.abs([trace.k, trace.v]).max())
@@ -93,7 +95,7 @@ def plot_generation_step(trace: lab.GenerationTrace, step: int, *, cached: bool 
         draw_heatmap(ax, matrix, tokens, features, title=f"{name} cache: {step + 1} of {trace.n} rows",
                      colorbar_label=f"{name} value", cmap=style.CMAP_VALUES, vmin=-lim, vmax=lim,
                      mask=in_cache, annotate=False, fmt=".2f", xlabel="feature (d_head)", ylabel="token",
-                     mask_note=None)
+                     mask_note=None, hidden_text="not computed yet")
     plot_cache_work(trace, step, ax=fig.add_subplot(bottom))
     return fig
 
@@ -106,7 +108,8 @@ def plot_kv_memory(memory: KVMemory, *, ax=None):
     s = memory.shape
     if ax is None:
         ax = new_figure(7.6, 4.8).add_subplot()
-    tokens = np.unique(np.geomspace(128, max(4 * memory.tokens, 2 * s.context, 1024), 60).astype(int))
+    top = max(4 * memory.tokens, 2 * s.context, 1024)
+    tokens = 2 ** np.arange(7, int(np.ceil(np.log2(top))) + 1)      # 128, 256, …: whole contexts
     gb = [kv_cache_bytes(s.layers, s.n_kv_heads, s.d_head, int(t), memory.batch, memory.dtype,
                          window=s.window) / 1e9 for t in tokens]
     ax.plot(tokens, gb, color=CACHED_COLOUR, linewidth=2.0, label=f"KV cache ({s.n_kv_heads} KV heads)")
@@ -114,8 +117,8 @@ def plot_kv_memory(memory: KVMemory, *, ax=None):
         mha = [g * s.n_heads / s.n_kv_heads for g in gb]
         ax.plot(tokens, mha, color=RECOMPUTED_COLOUR, linestyle="--", linewidth=1.8,
                 label=f"with {s.n_heads} KV heads (one per query head)")
-    ax.axhline(memory.weights_gb, color="black", linestyle=":", linewidth=1.4,
-               label=f"the weights: {size_text(memory.weights_bytes)}")
+    ax.plot(tokens, np.full(len(tokens), memory.weights_gb), color="black", linestyle=":", linewidth=1.4,
+            label=f"the weights: {size_text(memory.weights_bytes)}")     # a series: its table has it too
     ax.plot([memory.tokens], [memory.gb], "o", color="black", markersize=9, fillstyle="none",
             markeredgewidth=2, label=f"{memory.tokens:,} tokens: {size_text(memory.bytes)}")
     ax.set_xscale("log")
@@ -175,6 +178,46 @@ def plot_window_run(run: lab.WindowRun):
     return fig
 
 
+def plot_window_view(run: lab.WindowRun, query: int):
+    """What the window explorer shows: the weights under the window with its sinks (the row of ``query``
+    framed, keys out of reach hatched), the rolling cache step by step (the same row framed: the positions
+    its slots hold then) and each output's distance from full attention, with and without the sinks."""
+    query = check_int_in_range(query, "query", 0, 511)           # window_experiment's longest sequence
+    if not isinstance(run, lab.WindowRun):
+        raise TypeError(f"Expected what window_experiment returns; got {type(run).__name__}.")
+    n = run.weights["full"].shape[0]
+    if query >= n:
+        raise ValueError(f"query = {query} is past the last of the run's {n} positions (0 … {n - 1}).")
+    labels = [str(i) for i in range(n)]
+    fig = new_figure(18.0, 6.6)
+    weights_ax, ring_ax, distance_ax = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.3, 0.9, 1.1]})
+    name = "window + sinks"
+    s = "s" if run.sinks != 1 else ""
+    draw_heatmap(weights_ax, run.weights[name], labels, labels,
+                 title=f"Window of {run.window} + {run.sinks} sink{s}: query {query} framed",
+                 colorbar_label="attention weight", cmap=style.CMAP_WEIGHTS, vmin=0.0, vmax=1.0,
+                 mask=run.masks[name], annotate=False, fmt=".2f", xlabel="key position",
+                 ylabel="query position", mask_note=OUT_OF_REACH, hidden_text="out of reach")
+    frame_row(weights_ax, query, inner=True)
+    plot_ring_buffer(lab.ring_buffer(n, run.window, run.sinks), sinks=run.sinks, ax=ring_ax)
+    ring_ax.set_title(f"Rolling cache: {run.sinks + run.window} slots\n(row {query}: what query {query} "
+                      f"sees)", fontsize=style.FONT_TITLE)
+    frame_row(ring_ax, query, inner=True)
+    for key, colour, line in (("window", RECOMPUTED_COLOUR, "--"), (name, CACHED_COLOUR, "-")):
+        label = (f"window {run.window}, no sinks" if key == "window"
+                 else f"window {run.window} + {run.sinks} sink{s}")
+        distance_ax.plot(np.arange(n), 100 * run.difference(key), color=colour, linestyle=line, linewidth=1.8,
+                         label=label)
+    distance_ax.axvline(query, color="black", linestyle=":", linewidth=1.2)
+    distance_ax.set_xlabel("query position", fontsize=style.FONT_LABEL)
+    distance_ax.set_ylabel("% of a value's length", fontsize=style.FONT_LABEL)
+    distance_ax.set_title("Distance from full attention", fontsize=style.FONT_TITLE)
+    distance_ax.tick_params(labelsize=style.FONT_TICK)
+    distance_ax.grid(True, alpha=0.3)
+    distance_ax.legend(fontsize=style.FONT_TICK)
+    return fig
+
+
 def plot_ring_buffer(held, *, sinks: int = 0, ax=None):
     """Which position each slot of a rolling KV cache holds after each step (``ring_buffer``): one row per
     step, one column per slot; empty slots hatched."""
@@ -188,7 +231,8 @@ def plot_ring_buffer(held, *, sinks: int = 0, ax=None):
                  colorbar_label="position of the token held",
                  cmap=style.CMAP_VALUES, vmin=0.0, vmax=float(max(steps - 1, 1)), mask=held >= 0,
                  annotate=steps * slots <= 400, fmt=".0f", xlabel="cache slot", ylabel="generation step",
-                 mask_note="▨ grey hatched = an empty slot (nothing cached there yet)")
+                 mask_note="▨ grey hatched = an empty slot (nothing cached there yet)",
+                 hidden_text="empty slot")
     return ax.get_figure()
 
 

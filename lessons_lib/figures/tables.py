@@ -66,11 +66,17 @@ def number_text(value: float, fmt: str = ".3g") -> str:
     """A number as a table cell: ``fmt`` (3 significant digits unless the figure writes its own), the
     minus sign of print, never "-0".
 
-    >>> number_text(-0.0004), number_text(0.123456, ".2f"), number_text(-1.5)
-    ('−0.0004', '0.12', '−1.5')
+    A whole number under a billion is written whole, with thousands separated (a context of ``1,024``
+    tokens, not ``1.02e+03``), as the live figures write it.
+
+    >>> number_text(-0.0004), number_text(0.123456, ".2f"), number_text(-1.5), number_text(1024.0)
+    ('−0.0004', '0.12', '−1.5', '1,024')
     """
     if not np.isfinite(value):
         return "−∞" if value < 0 else ("∞" if value > 0 else "not a number")
+    if fmt == ".3g" and float(value).is_integer() and abs(value) < 1e9:
+        text = f"{int(value):,}"
+        return "−" + text[1:] if text.startswith("-") else text
     text = format(float(value), fmt)
     if text.lstrip("-").strip("0.") == "":   # -0.00 is 0.00
         text = text.lstrip("-")
@@ -84,14 +90,16 @@ def token_head(text: str, i: int) -> str:
 
 
 def record_matrix(ax, m: np.ndarray, rows, cols, allowed: np.ndarray, *, what: str, fmt: str = ".2f",
-                  focus: int = -1, allowed_text: str | None = None) -> None:
+                  focus: int = -1, allowed_text: str | None = None, hidden_text: str = "masked") -> None:
     """Keep a heatmap's numbers on its axes, for :func:`figure_tables` (``draw_heatmap`` calls it).
 
-    ``allowed_text``: what a cell that is not masked says instead of its number (a mask's "✓ may attend").
+    ``allowed_text``: what a cell that is not masked says instead of its number (a mask's "✓ may attend");
+    ``hidden_text``: what a masked cell says ("empty slot" in a cache that has not filled it yet).
     """
     ax.lessons_matrix = {"m": np.asarray(m, dtype=np.float64), "rows": list(rows), "cols": list(cols),
                          "allowed": np.asarray(allowed, dtype=bool), "what": what, "fmt": fmt or ".2f",
-                         "focus": focus, "allowed_text": allowed_text}
+                         "focus": focus, "allowed_text": allowed_text,
+                         "hidden_text": hidden_text}
 
 
 def _axis_name(ax, axis: str) -> str:
@@ -154,7 +162,8 @@ def matrix_table(ax, rec: dict) -> dict:
                     f"{lo[1]}), largest {number_text(m[hi], fmt)} (row {hi[0]}, column {hi[1]}); shown: rows "
                     f"{_span(ri)} and columns {_span(ci)}")
     body = [[token_head(rec["rows"][r], r)]
-            + [(rec["allowed_text"] or number_text(m[r, c], fmt)) if allowed[r, c] else "masked" for c in ci]
+            + [(rec["allowed_text"] or number_text(m[r, c], fmt)) if allowed[r, c]
+               else rec.get("hidden_text", "masked") for c in ci]
             for r in ri]
     return {"caption": caption, "corner": f"{ylabel} / {xlabel}",
             "cols": [token_head(rec["cols"][c], c) for c in ci], "rows": body}

@@ -5,8 +5,9 @@ V), ``heads`` (lesson 06: the shape at each stage, the cost of heads, heads buil
 hold on every CPU), ``coref`` and ``models`` (lesson 09: the synthetic coreference set, the tiny torch model
 trained deterministically), ``adapters`` and ``real_model`` (lesson 10: real models' attention weights in
 the course's layout, GPT-2 or the course's own model offline), ``position`` (lesson 11: shuffled tokens,
-the order task), ``generation``, ``kv_memory`` and ``llama`` (lesson 12: generation traced and timed,
-pooled key/value heads, windows and sinks; the KV-cache calculator; a Llama-style model's layers
-recomputed), ``deepseek`` (lesson 14: the latent cache beside MHA, GQA and MQA for DeepSeek's published
-shapes; transformers' DeepSeek attention and indexer read into the course's weights).
+the order task), ``generation``, ``char_model``, ``kv_memory`` and ``llama`` (lesson 12: generation
+traced and timed, pooled key/value heads, windows and sinks; a character model trained in seconds to
+generate text with; the KV-cache calculator; a Llama-style model's layers recomputed), ``deepseek``
+(lesson 14: the latent cache beside MHA, GQA and MQA for DeepSeek's published shapes; transformers'
+DeepSeek attention and indexer read into the course's weights).
 """

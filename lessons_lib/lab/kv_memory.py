@@ -196,8 +196,11 @@ class KVMemory:
                    else f"less than 1% of the weights' {size_text(self.weights_bytes)}")
         shared = ("" if s.kind == "multi-head" else
                   f"; with one key/value head per query head it would be {self.saving:g}× larger")
+        kept = (f"{size_text(self.per_token)} per token" if self.kept == self.tokens else
+                f"{size_text(self.per_token)} per token × the {self.kept:,} tokens of its sliding window, "
+                f"the only ones kept")
         return (f"{s.name}, {self.tokens:,} tokens × batch {self.batch} in {self.dtype}: KV cache "
-                f"{size_text(self.bytes)} ({size_text(self.per_token)} per token), {compare}{shared}.")
+                f"{size_text(self.bytes)} ({kept}), {compare}{shared}.")
 
 
 def kv_cache_memory(model="Llama-3-8B", tokens: int | None = None, batch: int = 1, dtype: str | None = None,

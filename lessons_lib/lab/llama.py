@@ -29,7 +29,7 @@ from .kv_memory import kv_cache_bytes
 from .real_model import ModelAttention, offline_reason
 
 __all__ = ["SMALL_LLAMA", "LLAMA_SENTENCE", "LlamaInside", "tiny_llama", "llama_attention",
-           "look_inside_llama", "course_built_llama"]
+           "look_inside_llama", "course_built_llama", "transformers_agreement"]
 
 #: A small pretrained model of the Llama architecture on the Hugging Face hub: 30 layers, 9 query heads
 #: sharing 3 key/value heads, head_dim 64, RoPE base 100,000 (its config.json).
@@ -67,15 +67,20 @@ class LlamaInside:
         return self.attention.note
 
     def claims(self) -> str:
-        """The two agreements as claims at float32's precision (no digit a machine could change)."""
+        """What was compared with what, as claims at float32's precision (no digit a machine could change).
+        Online: every head and every layer's decoded output against the pretrained model's own. Offline the
+        stack has no model of its own: its one claim is the decode loop against the same layers run over the
+        whole sequence (:func:`transformers_agreement` holds the functions to transformers' Llama)."""
         def claim(value: float) -> str:
             return ("largest difference below 1e-5" if value < 1e-5
                     else f"largest difference {value:.1e}, NOT below 1e-5")
         decoded = claim(self.decode_agreement)
-        own = ("not compared: the course-built stack has no implementation of its own to compare with"
-               if self.weights_agreement is None else claim(self.weights_agreement))
-        return (f"every head's weights against the model's own: {own}\n"
-                f"every layer's output, decoded token by token with a KVCache: {decoded}")
+        if self.weights_agreement is None:
+            return (f"every layer's output decoded token by token with a KVCache, against the same layer "
+                    f"over the whole sequence (grouped_query_attention): {decoded}")
+        return (f"every head's weights against the model's own: {claim(self.weights_agreement)}\n"
+                f"every layer's output, decoded token by token with a KVCache, against the model's own: "
+                f"{decoded}")
 
     @property
     def groups(self) -> str:
@@ -235,3 +240,53 @@ def course_built_llama(sentence: str = LLAMA_SENTENCE, *, seed: int = 0, reason:
     attention = ModelAttention(np.stack(layers), list(tokens), source, note, None, reason)
     return LlamaInside(attention, TINY_HEADS, TINY_KV_HEADS, TINY_HEAD_DIM, None, worst_decode,
                        kv_cache_bytes(TINY_LAYERS, TINY_KV_HEADS, TINY_HEAD_DIM, 1, dtype="float32"))
+
+
+def transformers_agreement(seed: int = 0) -> dict[str, str]:
+    """The course against transformers' own Llama, offline: a :func:`tiny_llama` built here in float64 (no
+    download). ``{what: claim}``, each claim a largest difference said at the precision it holds on every
+    machine (:func:`~lessons_lib.lab.measurements.difference_claim`):
+
+    * every head's weights by ``grouped_query_attention`` against the model's ``output_attentions``;
+    * each layer's attention output by the course's decode loop (a ``KVCache``, token by token) against the
+      model's own;
+    * the keys and the values the course's ``KVCache`` holds after the first layer against those in
+      transformers' ``DynamicCache``, filled by the model itself generating token by token;
+    * the model's last hidden states token by token with its ``DynamicCache`` against one pass over the
+      whole sequence.
+
+    transformers computes RoPE's angles in float32 even in a float64 model, so what RoPE touches (the keys,
+    the weights, the outputs) agrees to float32's precision (below 1e-6); the values, which RoPE never turns,
+    and transformers against itself, to float64's (below 1e-12). Raises ImportError without torch and
+    transformers. Notebook 12.
+    """
+    import torch
+    from transformers import DynamicCache
+
+    from .measurements import difference_claim
+
+    model = tiny_llama(seed).double()
+    ids = [[3, 1, 4, 1, 5, 9, 2, 6, 5, 3]]
+    _, heads, outputs = llama_attention(model, ids)
+    tokens = torch.as_tensor(ids)
+    with torch.no_grad():
+        whole = model(tokens).last_hidden_state
+        cache = DynamicCache(config=model.config)
+        steps = [model(tokens[:, i:i + 1], past_key_values=cache, use_cache=True)
+                 for i in range(tokens.shape[1])]
+        stepped = torch.cat([step.last_hidden_state for step in steps], dim=1)
+        first = model.layers[0]
+        h = first.input_layernorm(model.embed_tokens(tokens))[0].numpy()
+    _, ours = decoding.decode_loop(h, **weights_from_llama_attention(first.self_attn))
+    theirs = cache.layers[0]
+    turned, exact = 1e-6, 1e-12
+    return {
+        "every head's weights against the model's own": difference_claim(heads, 0.0, below=turned),
+        "every layer's attention output, by the course's decode loop with a KVCache":
+            difference_claim(outputs, 0.0, below=turned),
+        "the keys in the course's KVCache against transformers' DynamicCache (layer 0)":
+            difference_claim(ours.keys, theirs.keys[0].numpy(), below=turned),
+        "the values in the course's KVCache against transformers' DynamicCache (layer 0)":
+            difference_claim(ours.values, theirs.values[0].numpy(), below=exact),
+        "the model token by token with its DynamicCache against one pass over all":
+            difference_claim(stepped.numpy(), whole.numpy(), below=exact)}

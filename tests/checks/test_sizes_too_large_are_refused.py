@@ -111,6 +111,7 @@ def _example(parameter: str):
         "positions": np.arange(4), "offsets": np.arange(-2, 3),
         "kv": np.ones((2, 4, 8)), "cache": ll.KVCache(), "x_new": rng.standard_normal((1, 8)),
         "q_latent": rng.standard_normal((4, 8)),
+        "logits": np.array([2.0, 1.0, 0.0]),
         "layer": {"w_q": np.eye(8), "w_k": np.eye(8), "w_v": np.eye(8), "w_o": np.eye(8), "n_heads": 2},
     }
     if parameter not in simple:

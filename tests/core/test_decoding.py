@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lessons_lib as ll
+from lessons_lib._checks import SizeLimitError
 from lessons_lib.core import decoding
 from tests.helpers import examples
 
@@ -203,3 +204,9 @@ def test_decode_step_keeps_float32():
     cache = ll.KVCache()
     assert ll.decode_step(q, k, v, cache).output.dtype == np.float32 and cache.keys.dtype == np.float32
     assert decoding.DecodeStep.__iter__ is not None
+
+
+def test_repeat_kv_past_the_memory_limit_is_refused_by_the_course_before_numpy_allocates():
+    kv = np.zeros((2, 8, 16, 64))
+    with pytest.raises(SizeLimitError, match=r"repeat_kv of kv \(2, 8, 16, 64\) for n_heads = 3,000,000,000"):
+        ll.repeat_kv(kv, 3 * 10**9)

@@ -40,12 +40,12 @@ def _heads(labels) -> list[str]:
     return [str(i) if str(t) in ("", str(i)) else f"“{t}” ({i})" for i, t in enumerate(labels)]
 
 
-def _check_matrix_table(table, m, rows, cols, hidden=None, rel=5e-4, abs_=1e-6):
+def _check_matrix_table(table, m, rows, cols, hidden=None, rel=5e-4, abs_=1e-6, hidden_text="masked"):
     assert table["cols"] == _heads(cols) and [r[0] for r in table["rows"]] == _heads(rows)
     for i, row in enumerate(table["rows"]):
         for j, cell in enumerate(row[1:]):
             if hidden is not None and hidden[i, j]:
-                assert cell == "masked"
+                assert cell == hidden_text
             else:
                 assert _number(cell) == pytest.approx(m[i, j], rel=rel, abs=abs_), (i, j, cell)
 
@@ -208,6 +208,13 @@ def test_numbers_are_written_as_print_writes_them():
     assert number_text(-0.001, ".2f") == "0.00" and number_text(-np.inf) == "−∞"
 
 
+def test_whole_numbers_are_written_whole_as_the_live_tables_write_them():
+    # a context of 1,024 tokens, never 1.02e+03 (the KV-memory table wrote 1.01e+03)
+    whole = [number_text(v) for v in (1024.0, 8192, -2048.0, 32768.0)]
+    assert whole == ["1,024", "8,192", "−2,048", "32,768"]
+    assert number_text(1e12) == "1e+12" and number_text(1024.0, ".1f") == "1024.0"
+
+
 @pytest.mark.parametrize("make", [
     lambda: ll.ScoresExplorer(), lambda: ll.ScaleSoftmaxExplorer(), lambda: ll.PipelineExplorer(),
     lambda: ll.CausalMaskExplorer(seq_len=4, query=2),
@@ -276,7 +283,7 @@ def test_every_explorers_figures_show_their_current_data_as_tables():
         hidden = fig.hidden if fig.hidden is not None else np.zeros(panels.shape[1:], bool)
         for t, m in zip(shown, panels, strict=True):
             _check_matrix_table(t, m, fig.row_labels, fig.col_labels, hidden=hidden.reshape(m.shape),
-                                rel=5e-4, abs_=1e-5)
+                                rel=5e-4, abs_=1e-5, hidden_text=fig.hidden_text or "masked")
 
 
 # ------------------------------------------------------------------ the committed notebooks

@@ -78,3 +78,38 @@ def test_the_decode_times_plot_names_this_runs_slopes():
     assert labels[0].startswith("with the cache (∝ context^0.")
     assert labels[1] == "recomputing (∝ context^2.00)"
     assert "this run" in fig.axes[0].get_ylabel()
+
+
+def test_the_window_explorers_still_is_its_view_with_the_rolling_cache():
+    """The saved picture shows what the explorer's text describes: the weights, the rolling cache, the
+    distance; the query's row framed in both heatmaps."""
+    from lessons_lib.figures.tables import figure_tables
+
+    fig = ll.WindowExplorer(window=8, sinks=2, query=40).still()
+    text = _texts(fig)
+    assert "Rolling cache: 10 slots" in text and "query 40 framed" in text and "Distance from full" in text
+    tables = figure_tables(fig)
+    ring = next(t for t in tables if t["caption"].startswith("Rolling cache"))
+    row = {r[0]: r[1:] for r in ring["rows"]}                     # the rows around the framed one
+    # token 40 sits in slot 2 + (40 − 2) mod 8 = 8
+    assert row["40"] == ["0", "1", *(str(p) for p in (34, 35, 36, 37, 38, 39, 40, 33))]
+    first = figure_tables(ll.plot_ring_buffer(ll.ring_buffer(3, 8, 2), sinks=2))[0]["rows"][0]
+    assert first[1:4] == ["0", "empty slot", "empty slot"]          # step 0: one token held
+
+
+def test_the_tables_say_what_the_pictures_say_empty_slot_and_not_computed_yet():
+    from lessons_lib.figures.tables import figure_tables
+
+    ring = figure_tables(ll.plot_ring_buffer(ll.ring_buffer(4, 2, 1), sinks=1))[0]
+    assert "empty slot" in ring["rows"][0] and "masked" not in str(ring["rows"])
+    step = figure_tables(ll.plot_generation_step(ll.trace_generation(), 3))
+    k_cache = next(t for t in step if t["caption"].startswith("K cache"))
+    assert k_cache["rows"][5][1:] == ["not computed yet"] * 4 and "masked" not in str(k_cache["rows"])
+
+
+def test_the_memory_table_writes_contexts_whole_and_holds_the_weights_line():
+    from lessons_lib.figures.tables import figure_tables
+
+    table = figure_tables(ll.plot_kv_memory(ll.kv_cache_memory("Llama-3-8B", 8192)))[0]
+    assert table["cols"][-1] == "the weights: 16.1 GB" and {r[-1] for r in table["rows"]} == {"16.1"}
+    assert [r[0] for r in table["rows"]][:4] == ["128", "256", "512", "1,024"]

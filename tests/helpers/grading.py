@@ -49,6 +49,7 @@ PLANTED = {
     "my_softmax_off": ("np.exp(-m) + e.sum", "e.sum", None),
     "my_rope": ('if convention == "half":', 'if convention == "interleaved":', "conventions_swapped"),
     "my_decode_step": ("/ np.sqrt(q.shape[-1])", "/ q.shape[-1]", None),
+    "my_rope_step": ("past + np.arange(len(q))", "np.arange(len(q))", "offset_bug"),
     "my_repeat_kv": ("axis=-3)", "axis=-2)", None),
 }
 #: The partial student: lesson -> {exercise: "right" | "mistake" | "untouched"}.
@@ -271,6 +272,7 @@ ZEROS = {
     "my_rope": "np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)",
     "my_decode_step": "np.zeros((len(q), v.shape[1])), np.zeros((len(k_cache) + len(k), k.shape[1])), "
                       "np.zeros((len(v_cache) + len(v), v.shape[1]))",
+    "my_rope_step": "np.zeros_like(q), np.zeros_like(k)",
     "my_repeat_kv": "np.zeros((*kv.shape[:-3], n_heads, *kv.shape[-2:]))",
 }
 

@@ -83,6 +83,7 @@ WORDS: dict[str, tuple[str, ...]] = {
     "repeat": (r"\brepeat", r"\brepetition", r"\bduplicat", r"\bcop(?:ies|ied|ying)\b",
                r"\bcopy (?:it|them|each|every)\b"),
     "len": (r"\blen\b",),
+    "rope": (r"\brope\b", r"\brotary\b"),
     "ValueError": (r"\bValueError\(", r"\braises? (?:a |an )?(?:clear )?ValueError\b", r"\bthrows?\b"),
     "zeros": (r"np\.zeros", r"\bzeros\(", r"\b(?:array|matrix) of (?:zeros|false)\b"),
     "argsort": (r"\bargsort", r"\bsort(?:s|ed|ing)?\b"),

@@ -3,8 +3,11 @@
 Each exercise cell of ``notebooks/NN_*.ipynb`` holds its worked solution between
 ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (the learner copy, tools/learner_release.py,
 replaces it). The tests import this module to prove that each check passes the very solution a
-teacher shows, written the way a learner writes it (a few lines of numpy, not a call into
-``lessons_lib``): ``solutions.my_softmax`` is the function defined in notebook 04's exercise cell.
+teacher shows, written the way a learner writes it (a few lines of numpy, not a call into the
+library's answer): ``solutions.my_softmax`` is the function defined in notebook 04's exercise cell. The
+cells run with ``np`` and ``ll`` as the notebook and nbgrader's judge give them: an exercise may ask for a
+tool of an earlier lesson (lesson 12's ``my_rope_step`` turns with lesson 11's ``ll.rope``; its exercise
+is the positions).
 
 Nothing here is installed with ``lessons_lib``: the checks compare a learner's answer with the
 library's reference functions, so a learner's copy works without any solutions.

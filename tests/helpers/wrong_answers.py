@@ -205,6 +205,15 @@ def _decode_attends_then_appends(q, k, v, k_cache, v_cache):
     return out, np.vstack([k_cache, k]), np.vstack([v_cache, v])
 
 
+def _decode_attends_then_appends_unguarded(q, k, v, k_cache, v_cache):
+    """As a learner writes it: the scores over the cache before the new keys join it, and no thought for the
+    first step (its empty cache makes the softmax's max fail)."""
+    scores = q @ k_cache.T / np.sqrt(q.shape[-1])
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ v_cache, np.concatenate([k_cache, k]), np.concatenate([v_cache, v])
+
+
 def _decode_appends_twice(q, k, v, k_cache, v_cache):
     k_cache, v_cache = np.vstack([k_cache, k]), np.vstack([v_cache, v])
     keys, values = np.vstack([k_cache, k]), np.vstack([v_cache, v])          # appended again
@@ -238,6 +247,14 @@ def _decode_old_caches(q, k, v, k_cache, v_cache):
 def _decode_prepended(q, k, v, k_cache, v_cache):
     keys, values = np.vstack([k, k_cache]), np.vstack([v, v_cache])          # the new tokens first
     return _decode(q, keys, values, len(k_cache)), keys, values
+
+
+def _rope_step(positions_of, turn_q=True, turn_k=True):
+    """``my_rope_step`` as a learner writes it, with the positions ``positions_of(past, n)``."""
+    def my_rope_step(q, k, past):
+        positions = positions_of(past, len(q))
+        return (ll.rope(q, positions) if turn_q else q), (ll.rope(k, positions) if turn_k else k)
+    return my_rope_step
 
 
 def _refusing(repeat):
@@ -455,6 +472,8 @@ MISTAKES = [
     ("my_rope", _rope_type_error_on_odd, "odd_d_head", ["raised TypeError"]),
     # lesson 12
     ("my_decode_step", _decode_attends_then_appends, "not_appended_first", ["not its own key"]),
+    ("my_decode_step", _decode_attends_then_appends_unguarded, "not_appended_first",
+     ["does not see its own key", "before the scores"]),
     ("my_decode_step", _decode_appends_twice, "appended_twice", ["twice", "weighed double"]),
     ("my_decode_step", _decode_no_mask, "future_position", ["see the future"]),
     ("my_decode_step", _decode_tril_mask, "mask_top_left", ["bottom-right"]),
@@ -462,6 +481,16 @@ MISTAKES = [
     ("my_decode_step", _decode_scaled(lambda d_k: d_k), "scaled_by_d_k", ["d_k times smaller"]),
     ("my_decode_step", _decode_old_caches, "cache_not_updated", ["the caches you return are the old ones"]),
     ("my_decode_step", _decode_prepended, "prepended", ["new tokens first"]),
+    ("my_rope_step", _rope_step(lambda past, n: np.arange(n)), "offset_bug",
+     ["offset bug", "as if nothing came before them", "negative distance"]),
+    ("my_rope_step", _rope_step(lambda past, n: range(n)), "offset_bug", ["offset bug"]),
+    ("my_rope_step", _rope_step(lambda past, n: np.arange(past + 1, past + n + 1)), "one_too_far",
+     ["past + 1"]),
+    ("my_rope_step", _rope_step(lambda past, n: [past] * n), "one_position_for_all", ["all turned at one"]),
+    ("my_rope_step", _rope_step(lambda past, n: past + np.arange(n), turn_k=False), "key_not_turned",
+     ["keys come back as they went in"]),
+    ("my_rope_step", _rope_step(lambda past, n: past + np.arange(n), turn_q=False), "query_not_turned",
+     ["queries come back as they went in"]),
     ("my_repeat_kv", _refusing(_tile_heads), "tiled", ["in turn", "neighbours"]),
     ("my_repeat_kv", _refusing(_broadcast_heads_in_turn), "tiled", ["in turn"]),
     ("my_repeat_kv", _refusing(lambda kv, n_heads, n_kv: np.repeat(kv, n_heads // n_kv, axis=-2)),

@@ -56,6 +56,7 @@ def test_the_prefill_decode_measurement_says_what_holds_everywhere_and_what_this
     decode, prefill = run.intensity
     assert decode == 0.5 and prefill == 8.0                      # float32: 4 operations per 8 bytes read
     assert "Decode does 0.5 operation per byte" in run.arithmetic()
+    assert "does 8 per byte, 16× as many: one per query" in run.arithmetic()
     assert "bound by reading memory" in run.verdict() or "measure again" in run.verdict()
 
 
@@ -123,3 +124,12 @@ def test_evicting_lesson_09s_sink_costs_the_dummy_it_its_silence():
     assert "error with <s>" in found.measured()
     with pytest.raises(TypeError, match="train_sink_head"):
         ll.evict_sink(object())
+
+
+@pytest.mark.parametrize("after, words", [(0.59, "loses more than 40 points"),
+                                          (0.95, "loses more than 4 points"), (0.985, "keeps its answers")])
+def test_the_pooled_verdict_says_the_drop_it_was_given_and_why_inside_each_layer(after, words):
+    verdict = generation.pooled_verdict({"before": 0.998, "after": after, "n_heads": 2, "n_kv_heads": 1})
+    assert words in verdict and "coin toss" not in verdict
+    if after < 0.9:
+        assert "the two heads of a layer" in verdict

@@ -85,3 +85,9 @@ def test_the_sentence_compares_the_cache_with_the_weights():
     assert ll.kv_cache_memory("Mistral-7B", 32768).kept == 4096
     big = ll.kv_cache_memory("Llama-3-8B", 131072, 16)
     assert big.bytes > big.weights_bytes and "× the weights'" in big.sentence()
+
+
+def test_a_windowed_models_sentence_shows_the_window_that_sizes_its_cache():
+    sentence = ll.kv_cache_memory("Mistral-7B").sentence()
+    assert "32,768 tokens" in sentence and "537 MB" in sentence
+    assert "131 kB per token × the 4,096 tokens of its sliding window" in sentence

@@ -35,7 +35,10 @@ def test_offline_says_so_in_one_line_and_reads_a_stack_of_the_courses_own_functi
 
 def test_offline_the_cached_decoding_equals_full_attention_and_no_model_is_claimed(inside):
     assert inside.weights_agreement is None and inside.decode_agreement < 1e-12
-    assert "not compared" in inside.claims() and "below 1e-5" in inside.claims()
+    claims = inside.claims()
+    assert "model's own" not in claims and "not compared" not in claims          # offline: no model claimed
+    assert claims == ("every layer's output decoded token by token with a KVCache, against the same layer "
+                      "over the whole sequence (grouped_query_attention): largest difference below 1e-5")
     w = inside.attention.weights
     np.testing.assert_allclose(w.sum(-1), 1, atol=1e-9)
     assert (np.triu(w, 1) == 0).all()
@@ -105,3 +108,12 @@ def test_the_courses_functions_recompute_a_transformers_llama_and_its_cached_dec
     weights, weights_agreement, decode_agreement = ll.llama_attention(ll.tiny_llama(0), [ids])
     assert weights.shape == (4, 8, 8, 8)
     assert weights_agreement < 1e-5 and decode_agreement < 1e-5
+
+
+def test_the_lessons_comparison_with_transformers_llama_claims_what_holds_and_says_why():
+    pytest.importorskip("transformers")
+    claims = ll.transformers_agreement(seed=0)
+    assert len(claims) == 5 and all(c.startswith("largest difference below") for c in claims.values())
+    assert claims["the values in the course's KVCache against transformers' DynamicCache (layer 0)"].endswith(
+        "below 1e-12")
+    assert "float32 even in a float64 model" in ll.transformers_agreement.__doc__

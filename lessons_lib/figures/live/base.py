@@ -134,11 +134,12 @@ class MatrixFigure(LiveFigure):
     percent = t.Bool(False).tag(sync=True)
     row_name = t.Unicode("query").tag(sync=True)
     col_name = t.Unicode("key").tag(sync=True)
+    hidden_text = t.Unicode("").tag(sync=True)    # what a hatched cell's table entry says ("" : "masked")
 
     def __init__(self, *, cmap: str = style.CMAP_WEIGHTS, colorbar_label: str = "",
                  xlabel: str = style.XLABEL, ylabel: str = style.YLABEL, decimals: int = 2,
                  annotate_max: int = 12, percent: bool = False, row_name: str = "query",
-                 col_name: str = "key", **kwargs):
+                 col_name: str = "key", hidden_text: str = "", **kwargs):
         style.check_colormap(cmap)
         if not is_whole_number(decimals) or not 0 <= decimals <= 6:
             raise ValueError(f"decimals (digits written in each cell) must be 0 to 6; got {decimals!r}.")
@@ -151,6 +152,7 @@ class MatrixFigure(LiveFigure):
                          decimals=int(decimals), annotate_max=int(annotate_max), percent=percent,
                          row_name=check_label(row_name, "row_name"),
                          col_name=check_label(col_name, "col_name"),
+                         hidden_text=check_label(hidden_text, "hidden_text"),
                          **kwargs)
         self.matrix: np.ndarray | None = None
         self.hidden: np.ndarray | None = None

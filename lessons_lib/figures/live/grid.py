@@ -38,12 +38,13 @@ class HeatmapGrid(MatrixFigure):
     def __init__(self, *, title: str = "", colorbar_label: str = "", cmap: str = style.CMAP_WEIGHTS,
                  columns: int = 4, xlabel: str = "", ylabel: str = "", width: int = 960, height: int = 520,
                  decimals: int = 2, annotate_max: int = 0, percent: bool = False,
-                 row_name: str = "query", col_name: str = "key"):
+                 row_name: str = "query", col_name: str = "key", hidden_text: str = ""):
         if not is_whole_number(columns) or columns < 1:
             raise ValueError(f"columns must be a whole number ≥ 1 (panels per row); got {columns!r}.")
         super().__init__(title=title, colorbar_label=colorbar_label, cmap=cmap, xlabel=xlabel, ylabel=ylabel,
                          width=width, height=height, decimals=decimals, annotate_max=annotate_max,
-                         percent=percent, row_name=row_name, col_name=col_name, columns=int(columns))
+                         percent=percent, row_name=row_name, col_name=col_name,
+                         hidden_text=hidden_text, columns=int(columns))
 
     def draw(self, matrices, row_labels=None, col_labels=None, *, vmin=None, vmax=None, mask=None,
              panel_titles=None, title: str | None = None, alt: str | None = None) -> None:

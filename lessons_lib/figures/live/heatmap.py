@@ -41,10 +41,11 @@ class Heatmap(MatrixFigure):
     def __init__(self, *, title: str = "", colorbar_label: str = "", cmap: str = style.CMAP_WEIGHTS,
                  xlabel: str = style.XLABEL, ylabel: str = style.YLABEL, width: int = 480, height: int = 440,
                  decimals: int = 2, annotate_max: int = 12, percent: bool = False, selectable: bool = False,
-                 row_name: str = "query", col_name: str = "key"):
+                 row_name: str = "query", col_name: str = "key", hidden_text: str = ""):
         super().__init__(title=title, colorbar_label=colorbar_label, cmap=cmap, xlabel=xlabel, ylabel=ylabel,
                          width=width, height=height, decimals=decimals, annotate_max=annotate_max,
-                         percent=percent, row_name=row_name, col_name=col_name, selectable=bool(selectable))
+                         percent=percent, row_name=row_name, col_name=col_name,
+                         hidden_text=hidden_text, selectable=bool(selectable))
         self._drawing = False
         self._on_select: list = []
         self.observe(self._selected_in_browser, names="highlight_row")

@@ -341,7 +341,7 @@ function heatmapReadout(p, hit) {
   if (hit.col < 0) return `${rowName} “${p.rowText[hit.row]}” (${hit.row}): click to select it`;
   const idx = hit.row * p.cols + hit.col;
   const who = `${rowName} “${p.rowText[hit.row]}” (${hit.row}) → ${colName} “${p.colText[hit.col]}” (${hit.col})`;
-  if (p.mask && p.mask[idx]) return `${who}: masked (may not attend)`;
+  if (p.mask && p.mask[idx]) return `${who}: ${p.hiddenText ? p.hiddenText : "masked (may not attend)"}`;
   const { value, approx } = cellValue(p.m, idx, p.vmin, p.vmax);
   let s = `${who}: ${approx ? "≈ " : ""}${fmtExact(value)}`;
   if (p.percent) s += ` (${approx ? "≈ " : ""}${(100 * value).toFixed(1)}%)`;
@@ -398,7 +398,7 @@ function matrixTable(p, caption, { rowName = "row", colName = "column", focus = 
   }
   const rows = ri.map((r) => [tokenHead(p.rowText[r], r), ...ci.map((c) => {
     const idx = r * p.cols + c;
-    if (p.mask && p.mask[idx]) return "masked";
+    if (p.mask && p.mask[idx]) return p.hiddenText || "masked";
     const { value, approx } = cellValue(p.m, idx, p.vmin, p.vmax);
     return valueText(value, approx);
   })]);
@@ -637,7 +637,7 @@ function common(model) {
 KINDS.heatmap = {
   traits: ["values", "encoding", "shape", "mask", "row_labels", "col_labels", "row_ticks", "col_ticks",
     "vmin", "vmax", "lut", "ink", "title", "xlabel", "ylabel", "colorbar_label", "decimals", "annotate_max",
-    "highlight_row", "percent", "row_name", "col_name", "alt", "width", "height"],
+    "highlight_row", "percent", "row_name", "col_name", "hidden_text", "alt", "width", "height"],
   async prepare(model) {
     const [rows, cols] = model.get("shape");
     const m = await decodeMatrix(model.get("encoding"), model.get("values"));
@@ -651,6 +651,7 @@ KINDS.heatmap = {
       decimals: model.get("decimals"), annotate: model.get("annotate_max") > 0,
       annotateMax: model.get("annotate_max"), highlightRow: model.get("highlight_row"),
       percent: model.get("percent"), rowName: model.get("row_name"), colName: model.get("col_name"),
+      hiddenText: model.get("hidden_text"),
     };
   },
   draw(ctx, s, w, h) {
@@ -692,7 +693,8 @@ KINDS.heatmap = {
 KINDS.grid = {
   traits: ["values", "encoding", "shape", "mask", "row_labels", "col_labels", "row_ticks", "col_ticks",
     "vmin", "vmax", "lut", "ink", "title", "panel_titles", "columns", "colorbar_label", "decimals", "annotate_max",
-    "selected", "hovered", "percent", "row_name", "col_name", "alt", "width", "height", "xlabel", "ylabel"],
+    "selected", "hovered", "percent", "row_name", "col_name", "hidden_text", "alt", "width", "height", "xlabel",
+    "ylabel"],
   async prepare(model) {
     const [n, rows, cols] = model.get("shape");
     const m = await decodeMatrix(model.get("encoding"), model.get("values"));
@@ -706,6 +708,7 @@ KINDS.grid = {
       cbarLabel: model.get("colorbar_label"), decimals: model.get("decimals"),
       annotateMax: model.get("annotate_max"), selected: model.get("selected"),
       percent: model.get("percent"), rowName: model.get("row_name"), colName: model.get("col_name"),
+      hiddenText: model.get("hidden_text"),
       xlabel: model.get("xlabel"), ylabel: model.get("ylabel"),
     };
   },
@@ -1505,7 +1508,7 @@ function headName(s, k) { return s.panelTitles[k] || `head ${k}`; }
 KINDS.heads = {
   traits: ["values", "encoding", "shape", "mask", "row_labels", "col_labels", "row_ticks", "col_ticks",
     "vmin", "vmax", "lut", "title", "panel_titles", "colorbar_label", "decimals", "percent", "locked",
-    "hovered", "token", "direction", "alt", "width", "height", "xlabel", "ylabel"],
+    "hovered", "token", "direction", "hidden_text", "alt", "width", "height", "xlabel", "ylabel"],
   async prepare(model) {  // the grid's matrices, labels and colours, plus the head view's own state
     const s = await KINDS.grid.prepare(model);
     const token = model.get("token"), direction = model.get("direction");

@@ -298,7 +298,7 @@ LESSONS: dict[str, Lesson] = _by_number(
         summary="generation as a loop; the KV cache filled step by step, timed and sized for real models; "
                 "grouped-query attention; sliding windows with sinks; prefill and decode; a Llama read by "
                 "the course",
-        minutes=80,
+        minutes=117,
         torch=True,
         points={"my_decode_step": 4, "my_rope_step": 2, "my_repeat_kv": 2},
         cuts=(("Look inside", "show the printed agreement only"), ("Quiz", "set it as homework"),

@@ -87,7 +87,6 @@ WORDS: dict[str, tuple[str, ...]] = {
     "ValueError": (r"\bValueError\(", r"\braises? (?:a |an )?(?:clear )?ValueError\b", r"\bthrows?\b"),
     "zeros": (r"np\.zeros", r"\bzeros\(", r"\b(?:array|matrix) of (?:zeros|false)\b"),
     "argsort": (r"\bargsort", r"\bsort(?:s|ed|ing)?\b"),
-    "rope": (r"\brope\(", r"\bll\.rope\b"),
     "range": (r"\brange\(",),
 }
 

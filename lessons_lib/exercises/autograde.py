@@ -102,7 +102,7 @@ class JudgedExecute(Execute):
         if redact(nb, secret):
             self.log.warning("this submission's outputs held the course's secret: removed from its outputs "
                              "and feedback; make a new secret before the next lesson is graded "
-                             "(docs/classroom.md)")
+                             "(python tools/hub_grading.py new-secret: the unseen cases change with it)")
         return nb, resources
 
     def _course(self) -> str:

@@ -40,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 __all__ = ["SANDBOX_USER", "SandboxError", "Scratch", "command", "environment", "hidden_by_default",
-           "require"]
+           "require", "why_none"]
 
 #: the account a learner's code runs as when root grades (a system account that owns no file)
 SANDBOX_USER = "nobody"
@@ -98,6 +98,8 @@ class Scratch:
             shutil.copytree(source, self.work, symlinks=True, ignore=shutil.ignore_patterns("*.sock"))
         self.work.mkdir(exist_ok=True)
         self.home.mkdir()
+        self.empty = self.root / "empty"  # what stands in a hidden file's place
+        self.empty.touch(mode=0o444)
         uid, gid = _identity()
         if _as_root():
             for path in (self.root, *self.root.rglob("*")):
@@ -168,7 +170,7 @@ def command(argv: list[str], scratch: Scratch, hide: list[str] | tuple[str, ...]
     for path in hide:
         path = os.path.realpath(os.path.expanduser(os.fspath(path)))
         if os.path.isfile(path):
-            args += ["--ro-bind", "/dev/null", path]
+            args += ["--ro-bind", str(scratch.empty), path]
     if _as_root():
         uid, gid = _identity()
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
@@ -179,7 +181,7 @@ def command(argv: list[str], scratch: Scratch, hide: list[str] | tuple[str, ...]
 
 
 @functools.cache
-def _probe() -> str:
+def why_none() -> str:
     """Why a sandbox cannot start here ("" when it can): tried once per process."""
     if shutil.which(BWRAP) is None:
         return ("bubblewrap is not installed: as root, `apt-get install bubblewrap` (Debian, Ubuntu) or "
@@ -202,7 +204,7 @@ def _probe() -> str:
 
 def require() -> None:
     """Stop, saying what to do, where no sandbox can be made (never grade a learner's code unsandboxed)."""
-    why = _probe()
+    why = why_none()
     if why:
         raise SandboxError(f"the course grades a submission's code only in a sandbox, and none can be made "
                            f"here: {why}.")

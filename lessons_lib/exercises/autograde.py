@@ -37,6 +37,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -93,9 +94,10 @@ class JudgedExecute(Execute):
         finally:
             os.environ.pop(JUDGE_VARIABLE, None)
         folder = ((resources or {}).get("metadata") or {}).get("path") or None
-        verdicts = run_judge(_judged_cells(nb), _seeds(nb, secret), folder, self.judge_timeout,
+        seeds = _seeds(nb, secret)
+        verdicts = run_judge(_judged_cells(nb), seeds, folder, self.judge_timeout,
                              sandbox=self.sandbox, hide=hide, course=course)
-        failed = _apply(nb, verdicts)
+        failed = _apply(nb, verdicts, seeds.values())
         self.log.info("the course's judge: %d graded cell(s), %d not passed", len(verdicts), failed)
         if safe_outputs(nb):
             self.log.info("outputs kept as text and pictures only (no HTML, SVG or script)")
@@ -121,6 +123,8 @@ class SandboxedKernelManager(AsyncKernelManager):
     scratch: Scratch | None = None
 
     async def _async_pre_start_kernel(self, **kw):
+        if self.scratch is not None:  # a restart: the dead kernel's scratch goes with it
+            self.scratch.close()
         self.scratch = Scratch(kw.get("cwd"))
         self.transport, self.ip = "ipc", str(self.scratch.root / "kernel")
         self.connection_file = str(self.scratch.root / "kernel.json")
@@ -280,15 +284,24 @@ def redact(nb, secret: str) -> int:
     return found
 
 
-def _apply(nb, verdicts: dict[str, dict]) -> int:
+#: A run of digits no verdict of the course's own ever holds (its sizes and counts are small): a seed, or a
+#: number a learner's exception carried into the message.
+_LONG_NUMBER = re.compile(r"\d{9,}|[0-9a-fA-F]{16,}")
+
+
+def _apply(nb, verdicts: dict[str, dict], seeds=()) -> int:
     """Give each graded cell the judge did not pass the judge's verdict as its error (nbgrader scores a
-    graded cell with an error 0, and its feedback page shows the one line); how many."""
+    graded cell with an error 0, and its feedback page shows the one line), without the unseen cases'
+    ``seeds`` or any long number (a learner's exception can quote what its process held); how many."""
     failed = 0
     for cell in nb.cells:
         verdict = verdicts.get(_nbgrader(cell).get("grade_id"))
         if verdict is None or verdict.get("passed"):
             continue
         message = " ".join(str(verdict.get("message", "")).split())
+        for seed in seeds:
+            message = message.replace(str(seed), "[removed]").replace(f"{seed:x}", "[removed]")
+        message = _LONG_NUMBER.sub("[removed]", message)
         cell.outputs = [new_output("error", ename="AssertionError", evalue=message,
                                    traceback=[f"AssertionError: {message}"])]
         failed += 1

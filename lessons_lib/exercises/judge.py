@@ -62,6 +62,7 @@ class AnswerCells:
 
         import lessons_lib as ll
 
+        _put_answers_out_of_reach(self.name)
         namespace: dict = {"__name__": "__main__", "np": np, "ll": ll}
         self.failure: BaseException | None = None
         for filename, source in zip(self.learner_files, self.cells):
@@ -100,6 +101,23 @@ class AnswerCells:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == self.name:
                     found = ast.get_source_segment(source, node)
         return found
+
+
+def _put_answers_out_of_reach(name: str) -> None:
+    """In the child about to run a learner's code: exercise ``name``'s answers (its ``library_answers``,
+    ``reference`` and ``formula``: ``ll.rope``, ``lessons_lib.core.position.rope``) are absent, each name
+    that held one holding a stand-in that names ``library_answer`` however it is reached (a thread of any
+    kind, a ``functools.partial``, ``map``): :func:`~.runner.absent_answers`."""
+    from lessons_lib.exercises import EXERCISES
+
+    from .engine import shown_name
+    from .runner import absent_answers
+
+    exercise = EXERCISES.get(name)
+    if exercise is not None:
+        absent_answers({id(f): (f, shown_name(f, name)) for f in (*exercise.library_answers,
+                                                                 exercise.reference, exercise.formula)
+                        if callable(f)})
 
 
 def _check_of(name: str):
@@ -204,9 +222,10 @@ def _not_inspectable() -> None:
 def main() -> int:
     """Read the request on standard input, write the verdicts on standard output (only there: everything
     else this process or its children print goes nowhere)."""
-    from . import runner
+    from . import messages, runner
 
     request = json.loads(sys.stdin.read())
+    messages.QUOTE_ERRORS = False  # the verdicts in the course's words: no learner's message quoted
     _not_inspectable()
     answer = os.dup(1)
     runner.keep_from_children(answer)

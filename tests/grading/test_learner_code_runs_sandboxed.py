@@ -7,7 +7,8 @@ answer cell that tries, in the kernel and again in every child where the judge r
 judge's own file; start a process in a new session that outlives grading to rewrite the gradebook; write
 ``usercustomize.py`` into the user's and the environment's site-packages and a file into the course folder;
 return the library's answer computed in a ``_thread`` thread; rebind ``dataclasses.replace``; reach a
-listener on 127.0.0.1; print the secret (two flushes, escaped) and a ``<script>``. Each scores 0 for the
+listener on 127.0.0.1; print the secret (two flushes, escaped) and a ``<script>``; raise an error quoting
+the seeds the judge's process holds. Each scores 0 for the
 exercise it games, changes no file, leaves no process, reaches no listener, and its feedback page holds no
 secret, seed or script; an honest student gets full points and one planted mistake loses exactly its points.
 
@@ -41,6 +42,7 @@ from tests.helpers.grading import (
     LIBRARY_CALLS,
     POINTS,
     SECRET,
+    feedback_text,
     gaming_source,
     make_course,
     nbgrader,
@@ -110,6 +112,10 @@ def _attacks(course: Path, secret_file: Path, port: int) -> dict[str, tuple[str,
                           "print(_s[:12], end='', flush=True)\nprint(_s[12:], flush=True)\n"
                           "print(json.dumps(_s), repr(_s), html.escape(_s), _s.encode('unicode_escape'))\n"
                           + WRONG),
+        # the judge's own process holds the seeds of the unseen cases: an error that quotes them
+        "raises_seeds": ("my_scale", answer_def("my_scale", "import gc\n"
+                                                "held = [o for o in gc.get_objects() if isinstance(o, dict) "
+                                                "and 'seeds' in o]\nraise ValueError(repr(held)[-1500:])")),
         "markup": ("my_scale", "from IPython.display import HTML, display\n"
                    "print('<script>alert(1)</script>')\n"
                    "display(HTML('<script>alert(2)</script><img src=x onerror=alert(3)>'))\n" + WRONG),
@@ -187,6 +193,10 @@ def _grade_and_check(course: Path, secret_file: Path, home: Path, run=nbgrader, 
         assert SECRET.replace(" ", "") not in flat and SECRET[12:] not in page, student
         assert not any(seed in page for seed in seeds), student
         assert not MARKUP.search(page), (student, MARKUP.search(page))  # (the source shows it, escaped)
+    assert "my_rope: NOT YET (library_answer)" in feedback_text(course, "thread_library", ASSIGNMENT)
+    raised = feedback_text(course, "raises_seeds", ASSIGNMENT)  # the verdict in the course's words only
+    assert "my_scale: NOT YET (raised)" in raised and "its message is not quoted in the grade" in raised
+    assert "grade_id" not in raised, "nothing of what the judge's process held"
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:

@@ -62,6 +62,8 @@ class AnswerCells:
 
         import lessons_lib as ll
 
+        from .runner import LibraryAnswerAbsent
+
         _put_answers_out_of_reach(self.name)
         namespace: dict = {"__name__": "__main__", "np": np, "ll": ll}
         self.failure: BaseException | None = None
@@ -70,7 +72,8 @@ class AnswerCells:
             try:
                 exec(compile(source, filename, "exec"), namespace)
             except BaseException as exc:  # a cell that raises: the kernel goes on to the next one too
-                self.failure = self.failure or exc
+                # (the library's answer reached for, absent here, explains more than an untouched cell)
+                self.failure = exc if isinstance(exc, LibraryAnswerAbsent) else self.failure or exc
         return namespace
 
     def _answer(self):

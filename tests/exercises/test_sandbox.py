@@ -21,8 +21,9 @@ import pytest
 from lessons_lib.exercises import sandbox
 from tests.helpers import REPO
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"),
-                                reason="bubblewrap is not installed (CI installs it: .ci/run)")
+pytestmark = [pytest.mark.subprocess,  # each test starts a sandboxed Python
+              pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"),
+                                 reason="bubblewrap is not installed (CI installs it: .ci/run)")]
 
 MARK = "lessons-sandbox-unit-test-left-running"
 

@@ -20,9 +20,11 @@ The request: ``{"cells": [{"source": ..., "answer": bool, "grade_id": ...}, ...]
 (the notebook's answer and graded cells, in order); the answer: ``{"verdicts": {grade_id: {"passed":
 bool, "message": one line}}}`` for each graded cell whose checks are the course's.
 
-A learner's code still runs as the teacher's user (it can reach files, signals, other processes of that
-user): the judge takes from it nothing but data, keeps its own output out of the children's reach and
-is not open to inspection (Linux: not dumpable); docs/classroom.md says what no Python process can seal.
+Autograde starts the judge in the course's sandbox (:mod:`.sandbox`: read-only files, no secret file, no
+network, nothing left running, not the grader's identity), so a learner's code in its children can touch
+nothing but its own run. In each child the exercise's own answers are absent
+(:func:`_put_answers_out_of_reach`), and the verdicts quote no learner's exception message. The judge keeps
+its own output out of the children's reach and is not open to inspection (Linux: not dumpable).
 """
 
 from __future__ import annotations

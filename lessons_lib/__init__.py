@@ -78,9 +78,10 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     ``catalogue`` (the mistakes, their words, the ones any exercise can make); ``grading``
     (nbgrader's graded cells, the unseen cases and their seeds from the teacher's secret,
     ``read_verdict``); ``judge`` (the grade's judge: a fresh Python that checks a submission's
-    answers in forked children, never in the learner's kernel) and ``autograde`` (its step in
-    nbgrader's autograde); ``lessonNN_name.py`` (each lesson's cases, unseen-case generator and
-    candidate mistakes).
+    answers in forked children, never in the learner's kernel), ``autograde`` (its step in
+    nbgrader's autograde) and ``sandbox`` (where both run a submission's code: bubblewrap, read-
+    only, no network, nothing left running, not as the grader); ``lessonNN_name.py`` (each lesson's
+    cases, unseen-case generator and candidate mistakes).
 ``quizzes/``
     Quizzes that explain every option: ``model`` (questions, options), ``widget`` (the quiz widgets,
     ``ll.show("04")``), ``concepts`` (the ungraded concept quiz that opens lesson 00 and closes

@@ -25,9 +25,11 @@ INIT = ROOT / "lessons_lib" / "__init__.py"
 BEGIN, END = "# exports:begin", "# exports:end"
 #: modules whose ``__all__`` is for the library's own lesson modules, not for learners: the exercise
 #: engine and its pieces (its ``run``, ``show`` and ``Case`` would shadow the quizzes' ``show``), and the
-#: grade's judge and its nbgrader step, which autograde runs (the latter imports nbgrader)
+#: grade's judge, its nbgrader step, which autograde runs (the latter imports nbgrader), and the sandbox
+#: both run a submission's code in
 INTERNAL = ("exercises.engine", "exercises.runner", "exercises.mistakes", "exercises.messages",
-            "exercises.catalogue", "exercises.integrity", "exercises.judge", "exercises.autograde")
+            "exercises.catalogue", "exercises.integrity", "exercises.judge", "exercises.autograde",
+            "exercises.sandbox")
 
 
 def public_modules() -> list[str]:

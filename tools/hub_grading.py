@@ -26,6 +26,11 @@ set-up, in three steps, each a subcommand of this tool:
     begun after a due date, 10 unless the teacher changes it, and the light feedback page;
     ``lessons_lib/course/grading_policy.py``); and ``deadlines.toml`` in the course folder, to fill in
     (:data:`DEADLINES_TEMPLATE`).
+``new-secret`` (the teacher, when the secret may have been seen: its file was readable by others, or
+    autograde said a submission printed it)
+    A fresh secret in ``~/.lessons-secret``, the old one kept aside beside it
+    (``~/.lessons-secret.old-<date and time>``): every exercise's unseen cases change with it, for every
+    submission graded from then on (:func:`new_secret`).
 ``deadlines --course ~/course`` (the teacher, whenever the file changes)
     The due date of each lesson and each learner's extension, from the course's ``deadlines.toml``, into
     nbgrader's gradebook, where ``nbgrader autograde`` reads them: a submission later than its due date
@@ -46,6 +51,7 @@ Usage: python tools/hub_grading.py image
        sudo python tools/hub_grading.py hub [--exchange DIR] [--course-id ID] [--config-dir DIR]
                                             [--jupyterhub-config-dir DIR]
        python tools/hub_grading.py teacher [--course DIR] [--exchange DIR] [--course-id ID]
+       python tools/hub_grading.py new-secret [--secret-file FILE]
        python tools/hub_grading.py deadlines [--course DIR] [--course-id ID]
 """
 
@@ -185,6 +191,21 @@ def make_secret(path: Path) -> Path:
         path.write_text(secrets.token_hex(16) + "\n", encoding="utf-8")
     os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     return path
+
+
+def new_secret(path: Path, now: datetime.datetime | None = None) -> tuple[Path, Path | None]:
+    """A fresh secret in ``path`` (readable by its owner only), the old one, if any, moved aside to
+    ``path.old-<UTC date and time>`` (kept: grades given with it can be checked again); return both."""
+    now = now or datetime.datetime.now(datetime.UTC)
+    old = None
+    if path.exists():
+        old = path.with_name(f"{path.name}.old-{now:%Y%m%dT%H%M%S}")
+        path.rename(old)
+        os.chmod(old, stat.S_IRUSR | stat.S_IWUSR)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(secrets.token_hex(16) + "\n")
+    return path, old
 
 
 def make_exchange(exchange: Path) -> None:
@@ -392,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = ToolParser(prog="tools/hub_grading.py", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("image", help="turn the teacher's views off for everyone in this environment")
+    fresh = sub.add_parser("new-secret", help="a fresh course secret, the old one kept aside")
+    fresh.add_argument("--secret-file", type=Path, default=SECRET_FILE,
+                       help=f"the file of the course's secret (default {SECRET_FILE})")
     for name in ("hub", "teacher", "deadlines"):
         part = sub.add_parser(name)
         part.add_argument("--course-id", default=COURSE_ID, help=f"the course id (default {COURSE_ID})")
@@ -417,6 +441,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "image":
         views_off_for_everyone()
         print("the teacher's views (formgrader, create assignment, course list) are off for everyone here")
+        return 0
+    if args.command == "new-secret":
+        made, old = new_secret(args.secret_file.expanduser())
+        kept = f" (the old one kept as {old}, readable by you only)" if old else ""
+        print(f"a new secret in {made}{kept}. Every exercise's unseen cases change with it: submissions "
+              "autograded from now on meet the new ones; those graded before keep their grades unless you "
+              "autograde them again.")
         return 0
     if args.command == "deadlines":
         try:

@@ -3,9 +3,10 @@ from ``runner`` (the learner's code in a child process under a time limit), ``in
 comparisons and the seal on them), ``mistakes``, ``messages`` and ``catalogue`` (the mistakes, their words,
 the ones any exercise can make); ``grading`` (nbgrader's graded cells, the unseen cases and their seeds from
 the teacher's secret, ``read_verdict``); ``judge`` (the grade's judge: a fresh Python that checks a
-submission's answers in forked children, never in the learner's kernel) and ``autograde`` (its step in
-nbgrader's autograde); ``lessonNN_name.py`` (each lesson's cases, unseen-case generator and candidate
-mistakes).
+submission's answers in forked children, never in the learner's kernel), ``autograde`` (its step in
+nbgrader's autograde) and ``sandbox`` (where both run a submission's code: bubblewrap, read-only, no
+network, nothing left running, not as the grader); ``lessonNN_name.py`` (each lesson's cases, unseen-case
+generator and candidate mistakes).
 
 In a notebook the learner fills in a function and hands it to its check::
 

@@ -21,23 +21,30 @@ they are) and, for each submission:
    (:mod:`.judge`: a fresh Python that never runs the learner's code itself);
 4. puts each graded cell the judge does not pass in the form nbgrader scores as 0: its error, the judge's
    one-line verdict (``my_scale: NOT YET (tampered): …``), which the feedback page and the class report read;
-5. removes the secret from every output (:func:`redact`), and says so in the log: the kernel runs as the
-   teacher, so a submission's code can read the secret's file; only another account for autograde keeps
-   the file itself out of its reach (docs/classroom.md).
+5. removes the secret from every output (:func:`redact`), and says so in the log.
+
+The kernel and the judge both run in a sandbox (:mod:`.sandbox`: read-only files, the secret file, the
+grader's home and the course folder hidden, a scratch of their own, no network, nothing left running, not
+the grader's identity, ``python -I``): a submission's code can touch nothing but its own run. Where no
+sandbox can be made, grading stops and says what to do; ``c.JudgedExecute.sandbox = False`` (a teacher's
+own test of their set-up, never a class's work) grades without it, with a warning in the log.
 
 A graded cell the kernel failed keeps its own error: the grade is the kernel's *and* the judge's.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import subprocess
 import sys
 
+from jupyter_client import AsyncKernelManager
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
-from traitlets import Integer, Unicode
+from traitlets import Bool, Integer, Unicode
 
 from .grading import (
     JUDGE_VARIABLE,
@@ -48,8 +55,10 @@ from .grading import (
     graded_calls,
     read_secret,
 )
+from .sandbox import Scratch, command, environment, require
 
-__all__ = ["JudgedExecute", "autograde_preprocessors", "JudgeError", "run_judge", "redact", "REDACTED"]
+__all__ = ["JudgedExecute", "SandboxedKernelManager", "autograde_preprocessors", "JudgeError", "run_judge",
+           "redact", "REDACTED", "safe_outputs", "SAFE_DATA"]
 
 
 class JudgeError(RuntimeError):
@@ -64,26 +73,71 @@ class JudgedExecute(Execute):
                           ).tag(config=True)
     judge_timeout = Integer(900, help="Seconds the judge may take for one notebook (each case of each "
                                       "exercise has its own time limit besides).").tag(config=True)
+    sandbox = Bool(True, help="Run the kernel and the judge in the course's sandbox (lessons_lib/exercises/"
+                              "sandbox.py). Off only to try a set-up on one's own work: a submission's "
+                              "code then runs as you.").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         secret = read_secret(self.secret_file)
         _refuse_secret_in_environment(secret)
+        hide, course = [os.path.expanduser(self.secret_file)], self._course()
+        if self.sandbox:
+            require()
+            self.kernel_manager_class = type("CourseKernelManager", (SandboxedKernelManager,),
+                                             {"hide": hide, "course": course})
+        else:
+            self.log.warning("c.JudgedExecute.sandbox is off: this submission's code runs as you, and can "
+                             "change your files and the gradebook (docs/classroom.md)")
         os.environ[JUDGE_VARIABLE] = "on"
         try:
             nb, resources = super().preprocess(nb, resources, km=km)
         finally:
             os.environ.pop(JUDGE_VARIABLE, None)
         folder = ((resources or {}).get("metadata") or {}).get("path") or None
-        verdicts = run_judge(_judged_cells(nb), _seeds(nb, secret), folder, self.judge_timeout)
-        failed = _apply(nb, verdicts)
+        seeds = _seeds(nb, secret)
+        verdicts = run_judge(_judged_cells(nb), seeds, folder, self.judge_timeout,
+                             sandbox=self.sandbox, hide=hide, course=course)
+        failed = _apply(nb, verdicts, seeds.values())
         self.log.info("the course's judge: %d graded cell(s), %d not passed", len(verdicts), failed)
+        if safe_outputs(nb):
+            self.log.info("outputs kept as text and pictures only (no HTML, SVG or script)")
         if redact(nb, secret):
-            self.log.warning("this submission's outputs held the course's secret (its code read %s, which "
-                             "autograde's kernel can, running as you): removed from its outputs and "
-                             "feedback; make a new secret before the next lesson is graded "
-                             "(docs/classroom.md)",
-                             self.secret_file)
+            self.log.warning("this submission's outputs held the course's secret: removed from its outputs "
+                             "and feedback; make a new secret before the next lesson is graded "
+                             "(python tools/hub_grading.py new-secret: the unseen cases change with it)")
         return nb, resources
+
+    def _course(self) -> str:
+        """The course folder (hidden from the sandbox: its gradebook, sources and other learners' work)."""
+        root = self.config.get("CourseDirectory", {}).get("root")
+        return os.path.abspath(os.path.expanduser(root)) if root else os.getcwd()
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel started in the course's sandbox (:func:`~.sandbox.command`), in a scratch of its own: a copy
+    of the submission's folder as its working folder, its Unix sockets and connection file (nbgrader talks
+    to it over them: it has no network). ``hide`` and ``course`` are set by :class:`JudgedExecute`."""
+
+    hide: list[str] = []
+    course: str | None = None
+    scratch: Scratch | None = None
+
+    async def _async_pre_start_kernel(self, **kw):
+        if self.scratch is not None:  # a restart: the dead kernel's scratch goes with it
+            self.scratch.close()
+        self.scratch = Scratch(kw.get("cwd"))
+        self.transport, self.ip = "ipc", str(self.scratch.root / "kernel")
+        self.connection_file = str(self.scratch.root / "kernel.json")
+        kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
+        self.scratch.give(self.connection_file)
+        kw["env"] = environment(self.scratch, kw.get("env"))
+        kw["cwd"] = str(self.scratch.root)
+        return command(kernel_cmd, self.scratch, self.hide, self.course), kw
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if self.scratch is not None and not restart:
+            self.scratch.close()
 
 
 def autograde_preprocessors() -> list:
@@ -131,20 +185,26 @@ def _seeds(nb, secret: str) -> dict[str, int]:
 
 
 def run_judge(cells: list[dict], seeds: dict[str, int], folder: str | None = None,
-              timeout: float = 900) -> dict[str, dict]:
-    """The judge's verdicts (:func:`~.judge.judge`) from a fresh Python in ``folder`` (the submission's, as
-    its kernel had): ``grade_id -> {"passed", "message"}``. A judge stopped by a signal (what a learner's
-    code could do to it) fails every cell it was to judge; a judge that fails otherwise stops grading."""
+              timeout: float = 900, sandbox: bool = True, hide: list[str] | tuple[str, ...] = (),
+              course: str | None = None) -> dict[str, dict]:
+    """The judge's verdicts (:func:`~.judge.judge`) from a fresh Python (``python -I``) in a copy of
+    ``folder`` (the submission's, as its kernel had), in the course's sandbox unless ``sandbox`` is False
+    (``hide``: files it must not read; ``course``: the course folder): ``grade_id -> {"passed",
+    "message"}``. A judge stopped by a signal (what a learner's code could do to it) fails every cell it
+    was to judge; a judge that fails otherwise stops grading."""
     if not any("grade_id" in cell for cell in cells):
         return {}
     env = {name: value for name, value in os.environ.items() if name != JUDGE_VARIABLE}
-    try:
-        done = subprocess.run([sys.executable, "-P", "-m", "lessons_lib.exercises.judge"], input=json.dumps(
-            {"cells": cells, "seeds": seeds}), capture_output=True, text=True, cwd=folder, env=env,
-            timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise JudgeError(f"the course's judge took more than {timeout:g} s for one notebook "
-                         "(c.JudgedExecute.judge_timeout)") from None
+    argv = [sys.executable, "-I", "-m", "lessons_lib.exercises.judge"]
+    with Scratch(folder) as scratch:
+        if sandbox:
+            argv, env = command(argv, scratch, hide, course), environment(scratch, env)
+        try:
+            done = subprocess.run(argv, input=json.dumps({"cells": cells, "seeds": seeds}),
+                                  capture_output=True, text=True, cwd=scratch.work, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise JudgeError(f"the course's judge took more than {timeout:g} s for one notebook "
+                             "(c.JudgedExecute.judge_timeout)") from None
     if done.returncode < 0:
         return {cell["grade_id"]: {"passed": False, "message": _stopped(cell, -done.returncode)}
                 for cell in cells if "grade_id" in cell}
@@ -165,39 +225,83 @@ def _stopped(cell: dict, signal_number: int) -> str:
 
 #: What stands in a submission's outputs where the course's secret was.
 REDACTED = "[the course's secret, removed by the judge]"
+#: What a graded notebook's outputs keep (the formgrader and the feedback page show them): text and
+#: pictures; never markup a browser would run (HTML, SVG, JavaScript, Markdown, widget views).
+SAFE_DATA = ("text/plain", "image/png", "image/jpeg")
+
+
+def safe_outputs(nb) -> int:
+    """Keep only :data:`SAFE_DATA` in every output of ``nb`` that carries data; how many lost something."""
+    changed = 0
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data")
+            if data and set(data) - set(SAFE_DATA):
+                output["data"] = type(data)({k: v for k, v in data.items() if k in SAFE_DATA})
+                changed += 1
+    return changed
+
+
+def _forms(secret: str) -> set[str]:
+    """The secret as code may print it: as is, escaped for JSON, Python, HTML or ``unicode_escape``, without
+    whitespace (the haystack loses its whitespace too: a secret printed in pieces is found whole)."""
+    escaped = {secret, json.dumps(secret)[1:-1], repr(secret)[1:-1], html.escape(secret),
+               secret.encode("unicode_escape").decode("ascii"), json.dumps(secret, ensure_ascii=False)[1:-1]}
+    return {"".join(form.split()) for form in escaped if form.strip()}
+
+
+def _holds(text: str, forms: set[str]) -> bool:
+    flat = "".join(text.split())
+    return any(form in flat for form in forms)
 
 
 def redact(nb, secret: str) -> int:
-    """Replace the course's secret in every output of ``nb`` (text, data, tracebacks, the judge's verdicts);
-    how many outputs held it. The learner's kernel runs as the teacher and can read the secret's file: what
-    it printed must not reach the feedback page."""
-    def clean(value):
-        if isinstance(value, str):
-            return value.replace(secret, REDACTED)
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        if isinstance(value, dict):
-            return type(value)({k: clean(v) for k, v in value.items()})
-        return value
-
-    found = 0
+    """Remove the course's secret from every output of ``nb`` however it was printed (whole or in pieces
+    over a cell's outputs, escaped; text, data, tracebacks, the judge's verdicts); how many outputs held
+    it. An output that held it says :data:`REDACTED` instead, whole."""
+    forms, found = _forms(secret), 0
     for cell in nb.cells:
-        for i, output in enumerate(cell.get("outputs", [])):
-            if secret in json.dumps(output):
-                cell.outputs[i] = clean(output)
+        outputs = cell.get("outputs", [])
+        if not outputs or not _holds(json.dumps(outputs, ensure_ascii=False) + "".join(
+                str(o.get("text", "")) for o in outputs), forms):
+            continue
+        streams = "".join(str(o.get("text", "")) for o in outputs if o.get("output_type") == "stream")
+        kept = []
+        for output in outputs:
+            whole = json.dumps(output, ensure_ascii=False)
+            if output.get("output_type") == "stream" and _holds(streams, forms):
                 found += 1
+                continue
+            if _holds(whole, forms) or _holds(str(output.get("text", "")), forms):
+                found += 1
+                output = new_output("stream", name="stdout", text=REDACTED + "\n") \
+                    if output.get("output_type") != "error" else new_output(
+                        "error", ename=output.get("ename", "Error"), evalue=REDACTED, traceback=[REDACTED])
+            kept.append(output)
+        if _holds(streams, forms):
+            kept.insert(0, new_output("stream", name="stdout", text=REDACTED + "\n"))
+        cell.outputs = kept
     return found
 
 
-def _apply(nb, verdicts: dict[str, dict]) -> int:
+#: A run of digits no verdict of the course's own ever holds (its sizes and counts are small): a seed, or a
+#: number a learner's exception carried into the message.
+_LONG_NUMBER = re.compile(r"\d{9,}|[0-9a-fA-F]{16,}")
+
+
+def _apply(nb, verdicts: dict[str, dict], seeds=()) -> int:
     """Give each graded cell the judge did not pass the judge's verdict as its error (nbgrader scores a
-    graded cell with an error 0, and its feedback page shows the one line); how many."""
+    graded cell with an error 0, and its feedback page shows the one line), without the unseen cases'
+    ``seeds`` or any long number (a learner's exception can quote what its process held); how many."""
     failed = 0
     for cell in nb.cells:
         verdict = verdicts.get(_nbgrader(cell).get("grade_id"))
         if verdict is None or verdict.get("passed"):
             continue
         message = " ".join(str(verdict.get("message", "")).split())
+        for seed in seeds:
+            message = message.replace(str(seed), "[removed]").replace(f"{seed:x}", "[removed]")
+        message = _LONG_NUMBER.sub("[removed]", message)
         cell.outputs = [new_output("error", ename="AssertionError", evalue=message,
                                    traceback=[f"AssertionError: {message}"])]
         failed += 1

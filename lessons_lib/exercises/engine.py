@@ -122,6 +122,7 @@ __all__ = [
     "Outcome",
     "Mistake",
     "Exercise",
+    "shown_name",
     "Feedback",
     "like",
     "either",
@@ -210,10 +211,11 @@ class Exercise:
         if all(o.not_attempted for o in outcomes):
             return self._not_attempted()
         failing = next((o for o in outcomes if not o.ok), None)
-        borrowed = next((o for o in outcomes if o.borrowed), None)
+        absent = next((o for o in outcomes if o.absent), None)  # (the grade's judge: whatever else it did)
+        borrowed = absent or next((o for o in outcomes if o.borrowed), None)
         if borrowed is not None:
             borrowed.borrowed = tuple(_public(name) for name in borrowed.borrowed)
-        if failing is None and borrowed is not None:
+        if (failing is None or absent is not None) and borrowed is not None:
             return self._feedback(LIBRARY_ANSWER, borrowed, learner)
         if failing is None:
             labels = "; ".join(o.case.label for o in outcomes)
@@ -235,7 +237,7 @@ class Exercise:
         for function in (*self.library_answers, self.reference, self.formula):
             code = getattr(function, "__code__", None)
             if code is not None:
-                codes[id(code)] = _shown_name(function, self.name)
+                codes[id(code)] = shown_name(function, self.name)
         own = [*_own_codes(fn)]  # the grade's judge builds the learner's function where it runs
         if self.adapt is not None:  # the check's own wrapper calls the learner's function, and more
             wrapper = self.adapt(fn)
@@ -322,7 +324,7 @@ def _public(name: str) -> str:
     return re.sub(r"lessons_lib(?:\.\w+)+", short, name)
 
 
-def _shown_name(function, exercise: str) -> str:
+def shown_name(function, exercise: str) -> str:
     """``ll.softmax`` for a public name of lessons_lib, else where the function lives."""
     import lessons_lib
 

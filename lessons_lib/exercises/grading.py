@@ -286,8 +286,10 @@ def read_secret(path: str | os.PathLike = SECRET_FILE) -> str:
         raise SecretError(f"the course's secret file {path} is not a file.")
     if info.st_mode & 0o077:
         raise SecretError(f"the course's secret file {path} can be read or written by other users (mode "
-                          f"{stat.S_IMODE(info.st_mode):04o}): make it yours alone (chmod 600 {path}) and, "
-                          f"as others may have read it, a new one: {make}.")
+                          f"{stat.S_IMODE(info.st_mode):04o}). As others may have read it, make a new one "
+                          f"(python tools/hub_grading.py new-secret --secret-file {path}: the old one is "
+                          "kept aside, the new one is yours alone); every exercise's unseen cases change "
+                          "with it.")
     try:
         secret = file.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:

@@ -20,9 +20,11 @@ The request: ``{"cells": [{"source": ..., "answer": bool, "grade_id": ...}, ...]
 (the notebook's answer and graded cells, in order); the answer: ``{"verdicts": {grade_id: {"passed":
 bool, "message": one line}}}`` for each graded cell whose checks are the course's.
 
-A learner's code still runs as the teacher's user (it can reach files, signals, other processes of that
-user): the judge takes from it nothing but data, keeps its own output out of the children's reach and
-is not open to inspection (Linux: not dumpable); docs/classroom.md says what no Python process can seal.
+Autograde starts the judge in the course's sandbox (:mod:`.sandbox`: read-only files, no secret file, no
+network, nothing left running, not the grader's identity), so a learner's code in its children can touch
+nothing but its own run. In each child the exercise's own answers are absent
+(:func:`_put_answers_out_of_reach`), and the verdicts quote no learner's exception message. The judge keeps
+its own output out of the children's reach and is not open to inspection (Linux: not dumpable).
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ class AnswerCells:
 
         import lessons_lib as ll
 
+        from .runner import LibraryAnswerAbsent
+
+        _put_answers_out_of_reach(self.name)
         namespace: dict = {"__name__": "__main__", "np": np, "ll": ll}
         self.failure: BaseException | None = None
         for filename, source in zip(self.learner_files, self.cells):
@@ -69,7 +74,8 @@ class AnswerCells:
             try:
                 exec(compile(source, filename, "exec"), namespace)
             except BaseException as exc:  # a cell that raises: the kernel goes on to the next one too
-                self.failure = self.failure or exc
+                # (the library's answer reached for, absent here, explains more than an untouched cell)
+                self.failure = exc if isinstance(exc, LibraryAnswerAbsent) else self.failure or exc
         return namespace
 
     def _answer(self):
@@ -100,6 +106,23 @@ class AnswerCells:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == self.name:
                     found = ast.get_source_segment(source, node)
         return found
+
+
+def _put_answers_out_of_reach(name: str) -> None:
+    """In the child about to run a learner's code: exercise ``name``'s answers (its ``library_answers``,
+    ``reference`` and ``formula``: ``ll.rope``, ``lessons_lib.core.position.rope``) are absent, each name
+    that held one holding a stand-in that names ``library_answer`` however it is reached (a thread of any
+    kind, a ``functools.partial``, ``map``): :func:`~.runner.absent_answers`."""
+    from lessons_lib.exercises import EXERCISES
+
+    from .engine import shown_name
+    from .runner import absent_answers
+
+    exercise = EXERCISES.get(name)
+    if exercise is not None:
+        absent_answers({id(f): (f, shown_name(f, name)) for f in (*exercise.library_answers,
+                                                                 exercise.reference, exercise.formula)
+                        if callable(f)})
 
 
 def _check_of(name: str):
@@ -204,9 +227,10 @@ def _not_inspectable() -> None:
 def main() -> int:
     """Read the request on standard input, write the verdicts on standard output (only there: everything
     else this process or its children print goes nowhere)."""
-    from . import runner
+    from . import messages, runner
 
     request = json.loads(sys.stdin.read())
+    messages.QUOTE_ERRORS = False  # the verdicts in the course's words: no learner's message quoted
     _not_inspectable()
     answer = os.dup(1)
     runner.keep_from_children(answer)

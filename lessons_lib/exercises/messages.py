@@ -15,7 +15,18 @@ from .runner import Outcome, error_kind
 
 __all__ = ["quoted_names", "shape_text", "show", "describe", "case_text",
            "error_entry", "explain_error", "kind_of",
-           "dtype_words", "count"]
+           "dtype_words", "count", "said", "QUOTE_ERRORS", "SETTINGS"]
+
+#: Whether feedback quotes the message of the learner's exception. The grade's judge turns it off: its
+#: verdicts are in the course's words only (a learner's message can carry what their process could reach).
+QUOTE_ERRORS = True
+SETTINGS = ("QUOTE_ERRORS",)  # names the seal of the library lets change
+
+
+def said(error: BaseException) -> str:
+    """The message of a learner's exception, or, where feedback quotes none (:data:`QUOTE_ERRORS`), words
+    saying so."""
+    return str(error) if QUOTE_ERRORS else "its message is not quoted in the grade"
 
 
 def quoted_names(names) -> str:
@@ -73,7 +84,7 @@ def describe(outcome: Outcome, outputs: tuple[str, ...] = ()) -> str:
         lines.append("  yours: did not finish in time (stopped by the check)")
     elif outcome.error is not None:
         lines.append(f"  yours: {explain_error(outcome)}")
-        lines.append(f"  (Python's own message: {type(outcome.error).__name__}: {outcome.error})")
+        lines.append(f"  (Python's own message: {type(outcome.error).__name__}: {said(outcome.error)})")
     return "\n".join(lines)
 
 
@@ -83,7 +94,7 @@ ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], s
         lambda e: error_kind(e).startswith("matrix product shapes"),
         lambda e: "the two matrices of a product do not fit together"
         + (f" (inner sizes {m[1]} and {m[2]})" if (m := re.search(r"size (\d+) is different from (\d+)",
-                                                                   str(e))) else f" ({e})")
+                                                                   said(e))) else f" ({said(e)})")
         + ": the first one's number of columns must equal the second one's number of rows.",
         "Print the shapes just before the product, e.g. print(A.shape, B.shape), and write down which two "
         "sizes must be equal.",
@@ -91,14 +102,14 @@ ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], s
     (
         lambda e: error_kind(e).startswith("broadcast shapes"),
         lambda e: "numpy could not line up two arrays element by element"
-        + (f" (shapes {m[1]} and {m[2]})" if (m := re.search(r"shapes (\(.*?\)) (\(.*?\))", str(e))) else "")
+        + (f" (shapes {m[1]} and {m[2]})" if (m := re.search(r"shapes (\(.*?\)) (\(.*?\))", said(e))) else "")
         + ". Element-wise operations (+, -, *, /) need matching sizes, or sizes of 1.",
         "Write the shape of each array on that line: numpy lines up their sizes from the right, and only "
         "equal sizes, or a size of 1, fit together.",
     ),
     (
         lambda e: isinstance(e, np.exceptions.AxisError),
-        lambda e: f"it asked for an axis that does not exist ({e}).",
+        lambda e: f"it asked for an axis that does not exist ({said(e)}).",
         "Count the axes of the array you work on: print its .ndim, and compare it with the axis your "
         "line asks for.",
     ),
@@ -110,7 +121,7 @@ ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], s
     ),
     (
         lambda e: isinstance(e, NameError),
-        lambda e: f"it uses a name Python does not know ({e}).",
+        lambda e: f"it uses a name Python does not know ({said(e)}).",
         "Look for a typo, or run the cells above first (for example the one with `import numpy as np`).",
     ),
     (
@@ -120,23 +131,23 @@ ERRORS: tuple[tuple[Callable[[BaseException], bool], Callable[[BaseException], s
     ),
     (
         lambda e: isinstance(e, (OverflowError, FloatingPointError)),
-        lambda e: f"a number grew too large for a float ({e}).",
+        lambda e: f"a number grew too large for a float ({said(e)}).",
         "A float holds numbers up to about 1.8e308 (lesson 04, section 3): print the intermediate arrays "
         "on the case below to find the line where one grows past that.",
     ),
     (
         lambda e: isinstance(e, AttributeError),
-        lambda e: f"it used an attribute or method this kind of object does not have ({e}).",
+        lambda e: f"it used an attribute or method this kind of object does not have ({said(e)}).",
         "Check the spelling, and that you work with numpy arrays (np.array), not lists.",
     ),
     (
         lambda e: isinstance(e, TypeError),
-        lambda e: f"an operation got a kind of value it cannot handle ({e}).",
+        lambda e: f"an operation got a kind of value it cannot handle ({said(e)}).",
         "Check the number and order of the arguments, and that you work with numpy arrays.",
     ),
     (
         lambda e: True,
-        lambda e: f"{str(e).rstrip('.') or 'no message'}.",
+        lambda e: f"{said(e).rstrip('.') or 'no message'}.",
         "Read the message, then run your function by hand on a small array to see where it stops.",
     ),
 )

@@ -67,7 +67,7 @@ from . import integrity
 
 __all__ = ["TIME_LIMIT_S", "ISOLATION", "SETTINGS", "Case", "Refusal", "Outcome", "Watch", "InputRequested",
            "run", "close", "error_kind", "behave_alike", "is_placeholder", "refused_clearly", "learner_files",
-           "keep_from_children"]
+           "keep_from_children", "absent_answers", "LibraryAnswerAbsent"]
 
 #: Seconds one case may run before the check stops the learner's function: the child's own time, not
 #: the time it waited for a processor (:class:`_ChildClock`). The inputs are tiny, so a right answer
@@ -154,6 +154,7 @@ class Outcome:
     time_limit: float | None = None  # the limit this case ran under, in seconds
     still_running: bool = False  # timed out, and could not be stopped (thread mode only)
     borrowed: tuple[str, ...] = ()  # the library's answers the function called (e.g. "ll.softmax")
+    absent: tuple[str, ...] = ()  # those it called where the grade's judge had put them out of reach
     tampered: tuple[str, ...] = ()  # what the call changed of the judge's tools (e.g. "numpy.allclose")
     too_deep: bool = False  # it went so deep (Python's recursion limit) that the watch lost sight of it
     left_running: tuple[str, ...] = ()  # processes it started and left running when it returned (stopped)
@@ -209,6 +210,54 @@ def _same_input(before, after) -> bool:
         return isinstance(after, np.ndarray) and integrity.array_equal(before, after,
                                                                        equal_nan=before.dtype.kind in "fc")
     return type(before) is type(after) and before == after
+
+
+# --------------------------------------------------------------------------- the library's answer, absent
+class LibraryAnswerAbsent(Exception):
+    """Raised by the stand-in of one of the library's answers to an exercise, where the grade's judge runs a
+    learner's answer: the answer is absent there, whichever thread, module path or reference calls it."""
+
+
+#: How a stand-in's call is told apart from a watched call on the wire from the child (``H`` messages).
+_ABSENT = "absent:"
+#: In a forked child (set by ``_child``): ``"report"``, how a watched call is sent to the check the moment it
+#: happens, and ``"snapshot"``, what the call may not change. (A dict filled, never a name rebound: the
+#: seal of the library counts a rebound name of this module as a change.)
+_IN_CHILD: dict = {}
+
+
+def absent_answers(answers: dict[int, tuple[Callable, str]]) -> None:
+    """In a child about to run a learner's code (:mod:`.judge`): every name under which a module of the
+    library holds one of ``answers`` (``id -> (function, shown name)``) now holds a stand-in
+    (:func:`_absent`), counted as the check's own change, not the learner's."""
+    stand_ins = {key: _absent(shown) for key, (_, shown) in answers.items()}  # one each: ll.X is its module's
+    for module_name, module in list(sys.modules.items()):
+        if module_name != "lessons_lib" and not module_name.startswith("lessons_lib."):
+            continue
+        for attr, value in list(vars(module).items()):
+            function, _ = answers.get(id(value), (None, ""))
+            if function is not None and value is function:
+                stand_in = stand_ins[id(value)]
+                setattr(module, attr, stand_in)
+                _seal.accept(module_name, attr, stand_in)
+                if "snapshot" in _IN_CHILD:
+                    _IN_CHILD["snapshot"].accept(module_name, attr, stand_in)
+
+
+def _absent(shown: str) -> Callable:
+    """A stand-in for the library's answer ``shown`` (``"ll.rope"``): calling it, from any thread, partial
+    or module path, tells the check at once, through the child's pipe, that the answer was called, and
+    raises :class:`LibraryAnswerAbsent`; it holds nothing of the answer itself."""
+    report = _IN_CHILD.get("report")
+
+    def library_answer(*args, **kwargs):
+        if report is not None:
+            report(_ABSENT + shown)
+        raise LibraryAnswerAbsent(f"{shown} is the course's own answer: it is not there where the grade runs "
+                                  "your function")
+
+    library_answer.__qualname__ = library_answer.__name__ = shown.rsplit(".", 1)[-1]
+    return library_answer
 
 
 # --------------------------------------------------------------------------- what to watch for
@@ -274,7 +323,7 @@ class _Tracer:
         code, watch = frame.f_code, self.watch
         name = watch.codes.get(id(code))
         if name is None:
-            if not (watch.folder and code.co_filename.startswith(watch.folder)):
+            if not (watch.folder and code.co_filename.startswith(watch.folder)) or code.co_filename == _HERE:
                 return
             name = dotted(code)
         caller = frame.f_back
@@ -545,8 +594,10 @@ def _child(fn, args, watch, snapshot, write_end, items) -> None:
     _no_input(snapshot)
     out = io.StringIO()
     sys.stdout = sys.stderr = out  # the learner's prints come back as text
+    _IN_CHILD.update(report=lambda name: _send(write_end, b"H", name.encode("utf-8", "replace")),
+                     snapshot=snapshot)
     try:
-        done = _traced(fn, args, watch, lambda name: _send(write_end, b"H", name.encode("utf-8", "replace")))
+        done = _traced(fn, args, watch, _IN_CHILD["report"])
         error = _as_input_request(done.error)
         report = {"result": _pack(done.result, items),
                   "error": _pack_error(error, fn) if error is not None else None,
@@ -990,7 +1041,8 @@ def run(fn: Callable, case: Case, expected: Any = None, time_limit: float | None
         ran = _call(fn, tuple(args.values()), time_limit, watch)
     outcome.result, outcome.error, outcome.line = _plain_answer(ran.result), ran.error, ran.line
     outcome.timed_out, outcome.still_running = ran.timed_out, ran.still_running
-    outcome.borrowed = tuple(name for name in ran.borrowed if name != SWITCHED_OFF)
+    outcome.borrowed = tuple(name.removeprefix(_ABSENT) for name in ran.borrowed if name != SWITCHED_OFF)
+    outcome.absent = tuple(name.removeprefix(_ABSENT) for name in ran.borrowed if name.startswith(_ABSENT))
     outcome.tampered = ran.tampered + ((SWITCHED_OFF,) if SWITCHED_OFF in ran.borrowed else ())
     outcome.too_deep, outcome.left_running = ran.too_deep, ran.left_running
     if ran.broken:  # the check's own watch failed: its problem, said as such by the engine

@@ -30,6 +30,18 @@ def _verdict(answer: str, name: str = "my_softmax", graded: str | None = None, s
     return judge.judge(cells, {name: seed})[f"test_{name}"]
 
 
+def test_the_librarys_answer_is_absent_where_the_judge_runs_it_whichever_thread_calls_it():
+    """A ``_thread`` thread escapes the watch on the library's answers (it watches ``threading``'s threads):
+    in the judge's child the answer is not there to call, and the verdict names it."""
+    answer = ("import _thread\ndef my_softmax(x):\n    box, lock = [], _thread.allocate_lock()\n"
+              "    lock.acquire()\n    def work():\n        try:\n            box.append(ll.softmax(x))\n"
+              "        finally:\n            lock.release()\n"
+              "    _thread.start_new_thread(work, ())\n    lock.acquire()\n    return box[0]\n")
+    verdict = _verdict(answer)
+    assert verdict["message"].startswith("my_softmax: NOT YET (library_answer)"), verdict
+    assert "`ll.softmax`" in verdict["message"]
+
+
 def test_the_worked_solution_passes_the_shown_and_the_unseen_cases():
     assert _verdict(solution_source("my_softmax")) == {"passed": True, "message": ""}
 
@@ -50,7 +62,10 @@ def test_a_cell_that_replaces_ll_itself_changes_only_its_own_namespace():
 
 
 def test_the_unseen_cases_are_those_of_the_seed_given():
-    table = ("from lessons_lib.exercises import EXERCISES as _E\n_R = _E['my_softmax'].reference\n"
+    # (the table's answers computed in the cell: the library's own answer is absent where the judge runs it)
+    table = ("from lessons_lib.exercises import EXERCISES as _E\n"
+             "def _R(x):\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+             "    return e / e.sum(axis=-1, keepdims=True)\n"
              "_T = {c.args['x'].tobytes(): _R(c.args['x']) for c in _E['my_softmax'].cases()}\n"
              "def my_softmax(x):\n    return _T[x.tobytes()]\n")
     verdict = _verdict(table)

@@ -1,7 +1,12 @@
-"""The kernel ``nbgrader autograde`` starts in this stage talks over Unix sockets under its worker's own
-folder (tests/grading/conftest.py), so the stage's two workers can never pick the same TCP port."""
+"""The kernel ``nbgrader autograde`` starts talks over Unix sockets in a scratch folder of its own (the
+course's sandbox, lessons_lib/exercises/sandbox.py: it has no network, not even loopback), so the stage's
+two workers can never pick the same TCP port, and no kernel shares its folder with another; the folder is
+gone when its notebook is graded. (The tests' own kernels use their worker's folder: tests/grading/
+conftest.py.)"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -38,4 +43,6 @@ def test_the_autograding_kernel_listens_on_unix_sockets_in_its_workers_folder(tm
     said = next(line for line in lines if line.startswith("KERNEL "))
     _, transport, ip = said.split()
     assert transport == "ipc", said
-    assert ip == str(kernels_on_unix_sockets / "kernel"), said
+    folder = Path(ip).parent
+    assert folder.name.startswith("lessons-sandbox-") and Path(ip).name == "kernel", said
+    assert folder != kernels_on_unix_sockets and not folder.exists(), said

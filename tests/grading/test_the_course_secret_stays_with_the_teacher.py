@@ -1,11 +1,12 @@
 """The course's secret, through the real ``nbgrader autograde`` (``make test-grading``): no learner's process
 holds it, and a secret file that cannot be trusted stops grading with what to do.
 
-* A submission that prints its environment, ``/proc/self/environ``, its parent's (nbgrader's) environment,
-  the course's ``nbgrader_config.py`` and the file the config names gets its points and a feedback page
-  without the secret: it is in no environment and in no config (the course's judge reads the file itself,
-  outside every kernel, and gives the judge only each exercise's seed), and what the kernel could still
-  read of the file, running as the teacher, is taken out of its outputs, with a warning in the log.
+* A submission that prints its environment, ``/proc/self/environ``, its parent's environment, the course's
+  ``nbgrader_config.py`` and the file the config names gets its points and a feedback page without the
+  secret: it is in no environment and in no config (autograde reads the file itself, outside every
+  sandbox, and gives the judge only each exercise's seed); the kernel's sandbox (lessons_lib/exercises/
+  sandbox.py) has no course folder to read the config from, no parent of nbgrader's to read, and an empty
+  file where the secret's file is.
 * A secret file that is missing, empty, blank, too short or readable by others stops ``autograde`` with
   a message that says so and what to do; nothing is graded. Before, a missing file broke the config's
   loading, and nbgrader went on without any of it (no ignore list, no course id, no secret).
@@ -36,14 +37,17 @@ from tests.helpers.grading import (
 ASSIGNMENT, LESSON = "scores", "03_step2_scores"
 #: What a curious learner prints, each on a line of its own, from their answer cell.
 PRINTS = """\
-import os, pathlib, re
+import os, pathlib
+def _read(path):
+    try:
+        return pathlib.Path(path).read_bytes()
+    except OSError as exc:
+        return f"unreadable ({type(exc).__name__})"
 print("ENVIRONMENT", dict(os.environ))
-print("PROC ENVIRON", pathlib.Path("/proc/self/environ").read_bytes())
-print("PARENT ENVIRON", pathlib.Path(f"/proc/{os.getppid()}/environ").read_bytes())
-config = pathlib.Path("../../../nbgrader_config.py").read_text()
-print("CONFIG", config.replace(chr(10), " | "))
-named = re.search(r"secret_file = '([^']+)'", config)[1]
-print("SECRET FILE", pathlib.Path(os.path.expanduser(named)).read_text())
+print("PROC ENVIRON", _read("/proc/self/environ"))
+print("PARENT ENVIRON", _read(f"/proc/{os.getppid()}/environ"))
+print("CONFIG", _read("../../../nbgrader_config.py"), _read(COURSE + "/nbgrader_config.py"))
+print("SECRET FILE", repr(_read(SECRET_FILE)))
 """
 
 
@@ -59,6 +63,7 @@ def course(tmp_path_factory) -> Path:
 
 
 def _hand_in(course: Path, student: str, extra: str = "") -> None:
+    extra = extra.replace("COURSE", repr(str(course))).replace("SECRET_FILE", repr(str(_secret_file(course))))
     teacher = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
     submit_gaming(course, student, lambda name: extra + worked_solution(teacher, name), ASSIGNMENT)
 
@@ -83,9 +88,11 @@ def test_a_submission_that_prints_everything_it_can_reach_shows_no_secret_in_its
     for where in ("ENVIRONMENT", "PROC ENVIRON", "PARENT ENVIRON", "CONFIG"):
         assert REDACTED not in printed[where], f"the secret was in {where}: no kernel may hold it there"
     assert "PATH" in printed["ENVIRONMENT"] and "LESSONS_HIDDEN_SECRET" not in printed["ENVIRONMENT"]
-    assert "JudgedExecute.secret_file" in printed["CONFIG"], "the config names the file, not the secret"
-    assert REDACTED in printed["SECRET FILE"], "the file itself, read as the teacher: taken out of the output"
-    assert "held the course's secret" in log
+    assert printed["CONFIG"].count("unreadable (") == 2, printed["CONFIG"]  # the course folder is hidden
+    # an empty file in its place, behind folders the sandbox's account cannot enter (here: pytest's /tmp)
+    assert printed["SECRET FILE"] in ("SECRET FILE b''", "SECRET FILE 'unreadable (PermissionError)'"), \
+        printed
+    assert "held the course's secret" not in log
 
 
 #: What a secret file holds in each state that cannot be trusted (the others keep the course's secret).

@@ -31,8 +31,9 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     aligned as in torch), ``multihead`` (split, attend, concatenate, W_O; the per-head form),
     ``flash`` (tiles and the online softmax, never an L × S matrix), ``position`` (lesson 11:
     sinusoids, RoPE in both layouts, ALiBi), ``decoding`` (lesson 12: the KV cache, a decode step,
-    key/value heads shared by groups of query heads); ``backends`` is the torch path, SDPA on CUDA
-    when there is one (torch imported lazily).
+    key/value heads shared by groups of query heads), ``linear`` (lesson 13: linear attention, a
+    decaying state and the delta rule, each parallel, recurrent and chunked); ``backends`` is the
+    torch path, SDPA on CUDA when there is one (torch imported lazily).
 ``lab/``
     What the lessons compute with and measure: ``data`` (the course's sentences, embeddings, random
     Q, K, V), ``heads`` (lesson 06: the shape at each stage, the cost of heads, heads built by
@@ -113,6 +114,9 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "decode_step", "cached_attention", "decode_loop", "sink_window_mask"),
     "core.flash": ("TILE_SCORES", "default_block_size", "flash_attention", "flash_attention_steps",
         "online_softmax", "online_softmax_update", "OnlineSoftmax", "TileStep"),
+    "core.linear": ("FEATURE_MAPS", "FORMS", "DEFAULT_CHUNK_SIZE", "feature_map", "l2_normalize",
+        "decay_mask", "linear_attention_step", "decay_step", "delta_rule_step", "linear_attention",
+        "decay_attention", "delta_rule"),
     "core.masks": ("causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask",
         "sliding_window_mask", "combine_masks", "additive_mask", "bottom_right_causal_mask"),
     "core.multihead": ("split_heads", "merge_heads", "multi_head_attention", "split_projection",

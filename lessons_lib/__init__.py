@@ -45,7 +45,9 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     in the course's layout, GPT-2 or the course's own model offline), ``position`` (lesson 11:
     shuffled tokens, the order task), ``generation``, ``kv_memory`` and ``llama`` (lesson 12:
     generation traced and timed, pooled key/value heads, windows and sinks; the KV-cache calculator;
-    a Llama-style model's layers recomputed).
+    a Llama-style model's layers recomputed), ``recall`` (lesson 13: multi-query associative recall,
+    tiny models with softmax attention, linear attention, a decaying state, the delta rule or a
+    sliding window trained on it, their verdicts).
 ``figures/``
     Figures: ``style`` (one look: colormaps, fonts, masked cells hatched, never drawn as 0; the WCAG
     contrast ratio), ``base`` (heatmap, figure helpers), ``attention_maps`` (the stills several
@@ -160,6 +162,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "OrderComparison", "compare_positions", "LEARNED", "CHANCE"),
     "lab.real_model": ("ModelAttention", "look_inside", "gpt2_attention", "gpt2_layer_weights",
         "course_model_attention", "GPT2_NAME", "offline_reason"),
+    "lab.recall": ("MIXERS", "N_KEYS", "N_VALUES", "RECALLED", "CLOSE", "RecallSet", "mqar_data",
+        "numbers_kept", "mix", "RecallRun", "train_recall_model", "RecallTable", "compare_recall"),
     "figures.attention_maps": ("plot_scores", "plot_weights", "plot_row_weights", "plot_head_grid"),
     "figures.base": ("heatmap", "panel_figure", "LessonFigure"),
     "figures.lesson02_step1_qkv": ("plot_projection",),

@@ -111,7 +111,7 @@ def _example(parameter: str):
         "positions": np.arange(4), "offsets": np.arange(-2, 3),
         "kv": np.ones((2, 4, 8)), "cache": ll.KVCache(), "x_new": rng.standard_normal((1, 8)),
         "layer": {"w_q": np.eye(8), "w_k": np.eye(8), "w_v": np.eye(8), "w_o": np.eye(8), "n_heads": 2},
-        "decay": np.full(4, 0.9), "beta": np.full(4, 0.5),
+        "decay": np.full(4, 0.9), "beta": np.full(4, 0.5), "mixer": "window",
     }
     if parameter not in simple:
         raise KeyError(parameter)

@@ -20,6 +20,10 @@ float64). :func:`train_recall_model` trains one (AdamW, one CPU thread, determin
 measured (:meth:`RecallTable.verdicts`), beside the numbers each mixer keeps to generate the next token
 (:func:`numbers_kept`): softmax's cache grows with the sequence, a state does not.
 
+Without training, :func:`state_recall` writes random pairs straight into a ``d_state × d_state`` state by
+each rule and reads every key back (milliseconds: what an explorer redraws per slider move), and
+:func:`recall_curve` gives its recall against the number of pairs.
+
 torch is imported on first training (``import lessons_lib`` never imports it).
 """
 
@@ -30,10 +34,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import check_int_in_range, check_positive_int, check_real, check_seed
+from .._checks import check_int_in_range, check_per_token, check_positive_int, check_real, check_seed
+from ..core import linear
 
 __all__ = ["MIXERS", "N_KEYS", "N_VALUES", "RECALLED", "CLOSE", "RecallSet", "mqar_data", "numbers_kept",
-           "mix", "RecallRun", "train_recall_model", "RecallTable", "compare_recall"]
+           "mix", "RecallRun", "train_recall_model", "RecallTable", "compare_recall", "WRITE_RULES",
+           "state_recall", "recall_curve"]
 
 #: The mixers compared, by name, with what each keeps.
 MIXERS = {
@@ -308,3 +314,67 @@ def compare_recall(mixers=tuple(MIXERS), pair_counts=(4, 8, 16, 32), *, seed: in
         raise ValueError("compare_recall needs at least one mixer and one number of pairs.")
     return RecallTable({m: {p: train_recall_model(m, p, seed=seed, **training) for p in counts}
                         for m in mixers})
+
+
+# --------------------------------------------------------------------------- writing pairs by hand
+#: How :func:`state_recall` stores its pairs: a cache, or a d × d state written by one rule.
+WRITE_RULES = {
+    "softmax": "every key and value kept; a key is read back by its largest score (exact)",
+    "linear": "S ← S + k vᵀ: every pair added on top of the others",
+    "decay": "S ← a·S + k vᵀ: every pair added, the older ones faded by a at each step",
+    "delta": "S ← a·S − β k (a·Sᵀk − v)ᵀ: what k held replaced by v (β = 1)",
+}
+
+
+def state_recall(n_pairs: int, d_state: int = 16, *, rule: str = "linear", decay: float = 1.0,
+                 seed: int = 0, n_trials: int = 32) -> float:
+    """Write ``n_pairs`` random pairs into a memory by ``rule`` (:data:`WRITE_RULES`), read every key back
+    and return the share whose read-out is closest (largest cosine) to its own value among the stored
+    values, over ``n_trials`` draws. Keys and values are random directions in ``d_state`` dimensions; no
+    training, so the state's own limit shows: more pairs than dimensions cannot all be told apart.
+    ``decay`` (a, in (0, 1]) is used by ``"decay"`` and ``"delta"`` (gated DeltaNet with a < 1).
+
+    >>> state_recall(4, 16, rule="softmax"), state_recall(1, 16, rule="linear")
+    (1.0, 1.0)
+    """
+    if not isinstance(rule, str) or rule not in WRITE_RULES:
+        raise ValueError(f"rule must be one of {', '.join(map(repr, WRITE_RULES))}; got {rule!r}.")
+    n_pairs = check_int_in_range(n_pairs, "n_pairs", 1, 1024)
+    d = check_int_in_range(d_state, "d_state", 1, 256)
+    n_trials = check_int_in_range(n_trials, "n_trials", 1, 1024)
+    a = float(check_per_token([check_real(decay, "decay")], "decay", (), 1, low=0.0, high=1.0, low_open=True,
+                              meaning="the share of the state kept at each step")[0])
+    rng = np.random.default_rng(check_seed(seed, allow_generator=False))
+    keys = _spread_keys(rng, n_trials, n_pairs, d)
+    values = linear.l2_normalize(rng.standard_normal((n_trials, n_pairs, d)), "values")
+    if rule == "softmax":
+        read = np.take_along_axis(values, np.argmax(keys @ np.swapaxes(keys, -1, -2), -1)[..., None], 1)
+    else:
+        gates = np.full((n_trials, n_pairs), a if rule != "linear" else 1.0)
+        if rule == "delta":
+            _, state = linear.delta_rule(keys, keys, values, np.ones((n_trials, n_pairs)), gates, scale=1.0)
+        else:   # the state after the last pair: Σ_p (a_{p+1} ⋯ a_P) k_p v_pᵀ
+            state = np.einsum("tp,tpk,tpv->tkv", np.cumprod(gates[:, ::-1], axis=1)[:, ::-1] / gates,
+                              keys, values)
+        read = keys @ state                                               # Sᵀ k_i for every stored key
+    nearest = np.argmax(read @ np.swapaxes(values, -1, -2), axis=-1)      # the value each read-out is nearest
+    return float(np.mean(nearest == np.arange(n_pairs)))
+
+
+def _spread_keys(rng, n_trials: int, n_pairs: int, d: int) -> np.ndarray:
+    """Keys as far apart as d dimensions allow: the first d at right angles (a random rotation of the
+    axes), any more in random directions, which must overlap the others."""
+    rotations, _ = np.linalg.qr(rng.standard_normal((n_trials, d, d)))
+    spread = np.swapaxes(rotations, -1, -2)[:, :n_pairs]
+    extra = linear.l2_normalize(rng.standard_normal((n_trials, max(n_pairs - d, 0), d)) + 0.0, "keys") \
+        if n_pairs > d else np.zeros((n_trials, 0, d))
+    order = rng.permuted(np.tile(np.arange(n_pairs), (n_trials, 1)), axis=1)    # written in a random order
+    return np.take_along_axis(np.concatenate([spread, extra], axis=1), order[..., None], 1)
+
+
+def recall_curve(pair_counts=(1, 2, 4, 8, 16, 32, 64), d_state: int = 16, *, decay: float = 1.0,
+                 seed: int = 0, rules=tuple(WRITE_RULES)) -> dict:
+    """``{rule: [recall at each count]}`` of :func:`state_recall`, the same draws for every rule."""
+    counts = [check_int_in_range(p, "n_pairs", 1, 1024) for p in pair_counts]
+    return {rule: [state_recall(p, d_state, rule=rule, decay=decay, seed=seed) for p in counts]
+            for rule in rules}

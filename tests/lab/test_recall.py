@@ -120,6 +120,29 @@ def test_the_verdicts_say_what_the_numbers_say():
     assert lines[2].split("│")[1].split() == ["100%", "100%", "99%"]
 
 
+# ------------------------------------------------------------------ pairs written by hand
+@settings(max_examples=examples(20), deadline=None)
+@given(d=st.integers(2, 12), decay=st.floats(0.3, 1.0), seed=st.integers(0, 2**32))
+def test_a_state_holds_as_many_pairs_as_it_has_dimensions_and_no_more(d, decay, seed):
+    """Up to d pairs, written with keys at right angles, every rule reads each one back; at 4·d pairs the
+    keys must overlap and every state of d × d confuses some, while the cache still reads them all (in two
+    dimensions or more: in one, every key is ±1 and two keys can be the same)."""
+    for rule in recall.WRITE_RULES:
+        assert ll.state_recall(d, d, rule=rule, decay=decay, seed=seed, n_trials=4) == 1.0, rule
+        crowded = ll.state_recall(4 * d + 4, d, rule=rule, decay=decay, seed=seed, n_trials=4)
+        assert (crowded == 1.0) if rule == "softmax" else (crowded < 1.0), rule
+
+
+def test_the_recall_curve_is_state_recall_at_each_count():
+    curve = ll.recall_curve((2, 20), 8, decay=0.8, seed=5, rules=("delta", "linear"))
+    assert list(curve) == ["delta", "linear"]
+    assert curve["delta"] == [ll.state_recall(p, 8, rule="delta", decay=0.8, seed=5) for p in (2, 20)]
+    with pytest.raises(ValueError, match="rule must be one of"):
+        ll.state_recall(4, rule="mamba")
+    with pytest.raises(ValueError, match=r"decay must lie in \(0, 1\]"):
+        ll.state_recall(4, decay=0.0)
+
+
 # ------------------------------------------------------------------ training
 @pytest.mark.training
 def test_a_seeded_run_is_deterministic_and_softmax_recalls_where_a_window_cannot():

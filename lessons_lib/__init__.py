@@ -45,7 +45,8 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     in the course's layout, GPT-2 or the course's own model offline), ``position`` (lesson 11:
     shuffled tokens, the order task), ``generation``, ``kv_memory`` and ``llama`` (lesson 12:
     generation traced and timed, pooled key/value heads, windows and sinks; the KV-cache calculator;
-    a Llama-style model's layers recomputed), ``recall`` (lesson 13: multi-query associative recall,
+    a Llama-style model's layers recomputed), ``fixed_state`` and ``recall`` (lesson 13: a state of
+    fixed size against the growing cache, memory and time per token; multi-query associative recall,
     tiny models with softmax attention, linear attention, a decaying state, the delta rule or a
     sliding window trained on it, their verdicts).
 ``figures/``
@@ -138,6 +139,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "measure_block_sizes", "BlockSizes", "loglog_slope", "CostTable"),
     "lab.data": ("SENTENCES", "tokenize", "tokens_of_length", "embed_tokens", "positional_encoding",
         "projection_weights", "random_qkv", "coreference_example", "COREFERENCE_FEATURES"),
+    "lab.fixed_state": ("state_and_cache", "StateAndCacheTimes", "measure_state_and_cache", "SEPARATED"),
     "lab.generation": ("GENERATION_TOKENS", "GenerationTrace", "trace_generation", "cache_agreement",
         "GenerationFlops", "generation_flops", "DecodeTimes", "measure_decode", "PrefillDecode",
         "measure_prefill_decode", "pool_kv_heads", "convert_to_gqa", "GQAConversion", "gqa_conversion",

@@ -7,6 +7,7 @@ trained deterministically), ``adapters`` and ``real_model`` (lesson 10: real mod
 the course's layout, GPT-2 or the course's own model offline), ``position`` (lesson 11: shuffled tokens,
 the order task), ``generation``, ``kv_memory`` and ``llama`` (lesson 12: generation traced and timed,
 pooled key/value heads, windows and sinks; the KV-cache calculator; a Llama-style model's layers
-recomputed), ``recall`` (lesson 13: multi-query associative recall, tiny models with softmax attention,
-linear attention, a decaying state, the delta rule or a sliding window trained on it, their verdicts).
+recomputed), ``fixed_state`` and ``recall`` (lesson 13: a state of fixed size against the growing cache,
+memory and time per token; multi-query associative recall, tiny models with softmax attention, linear
+attention, a decaying state, the delta rule or a sliding window trained on it, their verdicts).
 """

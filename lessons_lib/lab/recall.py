@@ -128,6 +128,7 @@ def mix(mixer: str, q, k, v, gate=None, window: int = 8):
     torch, functional = models.torch, models.nn.functional
     mixer = _check_mixer(mixer)
     window = check_positive_int(window, "window")
+    _check_tensors(mixer, q, k, v, gate)
     n = q.shape[-2]
     causal = torch.ones(n, n, dtype=torch.bool).tril()
     if mixer in ("softmax", "window"):
@@ -147,6 +148,20 @@ def mix(mixer: str, q, k, v, gate=None, window: int = 8):
     eye = torch.eye(n, dtype=q.dtype).expand_as(couple)
     errors = torch.linalg.solve_triangular(eye + couple, gate[..., None] * v, upper=False, unitriangular=True)
     return ((q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5 * causal) @ errors
+
+
+def _check_tensors(mixer, q, k, v, gate) -> None:
+    shapes = {name: tuple(getattr(x, "shape", ())) for name, x in (("q", q), ("k", k), ("v", v))}
+    if any(len(shape) != 3 for shape in shapes.values()):
+        raise ValueError(f"q, k and v must be torch tensors of shape (batch, N, d); got shapes {shapes}.")
+    if shapes["q"] != shapes["k"] or shapes["k"][:2] != shapes["v"][:2]:
+        raise ValueError(f"q and k must have one shape (batch, N, d_k) and v (batch, N, d_v) the same batch "
+                         f"and N; got {shapes}.")
+    if mixer in ("decay", "delta") and tuple(getattr(gate, "shape", ())) != shapes["q"][:2]:
+        what = ("a_t, the share of the state kept" if mixer == "decay" else
+                "β_t, the share of the error written")
+        raise ValueError(f"the {mixer!r} mixer needs gate, {what}, one number per token: shape "
+                         f"{shapes['q'][:2]}; got {getattr(gate, 'shape', gate)!r}.")
 
 
 def _recall_model(mixer: str, d_model: int, d_state: int, window: int):

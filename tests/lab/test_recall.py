@@ -52,6 +52,10 @@ def test_every_asked_key_expects_the_value_that_followed_it(n_pairs, n, seed):
     (lambda: ll.train_recall_model("rnn"), "mixer must be one of"),
     (lambda: ll.train_recall_model("delta", 4, lr=-1.0), "lr must be positive"),
     (lambda: ll.compare_recall((), (4,)), "at least one mixer"),
+    (lambda: ll.mix("delta", *(torch.zeros(1, 3, 2),) * 3), "needs gate, β_t"),
+    (lambda: ll.mix("softmax", torch.zeros(3, 2), torch.zeros(3, 2), torch.zeros(3, 2)), "(batch, N, d)"),
+    (lambda: ll.mix("linear", torch.zeros(1, 3, 2), torch.zeros(1, 4, 2), torch.zeros(1, 4, 2)),
+     "q and k must have one shape"),
 ])
 def test_bad_settings_are_refused_by_name(call, words):
     with pytest.raises((TypeError, ValueError)) as error:

@@ -166,7 +166,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "course_model_attention", "GPT2_NAME", "offline_reason"),
     "lab.recall": ("MIXERS", "N_KEYS", "N_VALUES", "RECALLED", "CLOSE", "RecallSet", "mqar_data",
         "numbers_kept", "mix", "RecallRun", "train_recall_model", "RecallTable", "compare_recall",
-        "WRITE_RULES", "state_recall", "recall_curve"),
+        "WRITE_RULES", "written_state", "state_recall", "recall_curve"),
     "figures.attention_maps": ("plot_scores", "plot_weights", "plot_row_weights", "plot_head_grid"),
     "figures.base": ("heatmap", "panel_figure", "LessonFigure"),
     "figures.lesson02_step1_qkv": ("plot_projection",),

@@ -22,7 +22,7 @@ measured (:meth:`RecallTable.verdicts`), beside the numbers each mixer keeps to 
 
 Without training, :func:`state_recall` writes random pairs straight into a ``d_state × d_state`` state by
 each rule and reads every key back (milliseconds: what an explorer redraws per slider move), and
-:func:`recall_curve` gives its recall against the number of pairs.
+:func:`recall_curve` gives its recall against the number of pairs; :func:`written_state` is the state itself.
 
 torch is imported on first training (``import lessons_lib`` never imports it).
 """
@@ -39,7 +39,7 @@ from ..core import linear
 
 __all__ = ["MIXERS", "N_KEYS", "N_VALUES", "RECALLED", "CLOSE", "RecallSet", "mqar_data", "numbers_kept",
            "mix", "RecallRun", "train_recall_model", "RecallTable", "compare_recall", "WRITE_RULES",
-           "state_recall", "recall_curve"]
+           "written_state", "state_recall", "recall_curve"]
 
 #: The mixers compared, by name, with what each keeps.
 MIXERS = {
@@ -341,16 +341,18 @@ WRITE_RULES = {
 }
 
 
-def state_recall(n_pairs: int, d_state: int = 16, *, rule: str = "linear", decay: float = 1.0,
-                 seed: int = 0, n_trials: int = 32) -> float:
-    """Write ``n_pairs`` random pairs into a memory by ``rule`` (:data:`WRITE_RULES`), read every key back
-    and return the share whose read-out is closest (largest cosine) to its own value among the stored
-    values, over ``n_trials`` draws. Keys and values are random directions in ``d_state`` dimensions; no
-    training, so the state's own limit shows: more pairs than dimensions cannot all be told apart.
-    ``decay`` (a, in (0, 1]) is used by ``"decay"`` and ``"delta"`` (gated DeltaNet with a < 1).
+def written_state(n_pairs: int, d_state: int = 16, *, rule: str = "linear", decay: float = 1.0, seed: int = 0,
+                  n_trials: int = 1) -> tuple:
+    """``(keys, values, state)``: ``n_pairs`` random pairs written into a memory by ``rule``
+    (:data:`WRITE_RULES`), ``n_trials`` draws. ``keys``, ``values`` ``(n_trials, n_pairs, d_state)`` of length
+    1, the first ``d_state`` keys at right angles; ``state (n_trials, d_state, d_state)`` after the last pair
+    (None for ``"softmax"``, which keeps every pair). ``decay`` (a, in (0, 1]) is used by ``"decay"`` and
+    ``"delta"`` (gated DeltaNet with a < 1). What :func:`state_recall` reads back and the explorer of
+    notebook 13 draws.
 
-    >>> state_recall(4, 16, rule="softmax"), state_recall(1, 16, rule="linear")
-    (1.0, 1.0)
+    >>> keys, values, state = written_state(3, 4, rule="linear")
+    >>> keys.shape, state.shape
+    ((1, 3, 4), (1, 4, 4))
     """
     if not isinstance(rule, str) or rule not in WRITE_RULES:
         raise ValueError(f"rule must be one of {', '.join(map(repr, WRITE_RULES))}; got {rule!r}.")
@@ -363,17 +365,32 @@ def state_recall(n_pairs: int, d_state: int = 16, *, rule: str = "linear", decay
     keys = _spread_keys(rng, n_trials, n_pairs, d)
     values = linear.l2_normalize(rng.standard_normal((n_trials, n_pairs, d)), "values")
     if rule == "softmax":
+        return keys, values, None
+    gates = np.full((n_trials, n_pairs), a if rule != "linear" else 1.0)
+    if rule == "delta":
+        _, state = linear.delta_rule(keys, keys, values, np.ones((n_trials, n_pairs)), gates, scale=1.0)
+    else:   # the state after the last pair: Σ_p (a_{p+1} ⋯ a_P) k_p v_pᵀ
+        state = np.einsum("tp,tpk,tpv->tkv", np.cumprod(gates[:, ::-1], axis=1)[:, ::-1] / gates, keys, values)
+    return keys, values, state
+
+
+def state_recall(n_pairs: int, d_state: int = 16, *, rule: str = "linear", decay: float = 1.0,
+                 seed: int = 0, n_trials: int = 32) -> float:
+    """Write ``n_pairs`` random pairs into a memory by ``rule`` (:func:`written_state`), read every key back
+    and return the share whose read-out is closest (largest cosine) to its own value among the stored
+    values, over ``n_trials`` draws. Keys and values are random directions in ``d_state`` dimensions; no
+    training, so the state's own limit shows: more pairs than dimensions cannot all be told apart.
+
+    >>> state_recall(4, 16, rule="softmax"), state_recall(1, 16, rule="linear")
+    (1.0, 1.0)
+    """
+    keys, values, state = written_state(n_pairs, d_state, rule=rule, decay=decay, seed=seed, n_trials=n_trials)
+    if state is None:
         read = np.take_along_axis(values, np.argmax(keys @ np.swapaxes(keys, -1, -2), -1)[..., None], 1)
     else:
-        gates = np.full((n_trials, n_pairs), a if rule != "linear" else 1.0)
-        if rule == "delta":
-            _, state = linear.delta_rule(keys, keys, values, np.ones((n_trials, n_pairs)), gates, scale=1.0)
-        else:   # the state after the last pair: Σ_p (a_{p+1} ⋯ a_P) k_p v_pᵀ
-            state = np.einsum("tp,tpk,tpv->tkv", np.cumprod(gates[:, ::-1], axis=1)[:, ::-1] / gates,
-                              keys, values)
         read = keys @ state                                               # Sᵀ k_i for every stored key
     nearest = np.argmax(read @ np.swapaxes(values, -1, -2), axis=-1)      # the value each read-out is nearest
-    return float(np.mean(nearest == np.arange(n_pairs)))
+    return float(np.mean(nearest == np.arange(keys.shape[1])))
 
 
 def _spread_keys(rng, n_trials: int, n_pairs: int, d: int) -> np.ndarray:

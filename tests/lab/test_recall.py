@@ -147,6 +147,20 @@ def test_the_recall_curve_is_state_recall_at_each_count():
         ll.state_recall(4, decay=0.0)
 
 
+def test_the_written_state_is_each_rules_sum_and_the_delta_rule_overwrites():
+    """Linear attention's state is Σ k vᵀ, the decay's Σ a^(P−p) k_p v_pᵀ; the delta rule writing the same key
+    twice keeps the second value only; softmax keeps no state."""
+    keys, values, state = ll.written_state(5, 6, rule="linear", seed=3, n_trials=2)
+    np.testing.assert_allclose(state, np.einsum("tpk,tpv->tkv", keys, values), atol=1e-12)
+    _, _, faded = ll.written_state(5, 6, rule="decay", decay=0.5, seed=3, n_trials=2)
+    np.testing.assert_allclose(faded, np.einsum("p,tpk,tpv->tkv", 0.5 ** np.arange(4, -1, -1), keys, values),
+                               atol=1e-12)
+    assert ll.written_state(3, 4, rule="softmax")[2] is None
+    k, v1, v2 = np.eye(3)[0], np.eye(3)[1], np.eye(3)[2]
+    _, overwritten = ll.delta_rule(np.stack([k, k]), np.stack([k, k]), np.stack([v1, v2]), np.ones(2), scale=1.0)
+    np.testing.assert_allclose(k @ overwritten, v2, atol=1e-12)
+
+
 # ------------------------------------------------------------------ training
 @pytest.mark.training
 def test_a_seeded_run_is_deterministic_and_softmax_recalls_where_a_window_cannot():

@@ -370,7 +370,8 @@ def written_state(n_pairs: int, d_state: int = 16, *, rule: str = "linear", deca
     if rule == "delta":
         _, state = linear.delta_rule(keys, keys, values, np.ones((n_trials, n_pairs)), gates, scale=1.0)
     else:   # the state after the last pair: Σ_p (a_{p+1} ⋯ a_P) k_p v_pᵀ
-        state = np.einsum("tp,tpk,tpv->tkv", np.cumprod(gates[:, ::-1], axis=1)[:, ::-1] / gates, keys, values)
+        faded = np.cumprod(gates[:, ::-1], axis=1)[:, ::-1] / gates
+        state = np.einsum("tp,tpk,tpv->tkv", faded, keys, values)
     return keys, values, state
 
 
@@ -384,7 +385,8 @@ def state_recall(n_pairs: int, d_state: int = 16, *, rule: str = "linear", decay
     >>> state_recall(4, 16, rule="softmax"), state_recall(1, 16, rule="linear")
     (1.0, 1.0)
     """
-    keys, values, state = written_state(n_pairs, d_state, rule=rule, decay=decay, seed=seed, n_trials=n_trials)
+    keys, values, state = written_state(n_pairs, d_state, rule=rule, decay=decay, seed=seed,
+                                        n_trials=n_trials)
     if state is None:
         read = np.take_along_axis(values, np.argmax(keys @ np.swapaxes(keys, -1, -2), -1)[..., None], 1)
     else:

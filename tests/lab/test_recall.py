@@ -157,7 +157,8 @@ def test_the_written_state_is_each_rules_sum_and_the_delta_rule_overwrites():
                                atol=1e-12)
     assert ll.written_state(3, 4, rule="softmax")[2] is None
     k, v1, v2 = np.eye(3)[0], np.eye(3)[1], np.eye(3)[2]
-    _, overwritten = ll.delta_rule(np.stack([k, k]), np.stack([k, k]), np.stack([v1, v2]), np.ones(2), scale=1.0)
+    twice = np.stack([k, k])
+    _, overwritten = ll.delta_rule(twice, twice, np.stack([v1, v2]), np.ones(2), scale=1.0)
     np.testing.assert_allclose(k @ overwritten, v2, atol=1e-12)
 
 

@@ -83,6 +83,7 @@ WORDS: dict[str, tuple[str, ...]] = {
     "repeat": (r"\brepeat", r"\brepetition", r"\bduplicat", r"\bcop(?:ies|ied|ying)\b",
                r"\bcopy (?:it|them|each|every)\b"),
     "len": (r"\blen\b",),
+    "outer": (r"\bouter\b", r"np\.outer", r"\bcolumn times (?:a |the )?row\b"),
     "ValueError": (r"\bValueError\(", r"\braises? (?:a |an )?(?:clear )?ValueError\b", r"\bthrows?\b"),
 }
 

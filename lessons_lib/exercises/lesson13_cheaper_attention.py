@@ -4,8 +4,9 @@ with its normaliser) and ``my_delta_step`` (one write of the delta rule). Conten
 
 * ``my_linear_attention_step(state, z, q, k, v) -> (state, z, output)``: ``state (d_k, d_v)`` and ``z
   (d_k,)`` hold the tokens so far; ``q``, ``k (d_k,)`` and ``v (d_v,)`` are the new token's. With φ =
-  elu + 1 (:func:`lessons_lib.core.linear.feature_map`): ``S_t = S_{t−1} + φ(k_t) v_tᵀ``, ``z_t = z_{t−1} + φ(k_t)``, ``o_t = S_tᵀ
-  φ(q_t) / (φ(q_t) · z_t)``. The reference is :func:`lessons_lib.core.linear.linear_attention_step`.
+  elu + 1 (:func:`lessons_lib.core.linear.feature_map`): ``S_t = S_{t−1} + φ(k_t) v_tᵀ``, ``z_t = z_{t−1}
+  + φ(k_t)``, ``o_t = S_tᵀ φ(q_t) / (φ(q_t) · z_t)``. The reference is
+  :func:`lessons_lib.core.linear.linear_attention_step`.
 * ``my_delta_step(state, k, v, beta) -> state``: ``state (d_k, d_v)``, a key ``k (d_k,)`` of length 1, a
   value ``v (d_v,)`` and a strength β in [0, 2]: ``S_t = S_{t−1} + β k_t (v_t − S_{t−1}ᵀ k_t)ᵀ``, what the
   state read at k_t moved towards v_t. The reference is :func:`lessons_lib.core.linear.delta_rule_step`.

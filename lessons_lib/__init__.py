@@ -31,10 +31,11 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     aligned as in torch), ``multihead`` (split, attend, concatenate, W_O; the per-head form),
     ``flash`` (tiles and the online softmax, never an L × S matrix), ``position`` (lesson 11:
     sinusoids, RoPE in both layouts, ALiBi), ``decoding`` (lesson 12: the KV cache, a decode step,
-    key/value heads shared by groups of query heads), ``latent`` (lesson 14: multi-head latent
-    attention, its cache, the absorbed order) and ``sparse`` (lesson 14: the lightning indexer, each
-    query's top-k keys); ``backends`` is the torch path, SDPA on CUDA when there is one (torch
-    imported lazily).
+    key/value heads shared by groups of query heads), ``linear`` (lesson 13: linear attention, a
+    decaying state and the delta rule, each parallel, recurrent and chunked), ``latent`` (lesson 14:
+    multi-head latent attention, its cache, the absorbed order) and ``sparse`` (lesson 14: the
+    lightning indexer, each query's top-k keys); ``backends`` is the torch path, SDPA on CUDA when
+    there is one (torch imported lazily).
 ``lab/``
     What the lessons compute with and measure: ``data`` (the course's sentences, embeddings, random
     Q, K, V), ``heads`` (lesson 06: the shape at each stage, the cost of heads, heads built by
@@ -47,9 +48,12 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     shuffled tokens, the order task), ``generation``, ``char_model``, ``kv_memory`` and ``llama``
     (lesson 12: generation traced and timed, pooled key/value heads, windows and sinks; a character
     model trained in seconds to generate text with; the KV-cache calculator; a Llama-style model's
-    layers recomputed), ``deepseek`` (lesson 14: the latent cache beside MHA, GQA and MQA for
-    DeepSeek's published shapes; transformers' DeepSeek attention and indexer read into the course's
-    weights).
+    layers recomputed), ``fixed_state`` and ``recall`` (lesson 13: a state of fixed size against the
+    growing cache, memory and time per token; multi-query associative recall, tiny models with
+    softmax attention, linear attention, a decaying state, the delta rule or a sliding window
+    trained on it, their verdicts), ``deepseek`` (lesson 14: the latent cache beside MHA, GQA and
+    MQA for DeepSeek's published shapes; transformers' DeepSeek attention and indexer read into the
+    course's weights).
 ``figures/``
     Figures: ``style`` (one look: colormaps, fonts, masked cells hatched, never drawn as 0; the WCAG
     contrast ratio), ``base`` (heatmap, figure helpers), ``attention_maps`` (the stills several
@@ -122,6 +126,9 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "online_softmax", "online_softmax_update", "OnlineSoftmax", "TileStep"),
     "core.latent": ("WEIGHT_NAMES", "rms_norm", "LatentCache", "mla_attention", "mla_scores",
         "absorbed_rope_scores"),
+    "core.linear": ("FEATURE_MAPS", "FORMS", "DEFAULT_CHUNK_SIZE", "feature_map", "l2_normalize",
+        "decay_mask", "linear_attention_step", "decay_step", "delta_rule_step", "linear_attention",
+        "decay_attention", "delta_rule"),
     "core.masks": ("causal_mask", "padding_mask", "SequenceMask", "align_sequence_mask",
         "sliding_window_mask", "combine_masks", "additive_mask", "bottom_right_causal_mask"),
     "core.multihead": ("split_heads", "merge_heads", "multi_head_attention", "split_projection",
@@ -148,6 +155,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "cache_per_token", "equivalent_gqa_groups", "v2_against_67b", "weights_from_deepseek_attention",
         "weights_from_deepseek_indexer", "TINY_MLA", "tiny_mla_weights", "SparseRun", "sparse_run",
         "absorption_counts", "sparse_counts", "measure_orders", "look_inside_deepseek"),
+    "lab.fixed_state": ("state_and_cache", "StateAndCacheTimes", "measure_state_and_cache", "SEPARATED"),
     "lab.generation": ("GENERATION_TOKENS", "GenerationTrace", "trace_generation", "cache_agreement",
         "GenerationFlops", "generation_flops", "DecodeTimes", "measure_decode", "PrefillDecode",
         "measure_prefill_decode", "pool_kv_heads", "convert_to_gqa", "GQAConversion", "gqa_conversion",
@@ -172,6 +180,9 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "OrderComparison", "compare_positions", "LEARNED", "CHANCE"),
     "lab.real_model": ("ModelAttention", "look_inside", "gpt2_attention", "gpt2_layer_weights",
         "course_model_attention", "GPT2_NAME", "offline_reason"),
+    "lab.recall": ("MIXERS", "N_KEYS", "N_VALUES", "RECALLED", "CLOSE", "RecallSet", "mqar_data",
+        "numbers_kept", "mix", "RecallRun", "train_recall_model", "RecallTable", "compare_recall",
+        "WRITE_RULES", "written_state", "state_recall", "recall_curve"),
     "figures.attention_maps": ("plot_scores", "plot_weights", "plot_row_weights", "plot_head_grid"),
     "figures.base": ("heatmap", "panel_figure", "LessonFigure"),
     "figures.lesson02_step1_qkv": ("plot_projection",),
@@ -191,6 +202,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "figures.lesson12_generation": ("plot_generation_step", "plot_cache_work", "plot_kv_memory",
         "plot_gqa_heads", "plot_window_run", "plot_window_view", "plot_ring_buffer", "plot_decode_times",
         "CACHED_COLOUR", "RECOMPUTED_COLOUR"),
+    "figures.lesson13_cheaper_attention": ("plot_state_and_cache", "plot_decay_mask",
+        "plot_written_state", "plot_recall_table", "RULE_STYLES"),
     "figures.live": ("Heatmap", "HeatmapGrid", "Bars", "LinePlot", "MatrixProduct", "ProductPanel",
         "HeadView", "RotationDials", "LiveFigure", "Access"),
     "figures.live.access": ("Access",),
@@ -213,6 +226,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "SHUFFLE_SENTENCES"),
     "explorers.lesson12_generation": ("KVCacheExplorer", "MemoryExplorer", "GroupedQueryExplorer",
         "WindowExplorer", "CONTEXTS", "KV_HEAD_OPTIONS"),
+    "explorers.lesson13_cheaper_attention": ("StateRecallExplorer", "STATE_SIZES", "PAIR_COUNTS"),
     "course.environment": ("EnvironmentReport", "Component", "environment_report", "widget_check"),
     "course.feedback": ("PASSED", "FAILED", "NOT_ATTEMPTED", "Badge", "badge", "box_html", "Feedback"),
     "course.lessons": ("Lesson", "LESSONS", "Part", "PARTS", "part_of", "lessons_by_part"),
@@ -221,7 +235,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises": ("Feedback", "EXERCISES", "check_street_query", "check_projection", "check_scores",
         "check_softmax", "check_scaling", "check_weighted_sum", "check_split_heads", "check_merge_heads",
         "check_next_token_head", "check_causal_weights", "check_online_update", "check_softmax_off",
-        "check_rope", "check_decode_step", "check_repeat_kv", "check_rope_step"),
+        "check_rope", "check_decode_step", "check_repeat_kv", "check_rope_step",
+        "check_linear_attention_step", "check_delta_step"),
     "exercises.grading": ("assert_passes", "read_verdict", "Verdict", "hidden_cases", "check_hidden"),
     "exercises.lesson01_why_attention": ("check_street_query",),
     "exercises.lesson02_step1_qkv": ("check_projection",),
@@ -234,6 +249,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "exercises.lesson09_attention_in_action": ("check_softmax_off",),
     "exercises.lesson11_position": ("check_rope",),
     "exercises.lesson12_generation": ("check_decode_step", "check_repeat_kv", "check_rope_step"),
+    "exercises.lesson13_cheaper_attention": ("check_linear_attention_step", "check_delta_step"),
     "quizzes.concepts": ("Concept", "CONCEPTS", "concept_quiz", "record_answer", "read_record",
         "phase_score", "normalised_gain", "comparison", "comparison_text", "comparison_html"),
     "quizzes.model": ("Option", "Question"),

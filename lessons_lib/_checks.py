@@ -25,6 +25,7 @@ __all__ = [
     "check_whole_number", "ROPE_CONVENTIONS", "check_convention", "check_base", "check_pairs",
     "check_positions", "check_kv_heads", "VALUE_BYTES", "check_value_type", "check_cache_entry",
     "check_projection", "check_top_k",
+    "check_per_token",
 ]
 
 # The most memory one course computation may ask for: a 2 GB Binder or classroom machine must
@@ -704,6 +705,35 @@ def check_top_k(top_k, n_keys: int, name: str = "top_k") -> int:
         raise ValueError(f"{name} = {short_number(top_k)} is more than the {n_keys} keys there are: each "
                          f"query keeps at most every key (top_k = {n_keys} is dense causal attention).")
     return top_k
+# ------------------------------------------------------------------ gates per token (lesson 13)
+def check_per_token(values, name: str, lead_shape: tuple, n_tokens: int, *, low: float, high: float,
+                    low_open: bool, meaning: str) -> np.ndarray:
+    """One number per token, ``(..., N)``, from ``low`` to ``high`` (``low`` refused when ``low_open``).
+
+    ``lead_shape`` is the batch shape of Q, K, V (the gates may leave axes out or hold 1 there, as in
+    broadcasting); ``meaning`` says what the number does, for the message ("the share of the state kept").
+    Returns the values broadcast to ``lead_shape + (n_tokens,)``.
+    """
+    arr = as_float_array(values, name, shape="(..., N)")
+    if arr.shape[-1] != n_tokens:
+        raise ValueError(f"{name} has {arr.shape[-1]} numbers on its last axis but there are {n_tokens} "
+                         f"tokens: {name} needs one number per token, shape (..., {n_tokens}) "
+                         f"(got {arr.shape}).")
+    try:
+        arr = np.broadcast_to(arr, np.broadcast_shapes(arr.shape[:-1], lead_shape) + (n_tokens,))
+    except ValueError:
+        raise ValueError(f"{name} has shape {arr.shape}, whose leading axes {arr.shape[:-1]} do not "
+                         f"broadcast with the batch axes {lead_shape} of Q, K and V.") from None
+    if arr.shape[:-1] != tuple(lead_shape):
+        raise ValueError(f"{name} has shape {arr.shape}, which would enlarge the batch axes {lead_shape} of "
+                         f"Q, K and V; it may only have the same or fewer axes.")
+    bad = (arr <= low if low_open else arr < low) | (arr > high)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+        raise ValueError(f"{name} must lie in {interval} ({meaning}); it holds {arr[where]} at index {where} "
+                         f"({int(bad.sum())} value{'s' if bad.sum() != 1 else ''} outside in all).")
+    return arr
 
 
 # ------------------------------------------------------------------ figures (stills and live figures)

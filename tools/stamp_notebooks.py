@@ -75,6 +75,7 @@ README_BEGIN, README_END = "<!-- launch:begin -->", "<!-- launch:end -->"
 MAP_BEGIN, MAP_END = "<!-- map:begin -->", "<!-- map:end -->"
 #: Exercises whose answer is a value, not a function: their check has no unseen cases.
 NO_HIDDEN_CASES = {"my_query"}
+LINE_LENGTH = 110    # ruff's, pyproject.toml: a graded cell's first comment line breaks before it
 _DEFINED = re.compile(r"^\s*(?:def\s+(my_\w+)\s*\(|(my_\w+)\s*=)", re.M)
 
 
@@ -235,9 +236,10 @@ def graded_cell_source(check: str, name: str, points: int) -> str:
     cases ``check_hidden`` draws, from the course's secret (``lessons_lib/exercises/grading.py``).
     """
     unseen = name not in NO_HIDDEN_CASES
+    head = f"# Graded test (nbgrader, {points} point{'s' if points != 1 else ''}): passes exactly when"
+    said = f"{check}({name}) says PASSED" + ("," if unseen else ";")
     lines = [
-        f"# Graded test (nbgrader, {points} point{'s' if points != 1 else ''}): passes exactly when "
-        f"{check}({name}) says PASSED" + ("," if unseen else ";"),
+        *([f"{head} {said}"] if len(head) + len(said) < LINE_LENGTH else [head, f"# {said}"]),  # long names
         "# on the cases shown above and on unseen ones drawn when it runs; otherwise it raises, naming the "
         "mistake." if unseen else
         "# otherwise it raises, naming the mistake. Run the check above for the full feedback.",

@@ -10,11 +10,11 @@ and ``<!-- times:NN:end -->``), one row per ``##`` section. From them it writes,
   section's heading and what to do instead; never an exercise);
 * the **term**: the lessons, in order, shared out over :data:`SESSIONS` sessions of :data:`SESSION_MINUTES`
   minutes by :func:`balance`, no session spanning two parts of the course (the registry's ``PARTS``: Part I,
-  attention step by step; Part II, attention in today's models). Every session leaves
-  :data:`REVIEW_MINUTES` for going over the previous session's graded exercise (what the class report
-  shows), so none plans more than ``SESSION_MINUTES - REVIEW_MINUTES``. A lesson may go on in the next
-  session, always at one of its section headings: the plan splits as few lessons as that allows, then
-  evens the sessions out (the least sum of squared minutes).
+  attention step by step; Part II, attention in today's models; Part III, attention at the frontier).
+  Every session leaves :data:`REVIEW_MINUTES` for going over the previous session's graded exercise (what
+  the class report shows), so none plans more than ``SESSION_MINUTES - REVIEW_MINUTES``. A lesson may go
+  on in the next session, always at one of its section headings: the plan splits as few lessons as that
+  allows, then evens the sessions out (the least sum of squared minutes).
 
 Both lists give each part's lessons under the part's heading.
 
@@ -35,7 +35,7 @@ from lessons_lib.course.lessons import part_of
 
 GUIDE = ROOT / "docs" / "teaching.md"
 BEGIN, END = "<!-- plan:begin -->", "<!-- plan:end -->"
-SESSIONS = 11         # eight for Part I, three for Part II (lessons 11 and 12); none spans two parts
+SESSIONS = 12         # eight for Part I, three for Part II (11, 12), one for Part III (13); none spans two
 SESSION_MINUTES = 75  # one class period (a 90-minute slot leaves room for questions)
 REVIEW_MINUTES = 10   # each session opens by going over the previous one's graded exercise
 

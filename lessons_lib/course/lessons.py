@@ -19,9 +19,10 @@ Each :class:`Lesson` holds what the tools, the tests, the teacher's guide and th
   sessions from the measured minutes.
 
 The lessons fall into :data:`PARTS`, each starting at its first lesson: Part I, attention step by step
-(00–10), and Part II, attention in today's models (from 11). A lesson belongs to the last part that starts
-at or before it, so a new lesson needs no part of its own; the course maps, the README, the teacher's guide,
-the term plan and the learner copy list the lessons under each part's heading (:func:`lessons_by_part`).
+(00–10), Part II, attention in today's models (11–12), and Part III, attention at the frontier (from 13). A
+lesson belongs to the last part that starts at or before it, so a new lesson needs no part of its own; the
+course maps, the README, the teacher's guide, the term plan and the learner copy list the lessons under each
+part's heading (:func:`lessons_by_part`).
 
 ``import lessons_lib`` does not load this module; ``ll.LESSONS`` does, and it imports nothing else.
 """
@@ -152,6 +153,7 @@ class Part:
 PARTS: tuple[Part, ...] = (
     Part("I", "attention, step by step", "00"),
     Part("II", "attention in today's models", "11"),
+    Part("III", "attention at the frontier", "13"),
 )
 
 
@@ -304,5 +306,17 @@ LESSONS: dict[str, Lesson] = _by_number(
         cuts=(("Look inside", "show the printed agreement only"), ("Quiz", "set it as homework"),
               ("Prefill and decode", "read at home"),
               ("Long contexts", "show the window explorer's first picture only")),
+    ),
+    Lesson(
+        slug="13_cheaper_attention",
+        title="Cheaper than attention? Linear attention, state spaces and the delta rule",
+        short="Cheaper attention: linear, decay, delta",
+        summary="linear attention as a state of fixed size, its three forms checked; a decaying state as "
+                "masked attention; the delta rule; what each recalls, measured against softmax attention",
+        minutes=63,
+        torch=True,
+        points={"my_linear_attention_step": 3, "my_delta_step": 3},
+        cuts=(("Quiz", "set it as homework"), ("Fading", "show the decay mask only"),
+              ("What a state can hold", "show the explorer, and the table from the teacher's run")),
     ),
 )

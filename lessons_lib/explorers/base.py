@@ -33,6 +33,9 @@ explorer                        notebook  what moves
                                           the token followed, its row or its column
 :class:`WindowExplorer`         12        a sliding window with sinks, the rolling cache, each output's
                                           distance from full attention: window, sinks, query
+:class:`StateRecallExplorer`    13        pairs written into a d × d state by a rule and read back, the
+                                          share read back against the pairs: n_pairs, d_state, decay,
+                                          rule
 ==============================  ========  ============================================================
 
 :class:`ExplorerBase` is the base of every explorer of the course; :class:`Explorer` adds what the

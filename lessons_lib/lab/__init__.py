@@ -7,7 +7,10 @@ trained deterministically), ``adapters`` and ``real_model`` (lesson 10: real mod
 the course's layout, GPT-2 or the course's own model offline), ``position`` (lesson 11: shuffled tokens,
 the order task), ``generation``, ``char_model``, ``kv_memory`` and ``llama`` (lesson 12: generation
 traced and timed, pooled key/value heads, windows and sinks; a character model trained in seconds to
-generate text with; the KV-cache calculator; a Llama-style model's layers recomputed), ``deepseek``
-(lesson 14: the latent cache beside MHA, GQA and MQA for DeepSeek's published shapes; transformers'
-DeepSeek attention and indexer read into the course's weights).
+generate text with; the KV-cache calculator; a Llama-style model's layers recomputed), ``fixed_state`` and
+``recall`` (lesson 13: a state of fixed size against the growing cache, memory and time per token;
+multi-query associative recall, tiny models with softmax attention, linear attention, a decaying state,
+the delta rule or a sliding window trained on it, their verdicts), ``deepseek`` (lesson 14: the latent
+cache beside MHA, GQA and MQA for DeepSeek's published shapes; transformers' DeepSeek attention and
+indexer read into the course's weights).
 """

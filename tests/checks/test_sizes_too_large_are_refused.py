@@ -113,6 +113,7 @@ def _example(parameter: str):
         "q_latent": rng.standard_normal((4, 8)),
         "logits": np.array([2.0, 1.0, 0.0]),
         "layer": {"w_q": np.eye(8), "w_k": np.eye(8), "w_v": np.eye(8), "w_o": np.eye(8), "n_heads": 2},
+        "decay": np.full(4, 0.9), "beta": np.full(4, 0.5), "mixer": "window",
     }
     if parameter not in simple:
         raise KeyError(parameter)

@@ -84,6 +84,7 @@ WORDS: dict[str, tuple[str, ...]] = {
                r"\bcopy (?:it|them|each|every)\b"),
     "len": (r"\blen\b",),
     "rope": (r"\brope\b", r"\brotary\b"),
+    "outer": (r"\bouter\b", r"np\.outer", r"\bcolumn times (?:a |the )?row\b"),
     "ValueError": (r"\bValueError\(", r"\braises? (?:a |an )?(?:clear )?ValueError\b", r"\bthrows?\b"),
     "zeros": (r"np\.zeros", r"\bzeros\(", r"\b(?:array|matrix) of (?:zeros|false)\b"),
     "argsort": (r"\bargsort", r"\bsort(?:s|ed|ing)?\b"),

@@ -284,6 +284,27 @@ def _repeat_kv_numpys_words(kv, n_heads):
     return np.repeat(kv, group, axis=-3).reshape(*kv.shape[:-3], n_heads, *kv.shape[-2:])
 
 
+def _linear_step(phi_q=True, phi_k=True, normalise=True, flipped=False, read_old=False, keep_z=False):
+    """``my_linear_attention_step`` as a learner writes it, with one mistake."""
+    def my_linear_attention_step(state, z, q, k, v):
+        fq = np.where(q > 0, q + 1, np.exp(np.minimum(q, 0))) if phi_q else q
+        fk = np.where(k > 0, k + 1, np.exp(np.minimum(k, 0))) if phi_k else k
+        new = state + (v[:, None] * fk[None, :] if flipped else fk[:, None] * v[None, :])
+        new_z = z if keep_z else z + fk
+        read, total = (state, z) if read_old else (new, new_z)
+        out = read.T @ fq
+        return new, new_z, out / (fq @ total) if normalise else out
+    return my_linear_attention_step
+
+
+def _delta(change, flipped=False):
+    """``my_delta_step`` as a learner writes it: ``change(state, k, v, beta)`` is what row k receives."""
+    def my_delta_step(state, k, v, beta):
+        c = change(state, k, v, beta)
+        return state + (np.outer(c, k) if flipped else np.outer(k, c))
+    return my_delta_step
+
+
 #: (exercise, a learner's wrong function, the mistake its check must name, words its message and hint say)
 MISTAKES = [
     # lesson 02
@@ -502,6 +523,21 @@ MISTAKES = [
     ("my_repeat_kv", lambda kv, n_heads: np.repeat(kv, max(n_heads // kv.shape[-3], 1), axis=-3),
      "not_refused", ["not a multiple of"]),
     ("my_repeat_kv", _repeat_kv_numpys_words, "not_refused", ["numpy's words"]),
+    # lesson 13
+    ("my_linear_attention_step", _linear_step(phi_q=False, phi_k=False), "phi_forgotten",
+     ["raw query or key"]),
+    ("my_linear_attention_step", _linear_step(phi_q=False), "phi_forgotten", ["φ(q) and φ(k)"]),
+    ("my_linear_attention_step", _linear_step(normalise=False), "no_normaliser", ["raw read-out"]),
+    ("my_linear_attention_step", _linear_step(flipped=True), "outer_flipped", ["other way round"]),
+    ("my_linear_attention_step", _linear_step(read_old=True), "read_before_write", ["does not see itself"]),
+    ("my_linear_attention_step", _linear_step(keep_z=True), "z_not_moved", ["normaliser z does not"]),
+    ("my_delta_step", _delta(lambda S, k, v, b: b * v), "not_corrected", ["never takes away"]),
+    ("my_delta_step", _delta(lambda S, k, v, b: b * v - S.T @ k), "beta_on_one_term", ["whole error"]),
+    ("my_delta_step", _delta(lambda S, k, v, b: v - b * (S.T @ k)), "beta_on_one_term", ["one side"]),
+    ("my_delta_step", _delta(lambda S, k, v, b: b * (v - S.T @ k), flipped=True), "outer_flipped",
+     ["other way round"]),
+    ("my_delta_step", _delta(lambda S, k, v, b: b * (v - S @ k)), "read_wrong_side", ["wrong axis"]),
+    ("my_delta_step", _delta(lambda S, k, v, b: b * (S.T @ k - v)), "wrong_sign", ["wrong direction"]),
 ]
 
 

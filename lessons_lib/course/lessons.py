@@ -319,4 +319,17 @@ LESSONS: dict[str, Lesson] = _by_number(
         cuts=(("Quiz", "set it as homework"), ("Fading", "show the decay mask only"),
               ("What a state can hold", "show the explorer, and the table from the teacher's run")),
     ),
+    Lesson(
+        slug="14_latent_and_sparse",
+        title="Latent and sparse attention: DeepSeek's MLA and DSA",
+        short="Latent and sparse attention",
+        summary="DeepSeek's multi-head latent attention: a latent cached per token, the up-projections "
+                "folded, the decoupled rope key; DeepSeek-V3.2's sparse attention: a lightning indexer and "
+                "each query's top-k keys; both read against transformers",
+        minutes=68,
+        torch=True,
+        points={"my_absorbed_scores": 4, "my_topk_keys": 2},
+        cuts=(("Read the real thing", "show the printed agreement only"), ("Quiz", "set it as homework"),
+              ("What it gives up", "read at home")),
+    ),
 )

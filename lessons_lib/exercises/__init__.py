@@ -43,6 +43,11 @@ check                            learner writes                                 
                                  ``-> (state, z, output)``: one token
 ``check_delta_step``             ``my_delta_step(state, k, v, beta)``: one        13_cheaper_attention
                                  write of the delta rule
+``check_absorbed_scores``        ``my_absorbed_scores(q_nope, q_rope, latent,``   14_latent_and_sparse
+                                 ``k_rope, w_uk, positions)``: one MLA head's
+                                 scores, W_UK folded into the query
+``check_topk_keys``              ``my_topk_keys(scores, top_k)``: the keys each   14_latent_and_sparse
+                                 query keeps in sparse attention
 ===============================  ===============================================  ==========================
 
 Layout: :mod:`.engine` runs and diagnoses (an :class:`Exercise`, the rule for naming a

@@ -36,6 +36,9 @@ explorer                        notebook  what moves
 :class:`StateRecallExplorer`    13        pairs written into a d × d state by a rule and read back, the
                                           share read back against the pairs: n_pairs, d_state, decay,
                                           rule
+:class:`LatentSparseExplorer`   14        a tiny MLA layer: the cache per token, the keys the
+                                          indexer keeps over the dense weights, each output's
+                                          distance from dense attention: d_c, top_k, query
 ==============================  ========  ============================================================
 
 :class:`ExplorerBase` is the base of every explorer of the course; :class:`Explorer` adds what the

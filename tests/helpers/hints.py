@@ -83,7 +83,7 @@ WORDS: dict[str, tuple[str, ...]] = {
     "repeat": (r"\brepeat", r"\brepetition", r"\bduplicat", r"\bcop(?:ies|ied|ying)\b",
                r"\bcopy (?:it|them|each|every)\b"),
     "len": (r"\blen\b",),
-    "rope": (r"\brope\b", r"\brotary\b"),
+    "rope": (r"\brope\b(?!\s+(?:parts?|keys?|width)\b)", r"\brotary\b"),   # "the rope part" names an input
     "outer": (r"\bouter\b", r"np\.outer", r"\bcolumn times (?:a |the )?row\b"),
     "ValueError": (r"\bValueError\(", r"\braises? (?:a |an )?(?:clear )?ValueError\b", r"\bthrows?\b"),
     "zeros": (r"np\.zeros", r"\bzeros\(", r"\b(?:array|matrix) of (?:zeros|false)\b"),

@@ -305,6 +305,33 @@ def _delta(change, flipped=False):
     return my_delta_step
 
 
+def _absorbed(turn_nope=False, w_uk_as_is=False, rotated=True, turned=True, width="head"):   # lesson 14
+    def my_absorbed_scores(q_nope, q_rope, latent, k_rope, w_uk, positions):
+        query = ll.rope(q_nope, positions) if turn_nope else q_nope
+        nope = (query @ (w_uk if w_uk_as_is else w_uk.T)) @ latent.T
+        if turned:
+            q_rope, k_rope = ll.rope(q_rope, positions), ll.rope(k_rope, positions)
+        rope = q_rope @ k_rope.T if rotated else 0.0
+        d = {"head": q_nope.shape[-1] + q_rope.shape[-1], "latent": latent.shape[-1],
+             "nope": q_nope.shape[-1]}[width]
+        return (nope + rope) / np.sqrt(d)
+    return my_absorbed_scores
+
+
+def _topk_rows(first=0, last=1, sign=-1.0, fill=False, every=False):   # lesson 14: which keys row i ranks
+    def my_topk_keys(scores, top_k):
+        n_queries, n_keys = scores.shape
+        keep = np.zeros(scores.shape, dtype=bool)
+        for i in range(n_queries):
+            seen = n_keys if every else max(i + last + (n_keys - n_queries if first is None else first), 0)
+            ranked = np.argsort(sign * scores[i, :seen])[:top_k]
+            if fill and len(ranked) < top_k:          # later keys make up the number
+                ranked = np.argsort(sign * scores[i])[:top_k]
+            keep[i, ranked] = True
+        return keep
+    return my_topk_keys
+
+
 #: (exercise, a learner's wrong function, the mistake its check must name, words its message and hint say)
 MISTAKES = [
     # lesson 02
@@ -514,6 +541,18 @@ MISTAKES = [
      ["queries come back as they went in"]),
     ("my_repeat_kv", _refusing(_tile_heads), "tiled", ["in turn", "neighbours"]),
     ("my_repeat_kv", _refusing(_broadcast_heads_in_turn), "tiled", ["in turn"]),
+    # lesson 14
+    ("my_absorbed_scores", _absorbed(turn_nope=True), "rope_absorbed", ["cannot be folded"]),
+    ("my_absorbed_scores", _absorbed(w_uk_as_is=True), "w_uk_wrong_side", ["the other way"]),
+    ("my_absorbed_scores", _absorbed(rotated=False), "rope_forgotten", ["rotated part"]),
+    ("my_absorbed_scores", _absorbed(width="latent"), "scale_of_latent", ["the head's"]),
+    ("my_absorbed_scores", _absorbed(width="nope"), "scale_of_nope", ["its rope part"]),
+    ("my_absorbed_scores", _absorbed(turned=False), "rope_not_turned", ["untouched"]),
+    ("my_topk_keys", _topk_rows(first=None, every=True), "future_keys", ["causal"]),
+    ("my_topk_keys", _topk_rows(first=0), "top_left", ["the last tokens"]),
+    ("my_topk_keys", _topk_rows(first=None, sign=1.0), "lowest_kept", ["best-ranked"]),
+    ("my_topk_keys", _topk_rows(first=None, last=0), "itself_excluded", ["its own key"]),
+    ("my_topk_keys", _topk_rows(first=None, fill=True), "short_rows_filled", ["no more"]),
     ("my_repeat_kv", _refusing(lambda kv, n_heads, n_kv: np.repeat(kv, n_heads // n_kv, axis=-2)),
      "tokens_repeated", ["more tokens", "third axis from the end"]),
     ("my_repeat_kv", _refusing(lambda kv, n_heads, n_kv: np.repeat(kv, n_heads // n_kv, axis=0)),

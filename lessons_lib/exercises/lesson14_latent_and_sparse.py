@@ -108,7 +108,7 @@ ABSORBED_SCORES = Exercise(
                "rotated part, then the scale of the whole head.",
     mistakes=(
         Mistake(
-            "rope_absorbed", "RoPE is folded in with W_UK anyway",
+            "rope_absorbed", "the turn by position is folded in with W_UK anyway",
             "Your scores turn the query's nope part (or the latent) by position before meeting W_UK. A "
             "rotation that depends on the key's position cannot be folded into a fixed matrix: the latent is "
             "cached as it is, and positions reach the score only through the small rope parts.",

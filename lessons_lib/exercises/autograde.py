@@ -21,6 +21,11 @@ they are) and, for each submission:
    (:mod:`.judge`: a fresh Python that never runs the learner's code itself);
 4. puts each graded cell the judge does not pass in the form nbgrader scores as 0: its error, the judge's
    one-line verdict (``my_scale: NOT YET (tampered): …``), which the feedback page and the class report read;
+   where the learner's own kernel had shown that cell passing, or no verdict at all, while the judge
+   finds a mistake or the exercise not attempted (its check switched off in the kernel: ``ll`` rebound,
+   the cell blanked, its error swallowed), the cell's metadata says so
+   (:data:`~.grading.KERNEL_DISAGREES`, read by the class report: such a "mistake" is most likely the
+   placeholder of no work, for the teacher, not a misconception of the class);
 5. removes the secret from every output (:func:`redact`), and says so in the log.
 
 The kernel and the judge both run in a sandbox (:mod:`.sandbox`: read-only files, the secret file, the
@@ -47,18 +52,22 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
 from .grading import (
+    JUDGE_NOTE,
     JUDGE_VARIABLE,
+    KERNEL_DISAGREES,
     LEAKED_VARIABLE,
+    NOT_THE_LEARNERS,
     SECRET_FILE,
     SecretError,
     course_seed,
     graded_calls,
     read_secret,
+    read_verdict,
 )
 from .sandbox import Scratch, command, environment, require
 
 __all__ = ["JudgedExecute", "SandboxedKernelManager", "autograde_preprocessors", "JudgeError", "run_judge",
-           "redact", "REDACTED", "safe_outputs", "SAFE_DATA"]
+           "apply_verdicts", "redact", "REDACTED", "safe_outputs", "SAFE_DATA"]
 
 
 class JudgeError(RuntimeError):
@@ -97,7 +106,7 @@ class JudgedExecute(Execute):
         seeds = _seeds(nb, secret)
         verdicts = run_judge(_judged_cells(nb), seeds, folder, self.judge_timeout,
                              sandbox=self.sandbox, hide=hide, course=course)
-        failed = _apply(nb, verdicts, seeds.values())
+        failed = apply_verdicts(nb, verdicts, seeds.values())
         self.log.info("the course's judge: %d graded cell(s), %d not passed", len(verdicts), failed)
         if safe_outputs(nb):
             self.log.info("outputs kept as text and pictures only (no HTML, SVG or script)")
@@ -289,12 +298,26 @@ def redact(nb, secret: str) -> int:
 _LONG_NUMBER = re.compile(r"\d{9,}|[0-9a-fA-F]{16,}")
 
 
-def _apply(nb, verdicts: dict[str, dict], seeds=()) -> int:
+def _kernel_disagrees(cell, message: str) -> bool:
+    """Whether the learner's kernel showed graded ``cell`` passing, or no verdict at all (no error: a
+    blanked cell shows nothing), where the judge's ``message`` names a mistake or the exercise not
+    attempted. A kernel that failed the cell too (the same mistake, another, or an error of its own, such
+    as a function deleted) agrees that it failed."""
+    judged = read_verdict(message)
+    if judged is None or judged.mistake in NOT_THE_LEARNERS:
+        return False
+    return not any(output.get("output_type") == "error" for output in cell.get("outputs", []))
+
+
+def apply_verdicts(nb, verdicts: dict[str, dict], seeds=()) -> int:
     """Give each graded cell the judge did not pass the judge's verdict as its error (nbgrader scores a
     graded cell with an error 0, and its feedback page shows the one line), without the unseen cases'
-    ``seeds`` or any long number (a learner's exception can quote what its process held); how many."""
+    ``seeds`` or any long number (a learner's exception can quote what its process held), and note where
+    the learner's kernel disagreed (:func:`_kernel_disagrees`; a note the submission carried is removed:
+    only the judge writes it); how many."""
     failed = 0
     for cell in nb.cells:
+        cell.get("metadata", {}).pop(JUDGE_NOTE, None)
         verdict = verdicts.get(_nbgrader(cell).get("grade_id"))
         if verdict is None or verdict.get("passed"):
             continue
@@ -302,6 +325,8 @@ def _apply(nb, verdicts: dict[str, dict], seeds=()) -> int:
         for seed in seeds:
             message = message.replace(str(seed), "[removed]").replace(f"{seed:x}", "[removed]")
         message = _LONG_NUMBER.sub("[removed]", message)
+        if _kernel_disagrees(cell, message):
+            cell.metadata[JUDGE_NOTE] = {"integrity": KERNEL_DISAGREES}
         cell.outputs = [new_output("error", ename="AssertionError", evalue=message,
                                    traceback=[f"AssertionError: {message}"])]
         failed += 1

@@ -169,6 +169,9 @@ JUDGE_NOTE = "lessons_judge"
 #: likely the placeholder of no work, not a misconception (a function that leans on a cell the judge does
 #: not run, one that is not an answer cell, gets it too: a matter for a word with the learner).
 KERNEL_DISAGREES = "kernel_disagrees"
+#: The submission handed in a ``lessons_lib`` of its own beside its notebook: the learner's kernel imported
+#: it in place of the course's (autograde's never does), so what grading found is not what they were shown.
+OWN_LIBRARY = "own_library"
 #: Verdicts that say nothing of the learner: the check itself failed, or the judge was stopped.
 NOT_THE_LEARNERS = ("checker_error", "judge_stopped")
 

@@ -3,8 +3,9 @@ fails, autograde (lessons_lib/exercises/autograde.py, :func:`apply_verdicts`) no
 metadata before the judge's verdict replaces the cell's outputs: the check was switched off in that kernel
 (``ll`` rebound, the cell blanked, its error swallowed), and the class report keeps such a notebook for the
 teacher (tests/tools/test_class_report_for_the_teacher.py). A kernel that failed the cell too (the honest
-learner's real mistake) is not noted, nor a verdict about the judge itself; a note the submission carried
-is removed.
+learner's real mistake) is not noted, unless the kernel did not show that failure (its error swallowed:
+nbgrader then writes the kernel's reply in the cell) or the submission brought a ``lessons_lib`` of its
+own; nor is a verdict about the judge itself; a note the submission carried is removed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ import pytest
 from lessons_lib.course.feedback import FAILED, NOT_ATTEMPTED, Feedback
 from lessons_lib.exercises import EXERCISES
 from lessons_lib.exercises.autograde import apply_verdicts
-from lessons_lib.exercises.grading import JUDGE_NOTE, KERNEL_DISAGREES, integrity_note, read_verdict
+from lessons_lib.exercises.grading import (
+    JUDGE_NOTE,
+    KERNEL_DISAGREES,
+    OWN_LIBRARY,
+    integrity_note,
+    read_verdict,
+)
 from tests.helpers.grading import verdict_message
 
 ZEROS = EXERCISES["my_scale"].mistakes[0].key
@@ -44,7 +51,7 @@ DISAGREES = ("passed", "blanked (no output at all)", "printed something, no erro
 
 
 def _graded(outputs, metadata=None) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_code_cell("ll.assert_passes(ll.check_scale(my_scale))")
+    cell = nbformat.v4.new_code_cell("ll.assert_passes(ll.check_scaling(my_scale))")
     cell.metadata["nbgrader"] = {"grade": True, "grade_id": "test_my_scale", "points": 2, "solution": False,
                                  "locked": True, "schema_version": 3}
     cell.metadata.update(metadata or {})
@@ -82,3 +89,17 @@ def test_a_cell_both_pass_keeps_its_outputs_and_no_note():
     nb = _graded([nbformat.v4.new_output("stream", name="stdout", text="Well done.\n")])
     assert apply_verdicts(nb, {"test_my_scale": {"passed": True, "message": "my_scale: PASSED"}}) == 0
     assert nb.cells[0].outputs[0]["text"] == "Well done.\n" and integrity_note(nb.cells[0]) is None
+
+
+def test_a_failure_the_kernel_did_not_show_is_noted_though_nbgrader_wrote_its_error_in():
+    """``set_custom_exc`` swallowed the kernel's error: nbgrader appends the reply's error to the cell (the
+    same mistake), and autograde's own step noted that the kernel showed nothing (``unshown``)."""
+    nb = _graded([_error(MISTAKE)])
+    apply_verdicts(nb, {"test_my_scale": {"passed": False, "message": MISTAKE}}, unshown={"test_my_scale"})
+    assert integrity_note(nb.cells[0]) == KERNEL_DISAGREES
+
+
+def test_a_submission_with_a_library_of_its_own_is_noted_even_where_the_kernel_agreed():
+    nb = _graded([_error(MISTAKE)])
+    apply_verdicts(nb, {"test_my_scale": {"passed": False, "message": MISTAKE}}, own_library=True)
+    assert integrity_note(nb.cells[0]) == OWN_LIBRARY

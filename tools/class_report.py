@@ -15,13 +15,15 @@ skipped with one line naming the learner and the file, on the terminal and in th
 class's report gives how many); the others are counted as usual.
 
 The class's files count what learners understood. Kept out of them, for the teacher alone: **integrity**
-verdicts (:data:`INTEGRITY`: the check's own tools replaced, the library's answer called; and a graded
-cell the learner's own kernel showed passing, or with no verdict, that the judge failed, which autograde
-notes in the cell's metadata, ``kernel_disagrees``: the check switched off in the kernel, the "mistake"
-the placeholder of no work. Ways of getting the points without the work, a matter for a word with the
-learner, not for the class), and every other verdict of a notebook that holds one (a pass beside
-tampering may be the tampering's, a "mistake" beside it the placeholder of no work); and verdicts that
-say nothing of the learner (:data:`NOT_THE_LEARNERS`: the check itself failed, or the judge was stopped).
+verdicts (:data:`INTEGRITY`: the check's own tools replaced, the library's answer called; and the notes
+autograde leaves in a graded cell's metadata, :func:`~lessons_lib.exercises.grading.integrity_note`:
+``kernel_disagrees``, the learner's own kernel showed the cell passing, or no verdict, where the judge
+found a mistake, its check switched off there and the "mistake" most likely the placeholder of no work;
+``own_library``, the notebook came with a ``lessons_lib`` of its own. Ways of getting the points without
+the work, a matter for a word with the learner, not for the class), and every other verdict of a
+notebook that holds one (a pass beside tampering may be the tampering's, a "mistake" beside it the
+placeholder of no work); and verdicts that say nothing of the learner (:data:`NOT_THE_LEARNERS`: the
+check itself failed, or the judge was stopped).
 
 The concept quiz's record is the learner's own file: each answer's ``correct`` is worked out again from
 its letter against the quiz's key (:func:`rescored`), whatever the file says.
@@ -93,8 +95,8 @@ class Result:
     outcome: str
     #: the integrity verdicts of its notebook, when this is not one itself: another graded cell's, or the
     #: judge's note on this or another cell (``kernel_disagrees``: the learner's kernel passed what the
-    #: judge failed, its check switched off there): none of its verdicts says what the learner understood
-    #: (a pass there may be the tampering's, a mistake the placeholder of no work)
+    #: judge failed, its check switched off there; ``own_library``): none of its verdicts says what the
+    #: learner understood (a pass there may be the tampering's, a mistake the placeholder of no work)
     beside: str = ""
 
     @property
@@ -412,9 +414,9 @@ def report(course: Path, out: Path) -> dict:
     if apart:
         text += [f"**{sum(apart.values())} graded cell(s) left out** of these counts, for the teacher alone "
                  "(`teacher-only/who.md`): points sought without the work (the check's tools replaced, the "
-                 "library's answer called, a graded cell switched off in the learner's kernel, and every "
-                 "other verdict of such a notebook), and verdicts that "
-                 "say nothing of the learner (the check failed, or the judge was stopped).", ""]
+                 "library's answer called, a graded cell switched off in the learner's kernel or a library "
+                 "of their own, and every other verdict of such a notebook), and verdicts that say nothing "
+                 "of the learner (the check failed, or the judge was stopped).", ""]
     text += [f"![{alt}](mistakes.png)", "", "## What the class got right and wrong", "",
              *_table(misconceptions), "", "## Concept quiz, before and after", ""]
     if summary["learners with both"]:

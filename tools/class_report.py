@@ -15,11 +15,15 @@ skipped with one line naming the learner and the file, on the terminal and in th
 class's report gives how many); the others are counted as usual.
 
 The class's files count what learners understood. Kept out of them, for the teacher alone: **integrity**
-verdicts (:data:`INTEGRITY`: the check's own tools replaced, the library's answer called: ways of getting
-the points without the work, a matter for a word with the learner, not for the class), and every other
-verdict of a notebook that holds one (a pass beside tampering may be the tampering's, a "mistake" beside
-it the placeholder of no work); and verdicts that say nothing of the learner (:data:`NOT_THE_LEARNERS`:
-the check itself failed, or the judge was stopped).
+verdicts (:data:`INTEGRITY`: the check's own tools replaced, the library's answer called; and the notes
+autograde leaves in a graded cell's metadata, :func:`~lessons_lib.exercises.grading.integrity_note`:
+``kernel_disagrees``, the learner's own kernel showed the cell passing, or no verdict, where the judge
+found a mistake, its check switched off there and the "mistake" most likely the placeholder of no work;
+``own_library``, the notebook came with a ``lessons_lib`` of its own. Ways of getting the points without
+the work, a matter for a word with the learner, not for the class), and every other verdict of a
+notebook that holds one (a pass beside tampering may be the tampering's, a "mistake" beside it the
+placeholder of no work); and verdicts that say nothing of the learner (:data:`NOT_THE_LEARNERS`: the
+check itself failed, or the judge was stopped).
 
 The concept quiz's record is the learner's own file: each answer's ``correct`` is worked out again from
 its letter against the quiz's key (:func:`rescored`), whatever the file says.
@@ -61,14 +65,12 @@ from conventions import LESSONS, ROOT, ToolParser
 
 from lessons_lib.exercises import EXERCISES
 from lessons_lib.exercises.catalogue import LIBRARY_ANSWER, TAMPERED
-from lessons_lib.exercises.grading import read_verdict
+from lessons_lib.exercises.grading import NOT_THE_LEARNERS, integrity_note, read_verdict
 from lessons_lib.quizzes import concepts
 
 PASSED, NOT_ATTEMPTED, UNNAMED, ERROR = "passed", "not attempted", "failed, no mistake named", "error"
 #: verdicts about how the points were sought, not about what the learner understood
 INTEGRITY = (TAMPERED.key, LIBRARY_ANSWER.key)
-#: verdicts that are not about the learner's understanding: the check failed, or the judge was stopped
-NOT_THE_LEARNERS = ("checker_error", "judge_stopped")
 #: the kind of each outcome (mistakes.csv's "kind"): every other outcome is a misconception
 KIND = {PASSED: "passed", NOT_ATTEMPTED: "not attempted", UNNAMED: "unnamed", ERROR: "unnamed",
         **dict.fromkeys(INTEGRITY, "integrity"), **dict.fromkeys(NOT_THE_LEARNERS, "not the learner's")}
@@ -91,7 +93,9 @@ class Result:
     learner: str
     exercise: str
     outcome: str
-    #: an integrity verdict of another graded cell of the same notebook: none of its verdicts says what the
+    #: the integrity verdicts of its notebook, when this is not one itself: another graded cell's, or the
+    #: judge's note on this or another cell (``kernel_disagrees``: the learner's kernel passed what the
+    #: judge failed, its check switched off there; ``own_library``): none of its verdicts says what the
     #: learner understood (a pass there may be the tampering's, a mistake the placeholder of no work)
     beside: str = ""
 
@@ -121,8 +125,9 @@ def graded_results(nb, learner: str) -> list[Result]:
             outcome = NOT_ATTEMPTED
         else:
             outcome = verdict.mistake or UNNAMED
-        results.append(Result(learner, name, outcome))
-    found = sorted({r.outcome for r in results if r.outcome in INTEGRITY})
+        results.append(Result(learner, name, outcome, integrity_note(cell) or ""))
+    found = sorted({r.outcome for r in results if r.outcome in INTEGRITY}
+                   | {r.beside for r in results if r.beside})
     if found:
         results = [r if r.outcome in INTEGRITY else Result(r.learner, r.exercise, r.outcome, "/".join(found))
                    for r in results]
@@ -409,8 +414,9 @@ def report(course: Path, out: Path) -> dict:
     if apart:
         text += [f"**{sum(apart.values())} graded cell(s) left out** of these counts, for the teacher alone "
                  "(`teacher-only/who.md`): points sought without the work (the check's tools replaced, the "
-                 "library's answer called, and every other verdict of such a notebook), and verdicts that "
-                 "say nothing of the learner (the check failed, or the judge was stopped).", ""]
+                 "library's answer called, a graded cell switched off in the learner's kernel or a library "
+                 "of their own, and every other verdict of such a notebook), and verdicts that say nothing "
+                 "of the learner (the check failed, or the judge was stopped).", ""]
     text += [f"![{alt}](mistakes.png)", "", "## What the class got right and wrong", "",
              *_table(misconceptions), "", "## Concept quiz, before and after", ""]
     if summary["learners with both"]:

@@ -41,9 +41,13 @@ saved in another encoding).
 
 A cell is the learner's score when they handed the lesson in (a time in the gradebook, or a notebook
 autograde scored: Canvas's download gives no times); 0 when they did not and its due date (their
-extension included) has passed; empty while it has not, or when the lesson has no due date (both
-platforms leave an empty cell unchanged). Learners of the gradebook missing from the roster are named on
-the terminal: the files cannot carry them.
+extension included) has passed; empty while it has not, or when the lesson has no due date. Moodle's
+import reads an empty cell (or ``-``) as *no grade*: it clears a grade that learner already has on that
+item, one entered by hand included (``grade/import/csv/classes/load_data.php``, ``update_grade_item``:
+``''`` becomes ``null``, which ``grade_item::update_final_grade`` writes; only ``false`` means "do not
+change"): a grade entered by hand in Moodle for a learner the file leaves empty is lost on import. What
+Canvas's import does with an empty cell is not checked here. Learners of the gradebook missing from the
+roster are named on the terminal: the files cannot carry them.
 
 ``collect LESSON ARCHIVE`` takes the platform's download of every learner's upload for one lesson
 (Canvas: *Download Submissions*; Moodle: *Download all submissions*) into nbgrader's ``submitted/`` folder

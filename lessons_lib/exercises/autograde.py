@@ -21,6 +21,12 @@ they are) and, for each submission:
    (:mod:`.judge`: a fresh Python that never runs the learner's code itself);
 4. puts each graded cell the judge does not pass in the form nbgrader scores as 0: its error, the judge's
    one-line verdict (``my_scale: NOT YET (tampered): …``), which the feedback page and the class report read;
+   where the learner's own kernel had shown that cell passing, or no verdict at all, while the judge
+   finds a mistake or the exercise not attempted (its check switched off in the kernel: ``ll`` rebound,
+   the cell blanked, its error swallowed), the cell's metadata says so
+   (:data:`~.grading.KERNEL_DISAGREES`, read by the class report: such a "mistake" is most likely the
+   placeholder of no work, for the teacher, not a misconception of the class), and so it does for a
+   submission that hands in a ``lessons_lib`` of its own (:data:`~.grading.OWN_LIBRARY`);
 5. removes the secret from every output (:func:`redact`), and says so in the log.
 
 The kernel and the judge both run in a sandbox (:mod:`.sandbox`: read-only files, the secret file, the
@@ -47,18 +53,23 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
 from .grading import (
+    JUDGE_NOTE,
     JUDGE_VARIABLE,
+    KERNEL_DISAGREES,
     LEAKED_VARIABLE,
+    NOT_THE_LEARNERS,
+    OWN_LIBRARY,
     SECRET_FILE,
     SecretError,
     course_seed,
     graded_calls,
     read_secret,
+    read_verdict,
 )
 from .sandbox import Scratch, command, environment, require
 
 __all__ = ["JudgedExecute", "SandboxedKernelManager", "autograde_preprocessors", "JudgeError", "run_judge",
-           "redact", "REDACTED", "safe_outputs", "SAFE_DATA"]
+           "apply_verdicts", "redact", "REDACTED", "safe_outputs", "SAFE_DATA"]
 
 
 class JudgeError(RuntimeError):
@@ -89,6 +100,7 @@ class JudgedExecute(Execute):
             self.log.warning("c.JudgedExecute.sandbox is off: this submission's code runs as you, and can "
                              "change your files and the gradebook (docs/classroom.md)")
         os.environ[JUDGE_VARIABLE] = "on"
+        self._unshown: set[str] = set()
         try:
             nb, resources = super().preprocess(nb, resources, km=km)
         finally:
@@ -97,7 +109,8 @@ class JudgedExecute(Execute):
         seeds = _seeds(nb, secret)
         verdicts = run_judge(_judged_cells(nb), seeds, folder, self.judge_timeout,
                              sandbox=self.sandbox, hide=hide, course=course)
-        failed = _apply(nb, verdicts, seeds.values())
+        failed = apply_verdicts(nb, verdicts, seeds.values(), self._unshown,
+                                _own_library(self._submitted(resources)))
         self.log.info("the course's judge: %d graded cell(s), %d not passed", len(verdicts), failed)
         if safe_outputs(nb):
             self.log.info("outputs kept as text and pictures only (no HTML, SVG or script)")
@@ -106,6 +119,27 @@ class JudgedExecute(Execute):
                              "and feedback; make a new secret before the next lesson is graded "
                              "(python tools/hub_grading.py new-secret: the unseen cases change with it)")
         return nb, resources
+
+    def on_cell_executed(self, **kw):
+        """nbgrader's step (a failed cell whose error the kernel did not show gets the error of the kernel's
+        reply), noting first each graded cell whose check failed in the kernel without showing it (its
+        error swallowed in the kernel: ``set_custom_exc``)."""
+        cell, reply = kw["cell"], kw["execute_reply"]["content"]
+        shown = any(output.get("output_type") == "error" for output in cell.get("outputs", []))
+        if reply.get("status") == "error" and not shown and read_verdict(str(reply.get("evalue", ""))):
+            self._unshown.add(_nbgrader(cell).get("grade_id"))
+        return super().on_cell_executed(**kw)
+
+    def _submitted(self, resources) -> str | None:
+        """The submission's folder as handed in (``submitted/<student>/<assignment>``: autograde's copy
+        leaves out the files the course ignores, a ``lessons_lib`` of the learner's own among them)."""
+        from nbgrader.coursedir import CourseDirectory
+
+        found = (resources or {}).get("nbgrader") or {}
+        if not (found.get("student") and found.get("assignment")):
+            return None
+        course = CourseDirectory(config=self.config)
+        return course.format_path(course.submitted_directory, found["student"], found["assignment"])
 
     def _course(self) -> str:
         """The course folder (hidden from the sandbox: its gradebook, sources and other learners' work)."""
@@ -289,12 +323,34 @@ def redact(nb, secret: str) -> int:
 _LONG_NUMBER = re.compile(r"\d{9,}|[0-9a-fA-F]{16,}")
 
 
-def _apply(nb, verdicts: dict[str, dict], seeds=()) -> int:
+def _kernel_disagrees(cell, message: str, unshown) -> bool:
+    """Whether the learner's kernel showed graded ``cell`` passing, or no verdict at all (no error: a
+    blanked cell shows nothing; or its verdict not shown, its grade_id in ``unshown``), where the judge's
+    ``message`` names a mistake or the exercise not attempted. A kernel that showed the cell failing too
+    (the same mistake, another, or an error of its own, such as a function deleted) agrees."""
+    judged = read_verdict(message)
+    if judged is None or judged.mistake in NOT_THE_LEARNERS:
+        return False
+    return _nbgrader(cell).get("grade_id") in unshown or not any(
+        output.get("output_type") == "error" for output in cell.get("outputs", []))
+
+
+def _own_library(folder: str | None) -> bool:
+    """Whether a submission's ``folder`` holds a ``lessons_lib`` of its own (a package or a module)."""
+    return folder is not None and any(os.path.exists(os.path.join(folder, name))
+                                      for name in ("lessons_lib", "lessons_lib.py"))
+
+
+def apply_verdicts(nb, verdicts: dict[str, dict], seeds=(), unshown=(), own_library: bool = False) -> int:
     """Give each graded cell the judge did not pass the judge's verdict as its error (nbgrader scores a
     graded cell with an error 0, and its feedback page shows the one line), without the unseen cases'
-    ``seeds`` or any long number (a learner's exception can quote what its process held); how many."""
+    ``seeds`` or any long number (a learner's exception can quote what its process held), and note where
+    the learner's kernel disagreed (:func:`_kernel_disagrees`; ``unshown``: the grade_ids of cells whose
+    failure the kernel did not show), or, with ``own_library``, that the learner's kernel ran a library
+    of their own (a note the submission carried is removed: only the judge writes it); how many."""
     failed = 0
     for cell in nb.cells:
+        cell.get("metadata", {}).pop(JUDGE_NOTE, None)
         verdict = verdicts.get(_nbgrader(cell).get("grade_id"))
         if verdict is None or verdict.get("passed"):
             continue
@@ -302,6 +358,10 @@ def _apply(nb, verdicts: dict[str, dict], seeds=()) -> int:
         for seed in seeds:
             message = message.replace(str(seed), "[removed]").replace(f"{seed:x}", "[removed]")
         message = _LONG_NUMBER.sub("[removed]", message)
+        note = KERNEL_DISAGREES if _kernel_disagrees(cell, message, unshown) else (
+            OWN_LIBRARY if own_library and read_verdict(message) else None)
+        if note:
+            cell.metadata[JUDGE_NOTE] = {"integrity": note}
         cell.outputs = [new_output("error", ename="AssertionError", evalue=message,
                                    traceback=[f"AssertionError: {message}"])]
         failed += 1

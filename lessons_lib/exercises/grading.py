@@ -160,6 +160,29 @@ def read_verdict(message: str) -> Verdict | None:
     return Verdict(match.group(1), match.group(2) == _NOT_YET, mistake)
 
 
+#: Where autograde notes, in a graded cell's metadata, what the judge found about the learner's own kernel
+#: (``{"integrity": "kernel_disagrees"}``); the class report reads it (:func:`integrity_note`).
+JUDGE_NOTE = "lessons_judge"
+#: The learner's kernel showed a graded cell passing, or no verdict at all, where the judge found a mistake
+#: or the exercise not attempted: the cell's check was switched off in that kernel (``ll`` rebound, the
+#: cell blanked, its error swallowed, a ``lessons_lib`` of one's own), so the judge's "mistake" is most
+#: likely the placeholder of no work, not a misconception (a function that leans on a cell the judge does
+#: not run, one that is not an answer cell, gets it too: a matter for a word with the learner).
+KERNEL_DISAGREES = "kernel_disagrees"
+#: The submission handed in a ``lessons_lib`` of its own beside its notebook: the learner's kernel imported
+#: it in place of the course's (autograde's never does), so what grading found is not what they were shown.
+OWN_LIBRARY = "own_library"
+#: Verdicts that say nothing of the learner: the check itself failed, or the judge was stopped.
+NOT_THE_LEARNERS = ("checker_error", "judge_stopped")
+
+
+def integrity_note(cell) -> str | None:
+    """The integrity key autograde noted on a graded ``cell`` (:data:`KERNEL_DISAGREES`), or None."""
+    note = cell.get("metadata", {}).get(JUDGE_NOTE)
+    found = note.get("integrity") if isinstance(note, dict) else None
+    return found if isinstance(found, str) and found else None
+
+
 def _one_line(error: AssertionError) -> AssertionError:
     """IPython (and so nbgrader's feedback) shows an exception with ``_render_traceback_`` as the lines it
     returns: here only ``AssertionError: <message>``, without the frames of this library."""

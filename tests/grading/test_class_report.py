@@ -14,6 +14,7 @@ import csv
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -21,6 +22,7 @@ import pytest
 
 from lessons_lib.course.feedback import FAILED, NOT_ATTEMPTED, Feedback
 from lessons_lib.exercises import EXERCISES
+from lessons_lib.exercises.grading import KERNEL_DISAGREES, OWN_LIBRARY
 from lessons_lib.quizzes import concepts
 from tests.helpers import REPO, load_tool
 from tests.helpers.grading import graded_notebook
@@ -151,3 +153,55 @@ def test_the_report_of_a_class_graded_by_nbgrader_counts_each_learners_named_mis
         assert got == {k: v for k, v in expected.items() if v}, (name, got)
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["learners with both"] == 4 and summary["normalised gain"] == "0.75"  # 0.2 -> 0.8
+
+
+#: The ways of no work of tests/grading/test_gaming_scores_zero.py that the judge scores 0 without naming
+#: tampering: placeholder answers (zeros) behind graded cells switched off in the learner's own kernel
+#: (``ll`` rebound, the cells blanked, their errors swallowed, a ``lessons_lib`` of one's own).
+SWITCHED_OFF = ("rebind_ll", "blank_graded_cells", "swallow_errors", "fake_library")
+
+
+@pytest.mark.grading
+def test_no_work_behind_graded_cells_switched_off_in_the_kernel_is_the_teachers_not_a_misconception(tmp_path):
+    """Lesson 04's exercises handed in through the real nbgrader by the learners of :data:`SWITCHED_OFF`,
+    by one who hands in the same zeros in the open (their kernel fails them too) and by one with the
+    planted mistakes: the class's files count the last two alone; the teacher's copy lists the others'
+    verdicts as integrity (their kernel passed, or showed nothing in, what the judge failed)."""
+    from tests.helpers import grading
+
+    course, lesson, assignment = tmp_path / "course", "04_step3_scale_softmax", "lesson04"
+    grading.make_course(course)
+    (course / "source" / assignment).mkdir(parents=True)
+    nbformat.write(grading.gaming_source([lesson]), course / "source" / assignment / f"{assignment}.ipynb")
+    grading.nbgrader(course, "generate_assignment", assignment, "--force")
+    teacher = nbformat.read(course / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    zeros = grading.STRATEGIES["fake_library"][0]  # the fake library's answers: zeros of the right shape
+    for strategy in SWITCHED_OFF:
+        grading.submit_gaming(course, strategy, grading.STRATEGIES[strategy][0], assignment)
+    fake = course / "submitted" / "fake_library" / assignment / "lessons_lib"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(grading.FAKE_LIBRARY)
+    grading.submit_gaming(course, "zeros", zeros, assignment)
+    grading.submit_gaming(course, "mistaken", lambda name: grading.planted_mistake(
+        name, grading.worked_solution(teacher, name)), assignment)
+    grading.nbgrader(course, "autograde", assignment, "--create")
+
+    class_report.report(course, tmp_path / "out")
+    who = {(r["learner"], r["exercise"]): (r["outcome"], r["kind"])
+           for r in _rows(tmp_path / "out" / class_report.TEACHER_ONLY / "who.csv")}
+    names = list(grading.POINTS[lesson])
+    for strategy in SWITCHED_OFF:
+        note = OWN_LIBRARY if strategy == "fake_library" else KERNEL_DISAGREES
+        for name in names:
+            outcome, kind = who[(strategy, name)]
+            assert kind == "integrity" and f"(its notebook: {note})" in outcome, (strategy, name, outcome)
+    counts = {(r["exercise"], r["outcome"]): r["learners"] for r in _rows(tmp_path / "out" / "mistakes.csv")}
+    expected = Counter()
+    for learner in ("zeros", "mistaken"):
+        for name in names:
+            outcome, kind = who[(learner, name)]
+            assert kind == "misconception", (learner, name, outcome)
+            expected[(name, outcome)] += 1
+    assert counts == {key: str(n) for key, n in expected.items()}
+    planted = {name: grading.PLANTED[name][2] or grading.named_mistake(name, EXERCISES) for name in names}
+    assert {name: who[("mistaken", name)][0] for name in names} == planted

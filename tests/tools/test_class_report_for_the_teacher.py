@@ -22,6 +22,7 @@ import pytest
 from lessons_lib.course.feedback import FAILED, Feedback
 from lessons_lib.exercises import EXERCISES
 from lessons_lib.exercises.catalogue import LIBRARY_ANSWER, TAMPERED
+from lessons_lib.exercises.grading import JUDGE_NOTE, KERNEL_DISAGREES
 from lessons_lib.quizzes import concepts
 from tests.helpers import REPO, load_tool
 from tests.helpers.grading import graded_notebook
@@ -103,6 +104,36 @@ def test_integrity_verdicts_and_every_verdict_of_their_notebooks_are_for_the_tea
     assert "**4 graded cell(s) left out** of these counts, for the teacher alone" in text
     alt = text.split("![", 1)[1].split("](mistakes.png)")[0]
     assert axis in alt and TAMPERED.key not in alt, "the chart shows misconceptions only"
+
+
+def test_a_cell_the_learners_kernel_passed_and_the_judge_failed_is_for_the_teacher_not_a_misconception(
+        tmp_path):
+    """eli's kernel showed my_softmax passing (its check switched off there) where the judge found the axis
+    mistake, and autograde noted it in the cell (tests/exercises/test_kernel_disagreement_is_noted.py):
+    his "mistakes" are the placeholders of no work, for the teacher alone; ana made the same mistake in
+    her kernel and the judge's, and it counts."""
+    course = tmp_path / "course"
+    axis, zeros = EXERCISES["my_softmax"].mistakes[3].key, EXERCISES["my_scale"].mistakes[0].key
+    hand_in(course, "ana", {"my_softmax": failed("my_softmax", axis), "my_scale": None})
+    path = hand_in(course, "eli", {"my_softmax": failed("my_softmax", axis),
+                                   "my_scale": failed("my_scale", zeros)})
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].metadata[JUDGE_NOTE] = {"integrity": KERNEL_DISAGREES}
+    nbformat.write(nb, path)
+    class_report.report(course, tmp_path / "out")
+    found = {(r["exercise"], r["outcome"]): (r["kind"], r["learners"])
+             for r in rows(tmp_path / "out" / "mistakes.csv")}
+    assert found == {("my_softmax", axis): ("misconception", "1"), ("my_scale", "passed"): ("passed", "1")}
+    who = {(r["learner"], r["exercise"], r["outcome"], r["kind"])
+           for r in rows(tmp_path / "out" / class_report.TEACHER_ONLY / "who.csv")}
+    assert {("eli", "my_softmax", f"{axis} (its notebook: {KERNEL_DISAGREES})", "integrity"),
+            ("eli", "my_scale", f"{zeros} (its notebook: {KERNEL_DISAGREES})", "integrity"),
+            ("ana", "my_softmax", axis, "misconception")} <= who
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert zeros not in text and "eli" not in text and KERNEL_DISAGREES not in text
+    assert "**2 graded cell(s) left out** of these counts" in text
+    alt = text.split("![", 1)[1].split("](mistakes.png)")[0]
+    assert f"my_softmax {axis} (" in alt and "1 learner" in alt and "2 learners" not in alt
 
 
 def test_the_concept_quiz_counts_one_group_of_learners_before_and_after(course, tmp_path):

@@ -186,9 +186,10 @@ test-binder: $(STAMP_DEV)
 # the course's secret (no learner's process holds it; a file that cannot be trusted stops grading); the
 # class report on a class of four graded the same way; a term's deadlines, extensions, late penalties,
 # collect --update, feedback pages and the LMS files through the exchange; submissions collected from a
-# platform's download (zip_collect). A few minutes, on two pytest-xdist workers (a module's course on one;
-# their kernels on Unix sockets in a folder per worker, tests/grading/conftest.py).
-test-grading: $(STAMP_DEV)
+# platform's download (zip_collect); a feedback page in Chromium, offline, with axe-core ($(AXE)). A few
+# minutes, on two pytest-xdist workers (a module's course on one; their kernels on Unix sockets in a folder
+# per worker, tests/grading/conftest.py).
+test-grading: $(STAMP_DEV) $(AXE)
 	$(BIN)/pytest -n 2 --dist loadfile -m grading tests/grading/
 
 # A class on a real JupyterHub: configurable-http-proxy from npm (into build/node) as a service of its

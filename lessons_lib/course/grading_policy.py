@@ -20,8 +20,10 @@ grade: the title and headings (to find one's way), every code cell's source, the
 exercises' checks and graded cells (the named mistake, its hint, the failing case), errors, and nothing
 else; it opens the page with the submission's time against its due date and, when late, the penalty.
 The template (``feedback_templates/light/light.html.j2``, nbgrader's feedback page with its head
-replaced) has a small stylesheet of its own and no script at all: math stays as the learner typed it. A
-page is a few tens of kB.
+replaced) has a small stylesheet of its own and no script at all: math stays as the learner typed it. Its
+body is in landmarks: a header with the page's one level-one heading (the score) and a nav of the graded
+cells, then the notebook in main (axe-core checks it: tests/grading/test_nbgrader_pipeline.py). A page is a
+few tens of kB.
 
 **Whose submission.** nbgrader names a submission in its exchange after the learner it claims to be
 (``<student>+<lesson>+<time>``), which the learner's own process writes. Where every learner has a Unix

@@ -27,9 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, require
+from tests.helpers import REPO
 from tests.helpers.browser import (
-    CHROMIUM,
     FRONT_ENDS,
     SCREENSHOTS,
     VIEWPORT,
@@ -37,6 +36,7 @@ from tests.helpers.browser import (
     chromium_context,
     lesson_notebooks,
     serving_course,
+    started_playwright,
 )
 
 LATENCY_JSON = REPO / "test-artifacts" / "latency.json"
@@ -115,12 +115,7 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def playwright():
     """playwright's sync API, one for the session: the lessons' Chromium and the static pages' share it."""
-    require(CHROMIUM.exists(), f"Chromium is not installed at {CHROMIUM} (Debian package 'chromium')")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require(False, "the Python package 'playwright' is not installed (requirements-dev.txt)")
-    with sync_playwright() as pw:
+    with started_playwright() as pw:
         yield pw
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from tests.helpers import REPO, load_tool
 from tests.helpers.a11y import blocking, format_violations, run_axe, tally
-from tests.helpers.browser import CHROMIUM, VIEWPORT
+from tests.helpers.browser import offline_page as offline_page_of
 
 export_html = load_tool("export_html")
 static_notebook = export_html.static_notebook
@@ -86,25 +86,8 @@ def assert_accessible(page, name: str, tallies: dict) -> None:
 @pytest.fixture(scope="module")
 def offline_page(playwright):
     """A page of Debian's Chromium with the network cut off (the session's playwright, conftest.py)."""
-    blocked: list[str] = []
-
-    def cut_network(route):
-        url = route.request.url
-        if url.startswith(("file:", "data:", "http://127.0.0.1", "http://localhost")):
-            route.continue_()
-        else:
-            blocked.append(url)
-            route.abort()
-
-    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-    try:
-        context = browser.new_context(viewport=VIEWPORT)
-        context.route("**/*", cut_network)
-        page = context.new_page()
-        page.blocked = blocked
+    with offline_page_of(playwright) as page:
         yield page
-    finally:
-        browser.close()
 
 
 @pytest.mark.parametrize("kind", ["lesson", "handout"])

@@ -37,14 +37,14 @@ import pytest
 import lessons_lib
 from lessons_lib.exercises import EXERCISES
 from lessons_lib.exercises.grading import course_seed
-from tests.helpers import REPO, load_tool
+from tests.helpers import REPO
 from tests.helpers.grading import (
     LIBRARY_CALLS,
     POINTS,
     SECRET,
     feedback_text,
     gaming_source,
-    make_course,
+    guide_course,
     nbgrader,
     planted_mistake,
     scores,
@@ -71,15 +71,6 @@ MARKUP = re.compile(r"<\s*script|<[^>]*\son[a-z]+\s*=", re.I)
 THREADED = ("import _thread\nbox, lock = [], _thread.allocate_lock()\nlock.acquire()\ndef work():\n    try:\n"
             f"        box.append(({LIBRARY_CALLS['my_rope']}))\n    finally:\n        lock.release()\n"
             "_thread.start_new_thread(work, ())\nlock.acquire()\nreturn box[0]")
-
-
-def _guide_course(course: Path) -> Path:
-    """A course whose config is the guide's (``tools/hub_grading.py teacher``: the judge and the grading
-    policy, whose feedback page has no script of its own); the file of its secret."""
-    secret_file = make_course(course)
-    with (course / "nbgrader_config.py").open("a", encoding="utf-8") as config:
-        config.write(load_tool("hub_grading").POLICY.format(percent=10))
-    return secret_file
 
 
 def _attacks(course: Path, secret_file: Path, port: int) -> dict[str, tuple[str, str]]:
@@ -209,7 +200,7 @@ def test_as_root_a_submissions_code_touches_nothing_but_its_own_run(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("this half runs as root (CI); the next test grades as an ordinary account")
     course = tmp_path / "course"
-    secret_file = _guide_course(course)
+    secret_file = guide_course(course)
     _grade_and_check(course, secret_file, Path.home())
 
 
@@ -261,5 +252,5 @@ def test_as_an_ordinary_account_a_submissions_code_touches_nothing_but_its_own_r
         for path in (course, *course.rglob("*"), secret_file):
             os.chown(path, teacher_account.pw_uid, teacher_account.pw_gid)
 
-    secret_file = _guide_course(course)
+    secret_file = guide_course(course)
     _grade_and_check(course, secret_file, home, run=as_teacher, own=own)

@@ -10,6 +10,8 @@ students hand it in:
   exercise of the course in one short notebook (each lesson's graded cells as its notebook has them:
   ``EVERY_EXERCISE``, made as the gaming assignment is), and as the whole lesson where the lesson's
   own cells call the learner's function (lesson 07): a mistake there must not break the lesson around it;
+  its answer to ``my_scale`` also prints and displays markup a browser would run (``LEARNER_MARKUP``), which
+  its feedback page, opened in Chromium offline and checked by axe-core, shows as text and never runs;
 * ``partial`` (lessons 04 and 06, the lessons with several exercises): some exercises right, one
   with a planted mistake, one untouched -> the right ones score, the others get zero, and nothing
   errors.
@@ -20,8 +22,8 @@ tests/grading/test_gaming_scores_zero.py.
 ``nbgrader autograde`` re-runs each submission in a fresh kernel, the graded cells restored from the
 gradebook, and takes each graded cell's verdict from the course's judge as well (the course's
 ``nbgrader_config.py``, as ``tools/hub_grading.py teacher`` writes it and docs/classroom.md shows it:
-the judge, the file of the course's secret, and the files a learner hands in beside the notebook kept
-out of the autograded folder).
+the judge, the file of the course's secret, the files a learner hands in beside the notebook kept out
+of the autograded folder, and the grading policy: the late penalty and the light feedback page).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import nbformat
 import pytest
 
 from tests.helpers import REPO, load_tool
+from tests.helpers.a11y import blocking, format_violations, run_axe
+from tests.helpers.browser import offline_page, started_playwright
 from tests.helpers.grading import (
     LESSONS,
     PARTIAL,
@@ -39,8 +43,8 @@ from tests.helpers.grading import (
     POINTS,
     feedback_text,
     gaming_source,
+    guide_course,
     lessons_that_call_the_learners_functions,
-    make_course,
     named_mistake,
     nbgrader,
     planted_mistake,
@@ -57,6 +61,29 @@ MISTAKEN_LESSONS = lessons_that_call_the_learners_functions()
 #: what the mistaken student hands in: assignment -> its exercises
 MISTAKEN = {EVERY_EXERCISE: [name for lesson in LESSONS for name in POINTS[lesson]],
             **{lesson: list(POINTS[lesson]) for lesson in MISTAKEN_LESSONS}}
+#: what the mistaken student's answer to my_scale prints and displays before its mistake: markup that a
+#: browser would run, were it put on the feedback page as markup (each alert(n) is recorded: RAN)
+LEARNER_MARKUP = ("from IPython.display import HTML, display\n"
+                  "print('<script>alert(1)</script><img src=x onerror=alert(2)>')\n"
+                  "display(HTML('<script>alert(3)</script><img src=x onerror=alert(4)>'))\n")
+#: before the page's own code: every alert(...) is recorded instead of shown
+RAN = "window.ran = []; window.alert = (what) => window.ran.push(String(what));"
+#: what of the learner's markup is in the page's DOM: elements that run code or show a picture (the page
+#: has none of its own), handlers, and the printed markup as text in the answer's output
+LEARNER_ELEMENTS = """() => ({
+  ran: window.ran,
+  elements: [...document.querySelectorAll('script, iframe, object, embed, svg, img, a[href^="javascript:"]')]
+    .map((e) => e.outerHTML.slice(0, 80)),
+  handlers: [...document.querySelectorAll('*')]
+    .filter((e) => [...e.attributes].some((a) => a.name.startsWith('on')))
+    .map((e) => e.outerHTML.slice(0, 80)),
+  printed: [...document.querySelectorAll('.output_stdout')].some(
+    (e) => e.textContent.includes('<script>alert(1)</script><img src=x onerror=alert(2)>')),
+  mistake: document.body.innerText.includes('my_scale: NOT YET ('),
+})"""
+#: axe-core's best-practice rules the page's structure holds to: every part in a landmark, one main, one h1
+STRUCTURE = ("region", "landmark-one-main", "landmark-no-duplicate-main", "landmark-unique",
+             "page-has-heading-one")
 
 
 class Course:
@@ -75,7 +102,7 @@ class Course:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     course = Course(tmp_path_factory.mktemp("course"))
-    make_course(course.root)  # its nbgrader_config.py (the course's judge) and its secret, as a teacher's
+    guide_course(course.root)  # its config (the judge, the grading policy) and its secret, as a teacher's
     # the teacher's way in: stamp_notebooks.py --nbgrader-source (Predict answers folded as for learners):
     # every lesson, those with exercises among them
     written = load_tool("stamp_notebooks").write_nbgrader_source(course / "source")
@@ -86,8 +113,8 @@ def course(tmp_path_factory):
     for lesson in LESSONS:
         submit(course.root, "right", lesson, {n: "right" for n in POINTS[lesson]})
     every = nbformat.read(course / "source" / EVERY_EXERCISE / f"{EVERY_EXERCISE}.ipynb", as_version=4)
-    submit_gaming(course.root, "mistaken", lambda name: planted_mistake(name, worked_solution(every, name)),
-                  EVERY_EXERCISE)
+    submit_gaming(course.root, "mistaken", lambda name: (LEARNER_MARKUP if name == "my_scale" else "")
+                  + planted_mistake(name, worked_solution(every, name)), EVERY_EXERCISE)
     for lesson in MISTAKEN_LESSONS:
         submit(course.root, "mistaken", lesson, {n: "mistake" for n in POINTS[lesson]})
     for lesson, wanted in PARTIAL.items():
@@ -179,3 +206,25 @@ def test_untouched_exercises_score_zero_without_an_error(course):
         for name, how in wanted.items():
             if how == "untouched":
                 assert f"{name}: NOT ATTEMPTED YET" in text or "NotImplementedError" in text, name
+
+
+@pytest.mark.grading
+def test_the_feedback_page_passes_axe_offline_and_shows_the_learners_markup_as_text_never_run(course):
+    """The mistaken student's page (a planted mistake in every exercise, and LEARNER_MARKUP), in Debian's
+    Chromium with the network cut off: nothing requested, no script run, none of the learner's elements in the
+    DOM (the printed markup is text in the answer's output); axe-core finds no critical or serious WCAG 2.1
+    AA violation, and the page is in landmarks with one level-one heading."""
+    page_file = course / "feedback" / "mistaken" / EVERY_EXERCISE / f"{EVERY_EXERCISE}.html"
+    with started_playwright() as playwright, offline_page(playwright) as page:
+        page.add_init_script(RAN)
+        page.goto(page_file.as_uri(), wait_until="load")
+        found = page.evaluate(LEARNER_ELEMENTS)  # before axe adds its own script
+        title, lang = page.title(), page.evaluate("() => document.documentElement.lang")
+        violations = run_axe(page)
+        structure = [v for v in run_axe(page, tags=("best-practice",)) if v["id"] in STRUCTURE]
+        blocked = list(page.blocked)
+    assert not blocked, f"the feedback page asked the network for {blocked}"
+    assert found == {"ran": [], "elements": [], "handlers": [], "printed": True, "mistake": True}, found
+    assert lang == "en" and title == f"Feedback: {EVERY_EXERCISE}"
+    assert not blocking(violations), f"axe-core found\n{format_violations(blocking(violations))}"
+    assert not structure, f"axe-core found\n{format_violations(structure)}"

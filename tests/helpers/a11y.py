@@ -55,8 +55,9 @@ def axe_version() -> str:
     return json.loads((AXE_JS.parent / "package.json").read_text(encoding="utf-8"))["version"]
 
 
-def run_axe(page, context=None) -> list[dict]:
-    """The WCAG 2.0/2.1 A and AA violations axe-core finds in ``page`` (all of it, or ``context``).
+def run_axe(page, context=None, tags: tuple[str, ...] = WCAG_TAGS) -> list[dict]:
+    """The WCAG 2.0/2.1 A and AA violations axe-core finds in ``page`` (all of it, or ``context``); with
+    ``tags``, those of other rules (``("best-practice",)``: landmarks, one level-one heading...).
 
     ``context`` is what ``axe.run`` takes: a CSS selector (``".jp-OutputArea"``) or a dict such as
     ``{"include": [[".jp-Notebook"]], "exclude": [[".jp-InputArea"]]}``. axe is injected into the page
@@ -65,7 +66,7 @@ def run_axe(page, context=None) -> list[dict]:
     require_axe()
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.add_script_tag(path=str(AXE_JS))
-    return page.evaluate(RUN, [context, list(WCAG_TAGS)])
+    return page.evaluate(RUN, [context, list(tags)])
 
 
 def blocking(violations: list[dict]) -> list[dict]:

@@ -1,8 +1,9 @@
 """A lesson in a real browser: what the browser tests (``tests/browser/``), the hub test and the key-press
 benchmark (``benchmarks/key_press.py``) share.
 
-- **Chromium**: Debian's ``/usr/bin/chromium``, headless, driven by playwright (never a downloaded browser):
-  :func:`chromium_context` (a profile of its own, the 1280 × 800 window :data:`VIEWPORT`).
+- **Chromium**: Debian's ``/usr/bin/chromium``, headless, driven by playwright (never a downloaded browser),
+  started by :func:`started_playwright`: :func:`chromium_context` (a profile of its own, the 1280 × 800 window
+  :data:`VIEWPORT`), or :func:`offline_page` (a page with the network cut off, for a static page).
 - **The course served**: :func:`serving_course` starts JupyterLab as `make teach` does over a throw-away copy
   of the repository (autosave off: the committed notebooks are never written); the same server serves
   Notebook 7 under ``/notebooks/``.
@@ -29,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.helpers import NOTEBOOKS, REPO
+from tests.helpers import NOTEBOOKS, REPO, require
 from tests.helpers.lab_server import QUIET_LAB_SETTINGS, LabServer, lab_args, running_lab
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -67,6 +68,43 @@ def lesson_notebooks() -> list[Path]:
 
 
 # ------------------------------------------------------------------ Chromium and the server
+
+@contextlib.contextmanager
+def started_playwright() -> Iterator:
+    """playwright's sync API, for Debian's Chromium; skips (fails in CI) when either is missing."""
+    require(CHROMIUM.exists(), f"Chromium is not installed at {CHROMIUM} (Debian package 'chromium')")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require(False, "the Python package 'playwright' is not installed (requirements-dev.txt)")
+    with sync_playwright() as pw:
+        yield pw
+
+
+@contextlib.contextmanager
+def offline_page(playwright) -> Iterator:
+    """A page of Debian's Chromium (headless, the :data:`VIEWPORT` window) with the network cut off: a request
+    for anything but a ``file:``, ``data:`` or loopback URL is aborted and listed in ``page.blocked``."""
+    blocked: list[str] = []
+
+    def cut_network(route):
+        url = route.request.url
+        if url.startswith(("file:", "data:", "http://127.0.0.1", "http://localhost")):
+            route.continue_()
+        else:
+            blocked.append(url)
+            route.abort()
+
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+    try:
+        context = browser.new_context(viewport=VIEWPORT)
+        context.route("**/*", cut_network)
+        page = context.new_page()
+        page.blocked = blocked
+        yield page
+    finally:
+        browser.close()
+
 
 @contextlib.contextmanager
 def chromium_context(playwright) -> Iterator:

@@ -111,6 +111,16 @@ def make_course(root: Path, secret: str | None = SECRET) -> Path:
     return secret_file
 
 
+def guide_course(root: Path) -> Path:
+    """A course whose config is the guide's (``tools/hub_grading.py teacher``): :func:`make_course`'s, and the
+    course's grading policy (the late penalty, the light feedback page with no script of its own); return
+    the file of its secret."""
+    secret_file = make_course(root)
+    with (root / "nbgrader_config.py").open("a", encoding="utf-8") as config:
+        config.write(load_tool("hub_grading").POLICY.format(percent=10))
+    return secret_file
+
+
 def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess | str:
     """Run nbgrader in the course folder; its log (stderr), after checking that it succeeded without an
     error logged (``check=False``: the finished process, whatever happened)."""

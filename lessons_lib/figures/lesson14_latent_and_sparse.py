@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_positive_int
-from ..lab.deepseek import DEEPSEEK_V3, LatentShape, SparseRun, cache_per_token, sparse_counts
+from .._checks import check_int_in_range, check_positive_int
+from ..lab.deepseek import DEEPSEEK_V3, TINY_MLA, LatentShape, SparseRun, cache_per_token, sparse_counts
 from . import style
 from .base import draw_heatmap, frame_row, new_figure
 
@@ -61,10 +61,14 @@ def plot_cache_per_token(shape: LatentShape = DEEPSEEK_V3, *, dtype: str = "bflo
 def plot_sparse_run(run: SparseRun, query: int | None = None):
     """The tiny layer of :func:`~lessons_lib.lab.deepseek.sparse_run`: dense weights (head 0), the same
     weights on the kept keys only, and each query's distance from dense attention; ``query`` framed."""
+    if query is not None:                                       # named before the run is looked at
+        query = check_int_in_range(query, "query", 0, TINY_MLA["tokens"] - 1)   # sparse_run's sequence
     if not isinstance(run, SparseRun):
         raise TypeError(f"Expected what ll.sparse_run returns; got {type(run).__name__}.")
     n = run.dense.shape[0]
-    query = n - 1 if query is None else int(query)
+    query = n - 1 if query is None else query
+    if query >= n:
+        raise ValueError(f"query = {query} is past the last of the run's {n} positions (0 … {n - 1}).")
     labels = [str(i) for i in range(n)]
     fig = new_figure(15.0, 5.2)
     dense_ax, kept_ax, line_ax = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1, 1.1]})

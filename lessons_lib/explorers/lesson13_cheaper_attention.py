@@ -65,9 +65,9 @@ class StateRecallExplorer(ExplorerBase):
                       label="rule: the state drawn")
         self._figure("state", Heatmap(colorbar_label="state entry", cmap=style.CMAP_VALUES,
                                       xlabel="value feature", ylabel="key feature", row_name="key feature",
-                                      col_name="value feature", width=400, height=400, annotate_max=0))
+                                      col_name="value feature", width=370, height=370, annotate_max=0))
         self._figure("recall", LinePlot(xlabel="pairs written", ylabel="% read back right", log_x=True,
-                                        width=480, height=400, xticks=list(PAIR_COUNTS)))
+                                        width=450, height=370, xticks=list(PAIR_COUNTS)))
         self.readout.layout = ipw.Layout(min_height="44px")
         self.widget = self._layout([["state", "recall"]])
         self.update()

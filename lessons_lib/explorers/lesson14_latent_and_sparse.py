@@ -54,15 +54,15 @@ class LatentSparseExplorer(ExplorerBase):
         for name in ("dense", "kept"):
             self._figure(name, Heatmap(colorbar_label="dense attention weight", cmap=style.CMAP_WEIGHTS,
                                        percent=True, xlabel="key position", ylabel="query position",
-                                       width=300, height=300, annotate_max=0, selectable=True))
-            self._follow_clicks(self.figures[name])
-        self._figure("cache", Bars(xlabel="attention", ylabel="numbers per token and layer", width=260,
-                                   height=300, ymax=float(2 * TINY_MLA["n_heads"] * TINY_MLA["d_nope"]),
+                                       width=400, height=290, annotate_max=0, selectable=name == "kept"))
+        self._follow_clicks(self.figures["kept"])   # a click on a kept row follows that query
+        self._figure("cache", Bars(xlabel="attention", ylabel="numbers per token and layer", width=360,
+                                   height=100, ymax=float(2 * TINY_MLA["n_heads"] * TINY_MLA["d_nope"]),
                                    percent=False, bar_name="attention", decimals=0))
         self._figure("difference", LinePlot(xlabel="query position", ylabel="% of the dense output's length",
-                                            width=340, height=300))
+                                            width=440, height=100))
         self.readout.layout = ipw.Layout(min_height="44px")
-        self.widget = self._layout([["dense", "kept", "cache", "difference"]])   # one row: fits the window
+        self.widget = self._layout([["dense", "kept"], ["cache", "difference"]])
         self.update()
 
     def _redraw(self) -> None:

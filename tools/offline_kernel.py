@@ -13,9 +13,11 @@ course at once:
   starts the kernel (so it holds whichever pytest-xdist worker ran the notebook; nbval kills kernels,
   so nothing is left to do at exit). ``report`` prints the table and fails above a limit (Binder gives
   each user 1-2 GB; the server needs some of it), or when a notebook named has no kernel's record;
-* **says which lessons need PyTorch**: the same file records whether the kernel has imported torch, and
-  ``report`` fails when a lesson's kernel disagrees with its ``torch`` in the registry of lessons (which
-  the teacher's guide, the README and lesson 00 list).
+* **says which lessons need PyTorch**: the same file records whether the kernel has imported torch (and
+  transformers), and ``report`` fails when a lesson's kernel disagrees with its ``torch`` in the registry
+  of lessons (which the teacher's guide, the README and lesson 00 list); a lesson without PyTorch may
+  still import it through transformers, for a comparison made only where transformers is installed
+  (lesson 14's; Binder has no transformers).
 
 Usage::
 
@@ -95,7 +97,8 @@ def peak_memory_recorder():
         cells += 1
         peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
         path.write_text(json.dumps({"notebook": notebook, "peak_mb": round(peak_kb / 1024, 1), "cells": cells,
-                                    "torch": "torch" in sys.modules}) + "\n")
+                                    "torch": "torch" in sys.modules,
+                                    "transformers": "transformers" in sys.modules}) + "\n")
 
     return write
 
@@ -131,12 +134,21 @@ def report(folder: Path, limit_mb: float, notebooks: list[Path]) -> int:
     for name, row in sorted(zip(names, rows), key=lambda pair: pair[0]):
         worst = max(worst, row["peak_mb"])
         flag = "" if row["peak_mb"] <= limit_mb else "   <-- over the limit"
-        if name in registry and "torch" in row and row["torch"] != registry[name]:
+        if name in registry and "torch" in row and row["torch"] != registry[name] \
+                and not (row["torch"] and row.get("transformers")):
             torch_wrong.append(name)
             flag += (f"   <-- {'imports' if row['torch'] else 'does not import'} torch, but its entry in "
                      f"lessons_lib/course/lessons.py says torch={registry[name]}")
-        print(f"  {name:40s} {row['peak_mb']:8.1f} MB{'  (PyTorch)' if row.get('torch') else ''}{flag}")
+        print(f"  {name:40s} {row['peak_mb']:8.1f} MB{_torch_label(row)}{flag}")
     return 0 if worst <= limit_mb and not torch_wrong and not missing else 1
+
+
+def _torch_label(row: dict) -> str:
+    """How a kernel came to PyTorch: a lesson whose registry entry says torch=False may still import it for
+    an optional comparison with transformers (which brings torch), where transformers is installed."""
+    if not row.get("torch"):
+        return ""
+    return "  (PyTorch, through transformers)" if row.get("transformers") else "  (PyTorch)"
 
 
 def _registry_torch(names: list[str]) -> dict[str, bool]:

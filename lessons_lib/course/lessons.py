@@ -9,9 +9,10 @@ Each :class:`Lesson` holds what the tools, the tests, the teacher's guide and th
   (lesson 00, the README) and the teacher's guide; ``summary``: what a learner does in it, for the maps;
 * ``minutes``: measured, never typed: ``tools/teaching_times.py --write`` times the lesson from a clean
   kernel and rewrites this number; ``--stamp`` writes it wherever the course states a time;
-* ``torch``: whether the lesson's kernel imports PyTorch (the CPU build is enough); the teacher's guide,
-  the README and lesson 00 list these lessons (``tools/teaching_times.py --stamp``), and ``make
-  test-notebooks`` fails when a lesson's kernel says otherwise (``tools/offline_kernel.py report``);
+* ``torch``: whether the lesson needs PyTorch (the CPU build is enough): its kernel imports it. A lesson
+  without it may still compare itself with transformers where that is installed, which brings torch
+  along (lesson 14's last section); the teacher's guide, the README and lesson 00 list these lessons
+  (``tools/teaching_times.py --stamp``), and ``make test-notebooks`` fails when a lesson's kernel says otherwise (``tools/offline_kernel.py report``);
 * ``points``: the points of each graded exercise, by the name the learner defines (``my_softmax``);
   ``tools/stamp_notebooks.py`` writes them into nbgrader's metadata;
 * ``cuts``: the sections to cut when a session runs short, first cut first, as (a piece of the heading,
@@ -327,7 +328,6 @@ LESSONS: dict[str, Lesson] = _by_number(
                 "folded, the decoupled rope key; DeepSeek-V3.2's sparse attention: a lightning indexer and "
                 "each query's top-k keys; both read against transformers",
         minutes=68,
-        torch=True,
         points={"my_absorbed_scores": 4, "my_topk_keys": 2},
         cuts=(("Read the real thing", "show the printed agreement only"), ("Quiz", "set it as homework"),
               ("What it gives up", "read at home")),

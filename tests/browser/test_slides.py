@@ -154,8 +154,10 @@ def test_the_lesson_presents_as_slides_on_a_1280_by_720_screen(lesson):
     notes = {i for i, t in enumerate(types) if t == "notes"}
     page.set_viewport_size(dict(zip(("width", "height"), stamp_notebooks.SLIDE_SIZE)))
     try:
-        # as a teacher starts: the first cell selected (command mode), then the toolbar's deck button
-        page.locator(".jp-Notebook .jp-Cell").first.click()
+        # as a teacher starts: the first cell selected (command mode), then the toolbar's deck button; the
+        # click on the cell's prompt area, beside its text: a click at the cell's middle followed a link that
+        # lay there (lesson 14's to lesson 12, which opened 12 in front, its own deck button hiding 14's)
+        page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt").first.click()
         page.keyboard.press("Escape")
         page.locator(DECK_BUTTON).first.click()
         page.wait_for_selector(PRESENTING, state="attached", timeout=10_000)

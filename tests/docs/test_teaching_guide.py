@@ -97,6 +97,11 @@ def test_the_kernel_report_fails_when_a_lesson_uses_torch_against_its_registry_e
     wrong = subprocess.run([sys.executable, str(tool), "report", str(tmp_path), *names],
                            capture_output=True, text=True)
     assert wrong.returncode == 1 and "imports torch, but its entry" in wrong.stdout
+    # a numpy lesson's optional comparison with transformers brings torch where transformers is installed
+    (tmp_path / "0.json").write_text(json.dumps({**rows["06"], "torch": True, "transformers": True}))
+    compared = subprocess.run([sys.executable, str(tool), "report", str(tmp_path), *names],
+                              capture_output=True, text=True)
+    assert compared.returncode == 0 and "(PyTorch, through transformers)" in compared.stdout, compared.stdout
 
 
 def _outcomes() -> list[dict[str, list[str] | str]]:

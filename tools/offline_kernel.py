@@ -139,16 +139,17 @@ def report(folder: Path, limit_mb: float, notebooks: list[Path]) -> int:
             torch_wrong.append(name)
             flag += (f"   <-- {'imports' if row['torch'] else 'does not import'} torch, but its entry in "
                      f"lessons_lib/course/lessons.py says torch={registry[name]}")
-        print(f"  {name:40s} {row['peak_mb']:8.1f} MB{_torch_label(row)}{flag}")
+        print(f"  {name:40s} {row['peak_mb']:8.1f} MB{_torch_label(row, registry.get(name))}{flag}")
     return 0 if worst <= limit_mb and not torch_wrong and not missing else 1
 
 
-def _torch_label(row: dict) -> str:
+def _torch_label(row: dict, needs_torch: bool | None) -> str:
     """How a kernel came to PyTorch: a lesson whose registry entry says torch=False may still import it for
     an optional comparison with transformers (which brings torch), where transformers is installed."""
     if not row.get("torch"):
         return ""
-    return "  (PyTorch, through transformers)" if row.get("transformers") else "  (PyTorch)"
+    return "  (PyTorch, through transformers)" if needs_torch is False and row.get("transformers") \
+        else "  (PyTorch)"
 
 
 def _registry_torch(names: list[str]) -> dict[str, bool]:

@@ -19,11 +19,13 @@ course's MLA has no place for), a ``rope_type`` other than "default" (YaRN stret
 the scores: DeepSeek-V3's released config uses it, the course's RoPE turns by position · θ_i exactly),
 ``num_key_value_heads`` ≠ ``num_attention_heads`` (transformers would repeat MLA's heads again), weights on
 the meta device. transformers' RMSNorm rounds its input to float32 (``DeepseekV3RMSNorm``), so a float64
-module agrees with the course to float32's precision unless the norm is run in float64 (the tests say which).
+module agrees with the course to float32's precision unless the norm is run in float64 (the tests and
+:func:`look_inside_deepseek` say which).
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -370,7 +372,9 @@ def measure_orders(contexts=(512, 2048), *, seed: int = 0, repeats: int = 3) -> 
 def look_inside_deepseek(seed: int = 0) -> list[str]:
     """Build transformers' ``DeepseekV3Attention`` and ``DeepseekV32Attention`` on tiny random configurations
     (nothing downloaded), read them with the adapters and run the course's functions beside them; one line per
-    agreement, as claims at their precision. Without transformers, one line saying so."""
+    module, its agreements as claims at their precision: below 1e-6 as transformers ships it (its RMSNorm
+    rounds its input to float32), below 1e-10 with that norm run in float64 (:func:`_float64_norms`).
+    Without transformers, one line saying so."""
     import importlib.util
 
     if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("torch") is None:
@@ -394,6 +398,7 @@ def look_inside_deepseek(seed: int = 0) -> list[str]:
     cos_sin = (torch.from_numpy(np.cos(both)), torch.from_numpy(np.sin(both)))
     mask = torch.zeros(1, 1, 12, 12, dtype=torch.float64).masked_fill(
         ~torch.ones(12, 12, dtype=torch.bool).tril(), torch.finfo(torch.float64).min)
+    inputs = dict(position_embeddings=cos_sin, attention_mask=mask)
     lines = []
     for kind, config in ((DeepseekV3Attention, DeepseekV3Config(**settings)),
                          (DeepseekV32Attention, DeepseekV32Config(**settings, index_n_heads=8,
@@ -403,7 +408,9 @@ def look_inside_deepseek(seed: int = 0) -> list[str]:
         with torch.no_grad():
             for p in module.parameters():
                 p.copy_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * 0.4)
-            theirs = module(torch.from_numpy(x), position_embeddings=cos_sin, attention_mask=mask)[0].numpy()
+            shipped = module(torch.from_numpy(x), **inputs)[0].numpy()
+            with _float64_norms(module):
+                exact = module(torch.from_numpy(x), **inputs)[0].numpy()
         read = weights_from_deepseek_attention(module)
         select = None
         if kind is DeepseekV32Attention:
@@ -413,6 +420,30 @@ def look_inside_deepseek(seed: int = 0) -> list[str]:
         ours, _ = latent.mla_attention(x, **read, absorbed=True, select=select)
         what = ("DeepseekV3Attention, float64, the course's absorbed MLA" if select is None else
                 "DeepseekV32Attention (top 3 keys by the indexer), float64, the course's sparse MLA")
-        lines.append(f"{what}: {difference_claim(ours, theirs, below=1e-6)} (transformers' RMSNorm rounds "
-                     f"its input to float32 even in a float64 model: float32 bounds the agreement)")
+        lines.append(f"{what}: {difference_claim(ours, shipped, below=1e-6)} as transformers ships it (its "
+                     f"RMSNorm rounds its input to float32 even in a float64 model); "
+                     f"{difference_claim(ours, exact, below=1e-10)} with that norm run in float64")
     return lines
+
+
+@contextmanager
+def _float64_norms(module):
+    """``module``'s two RMSNorms (``q_a_layernorm``, ``kv_a_layernorm``) without transformers' rounding to
+    float32, while the block runs: x / √(mean(x²) + ε) · gain, in x's dtype (lesson 14's
+    :func:`~lessons_lib.core.latent.rms_norm`)."""
+    import torch
+
+    def unrounded(norm):
+        def forward(hidden):
+            mean_square = hidden.pow(2).mean(-1, keepdim=True)
+            return norm.weight * (hidden * torch.rsqrt(mean_square + norm.variance_epsilon))
+        return forward
+
+    norms = [getattr(module, name) for name in ("q_a_layernorm", "kv_a_layernorm") if hasattr(module, name)]
+    for norm in norms:
+        norm.forward = unrounded(norm)
+    try:
+        yield
+    finally:
+        for norm in norms:
+            del norm.forward

@@ -1,5 +1,6 @@
-"""Lesson 11's exercise, ``my_rope``: the worked solution passes, the hints nudge without the recipe, an
-untouched exercise says where to start, the cases keep the sizes apart, and the engine's refusals (a case
+"""Lesson 11's exercise, ``my_rope``: the worked solution passes, the hints (its start hint too: what an
+untouched exercise says, for every exercise, is in tests/exercises/test_hints_name_no_operation.py) nudge
+without the recipe, the cases keep the sizes apart, and the engine's refusals (a case
 whose right answer is a clear ValueError) behave. Each mistake a learner makes, written the way a learner
 writes it (the layouts either way, one speed for all pairs, degrees, no base, the values turned, the two parts
 of the turn swapped, an odd d_head not refused), is named in ``tests/helpers/wrong_answers.py``'s
@@ -27,16 +28,6 @@ def test_the_worked_solution_passes_the_shown_and_the_unseen_cases():
         learners_rope(q, positions, convention), learners_rope(k, positions, convention), v)).passed
 
 
-def test_an_untouched_exercise_says_only_that_and_where_to_start():
-    def my_rope(q, k, v, positions, convention="half"):
-        raise NotImplementedError("your code here")
-
-    feedback = ROPE.check(my_rope)
-    assert feedback.status == "not attempted"
-    assert feedback.hint.startswith("Start with the hand-made case of section 3")
-    assert "cos" not in feedback.hint and "10000" not in feedback.hint
-
-
 def test_hints_nudge_from_the_idea_to_a_case_without_naming_the_operations():
     """Three tiers (an idea, a property or shape, a case to try) and no operation of the solution's code."""
     code_words = ("np.", "cos(", "sin(", "concatenate", "stack", "reshape", "**", "arange", "% 2", "raise ")
@@ -46,6 +37,8 @@ def test_hints_nudge_from_the_idea_to_a_case_without_naming_the_operations():
         assert hints[2].startswith("Try"), mistake.key
         for hint in hints:
             assert not any(word in hint for word in code_words), (mistake.key, hint)
+    assert ROPE.start_hint.startswith("Start with the hand-made case of section 3")
+    assert "cos" not in ROPE.start_hint and "10000" not in ROPE.start_hint
 
 
 def test_every_visible_case_keeps_the_sizes_apart_and_the_unseen_cases_are_new():

@@ -242,4 +242,9 @@ def test_another_module_is_refused_by_name():
 def test_the_notebooks_look_inside_states_both_agreements_as_claims():
     _modeling("v32")
     lines = ll.look_inside_deepseek()
-    assert len(lines) == 2 and all("below 1e-6" in line for line in lines), lines
+    assert len(lines) == 2, lines
+    for line in lines:
+        shipped, exact = line.split("; ")
+        assert "below 1e-6 as transformers ships it" in shipped and "NOT" not in shipped, line
+        assert exact.endswith("below 1e-10 with that norm run in float64") and "NOT" not in exact, line
+

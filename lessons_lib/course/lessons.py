@@ -316,7 +316,7 @@ LESSONS: dict[str, Lesson] = _by_number(
                 "masked attention; the delta rule; what each recalls, measured against softmax attention",
         minutes=63,
         torch=True,
-        points={"my_linear_attention_step": 3, "my_delta_step": 3},
+        points={"my_linear_attention_step": 3, "my_causal_linear_attention": 2, "my_delta_step": 3},
         cuts=(("Quiz", "set it as homework"), ("Fading", "show the decay mask only"),
               ("What a state can hold", "show the explorer, and the table from the teacher's run")),
     ),

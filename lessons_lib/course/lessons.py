@@ -12,7 +12,8 @@ Each :class:`Lesson` holds what the tools, the tests, the teacher's guide and th
 * ``torch``: whether the lesson needs PyTorch (the CPU build is enough): its kernel imports it. A lesson
   without it may still compare itself with transformers where that is installed, which brings torch
   along (lesson 14's last section); the teacher's guide, the README and lesson 00 list these lessons
-  (``tools/teaching_times.py --stamp``), and ``make test-notebooks`` fails when a lesson's kernel says otherwise (``tools/offline_kernel.py report``);
+  (``tools/teaching_times.py --stamp``), and ``make test-notebooks`` fails when a lesson's kernel says
+  otherwise (``tools/offline_kernel.py report``);
 * ``points``: the points of each graded exercise, by the name the learner defines (``my_softmax``);
   ``tools/stamp_notebooks.py`` writes them into nbgrader's metadata;
 * ``cuts``: the sections to cut when a session runs short, first cut first, as (a piece of the heading,

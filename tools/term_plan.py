@@ -35,7 +35,7 @@ from lessons_lib.course.lessons import part_of
 
 GUIDE = ROOT / "docs" / "teaching.md"
 BEGIN, END = "<!-- plan:begin -->", "<!-- plan:end -->"
-SESSIONS = 13  # eight for Part I, three for Part II (11, 12), two for Part III (13, 14); none spans two
+SESSIONS = 14  # eight for Part I, three for Part II (11, 12), three for Part III (13, 14); none spans two
 SESSION_MINUTES = 75  # one class period (a 90-minute slot leaves room for questions)
 REVIEW_MINUTES = 10   # each session opens by going over the previous one's graded exercise
 

@@ -315,9 +315,9 @@ LESSONS: dict[str, Lesson] = _by_number(
         short="Cheaper attention: linear, decay, delta",
         summary="linear attention as a state of fixed size, its three forms checked; a decaying state as "
                 "masked attention; the delta rule; what each recalls, measured against softmax attention",
-        minutes=63,
+        minutes=74,
         torch=True,
-        points={"my_linear_attention_step": 3, "my_delta_step": 3},
+        points={"my_linear_attention_step": 3, "my_causal_linear_attention": 2, "my_delta_step": 3},
         cuts=(("Quiz", "set it as homework"), ("Fading", "show the decay mask only"),
               ("What a state can hold", "show the explorer, and the table from the teacher's run")),
     ),

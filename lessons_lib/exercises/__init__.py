@@ -15,40 +15,42 @@ In a notebook the learner fills in a function and hands it to its check::
 
     ll.check_softmax(my_softmax)             # -> a Feedback, shown as a coloured box
 
-===============================  ===============================================  ==========================
-check                            learner writes                                   notebook
-===============================  ===============================================  ==========================
-``check_street_query``           ``my_query`` (4 numbers): "it" → "street"        01_why_attention
-``check_projection``             ``my_projection(x, w_q, w_k, w_v)``              02_step1_qkv
-                                 ``-> (X·W_Q, X·W_K, X·W_V)``
-``check_scores``                 ``my_scores(Q, K) -> Q·Kᵀ``                      03_step2_scores
-``check_scaling``                ``my_scale(scores, d_k) -> /√d_k``               04_step3_scale_softmax
-``check_softmax``                ``my_softmax(x)`` (rows, last axis)              04_step3_scale_softmax
-``check_weighted_sum``           ``my_weighted_sum(weights, V)``                  05_step4_weighted_values
-``check_split_heads``            ``my_split_heads(x, n_heads)``                   06_multi_head
-``check_merge_heads``            ``my_merge_heads(heads)``                        06_multi_head
-``check_next_token_head``        ``my_next_token_head(seq_len) -> (w_q, w_k)``    06_multi_head
-``check_causal_weights``         ``my_causal_weights(scores)``                    07_causal_masking
-``check_online_update``          ``my_online_update(m, ell, chunk)``              08_cost_and_flashattention
-``check_softmax_off``            ``my_softmax_off(scores)``                       09_attention_in_action
-``check_rope``                   ``my_rope(q, k, v, positions, convention)``      11_position
-                                 ``-> (Q, K, V)``: RoPE on Q and K
-``check_decode_step``            ``my_decode_step(q, k, v, k_cache, v_cache)``    12_generation
-                                 ``-> (output, K cache, V cache)``
-``check_repeat_kv``              ``my_repeat_kv(kv, n_heads)``: each key/value    12_generation
-                                 head for its group of query heads
-``check_rope_step``              ``my_rope_step(q, k, past) -> (q, k)``: the      12_generation
-                                 new tokens turned where they stand
-``check_linear_attention_step``  ``my_linear_attention_step(state, z, q, k, v)``  13_cheaper_attention
-                                 ``-> (state, z, output)``: one token
-``check_delta_step``             ``my_delta_step(state, k, v, beta)``: one        13_cheaper_attention
-                                 write of the delta rule
-``check_absorbed_scores``        ``my_absorbed_scores(q_nope, q_rope, latent,``   14_latent_and_sparse
-                                 ``k_rope, w_uk, positions)``: one MLA head's
-                                 scores, W_UK folded into the query
-``check_topk_keys``              ``my_topk_keys(scores, top_k)``: the keys each   14_latent_and_sparse
-                                 query keeps in sparse attention
-===============================  ===============================================  ==========================
+=================================  ===============================================  ==========================
+check                              learner writes                                   notebook
+=================================  ===============================================  ==========================
+``check_street_query``             ``my_query`` (4 numbers): "it" → "street"        01_why_attention
+``check_projection``               ``my_projection(x, w_q, w_k, w_v)``              02_step1_qkv
+                                   ``-> (X·W_Q, X·W_K, X·W_V)``
+``check_scores``                   ``my_scores(Q, K) -> Q·Kᵀ``                      03_step2_scores
+``check_scaling``                  ``my_scale(scores, d_k) -> /√d_k``               04_step3_scale_softmax
+``check_softmax``                  ``my_softmax(x)`` (rows, last axis)              04_step3_scale_softmax
+``check_weighted_sum``             ``my_weighted_sum(weights, V)``                  05_step4_weighted_values
+``check_split_heads``              ``my_split_heads(x, n_heads)``                   06_multi_head
+``check_merge_heads``              ``my_merge_heads(heads)``                        06_multi_head
+``check_next_token_head``          ``my_next_token_head(seq_len) -> (w_q, w_k)``    06_multi_head
+``check_causal_weights``           ``my_causal_weights(scores)``                    07_causal_masking
+``check_online_update``            ``my_online_update(m, ell, chunk)``              08_cost_and_flashattention
+``check_softmax_off``              ``my_softmax_off(scores)``                       09_attention_in_action
+``check_rope``                     ``my_rope(q, k, v, positions, convention)``      11_position
+                                   ``-> (Q, K, V)``: RoPE on Q and K
+``check_decode_step``              ``my_decode_step(q, k, v, k_cache, v_cache)``    12_generation
+                                   ``-> (output, K cache, V cache)``
+``check_repeat_kv``                ``my_repeat_kv(kv, n_heads)``: each key/value    12_generation
+                                   head for its group of query heads
+``check_rope_step``                ``my_rope_step(q, k, past) -> (q, k)``: the      12_generation
+                                   new tokens turned where they stand
+``check_linear_attention_step``    ``my_linear_attention_step(state, z, q, k, v)``  13_cheaper_attention
+                                   ``-> (state, z, output)``: one token
+``check_causal_linear_attention``  ``my_causal_linear_attention(Q, K, V)``: every   13_cheaper_attention
+                                   token at once, causal, normalised
+``check_delta_step``               ``my_delta_step(state, k, v, beta)``: one        13_cheaper_attention
+                                   write of the delta rule
+``check_absorbed_scores``          ``my_absorbed_scores(q_nope, q_rope, latent,``   14_latent_and_sparse
+                                   ``k_rope, w_uk, positions)``: one MLA head's
+                                   scores, W_UK folded into the query
+``check_topk_keys``                ``my_topk_keys(scores, top_k)``: the keys each   14_latent_and_sparse
+                                   query keeps in sparse attention
+=================================  ===============================================  ==========================
 
 Layout: :mod:`.engine` runs and diagnoses (an :class:`Exercise`, the rule for naming a
 candidate mistake) from five pieces: :mod:`.runner` runs the learner's code (copies of the

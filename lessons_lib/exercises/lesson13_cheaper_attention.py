@@ -1,12 +1,18 @@
 """Exercises of notebook 13_cheaper_attention: ``my_linear_attention_step`` (one token of linear attention,
-with its normaliser) and ``my_delta_step`` (one write of the delta rule). Content only; the checking is
-:mod:`.engine`'s.
+with its normaliser), ``my_causal_linear_attention`` (every token at once, the parallel form) and
+``my_delta_step`` (one write of the delta rule). Content only; the checking is :mod:`.engine`'s.
 
 * ``my_linear_attention_step(state, z, q, k, v) -> (state, z, output)``: ``state (d_k, d_v)`` and ``z
   (d_k,)`` hold the tokens so far; ``q``, ``k (d_k,)`` and ``v (d_v,)`` are the new token's. With φ =
   elu + 1 (:func:`lessons_lib.core.linear.feature_map`): ``S_t = S_{t−1} + φ(k_t) v_tᵀ``, ``z_t = z_{t−1}
   + φ(k_t)``, ``o_t = S_tᵀ φ(q_t) / (φ(q_t) · z_t)``. The reference is
   :func:`lessons_lib.core.linear.linear_attention_step`.
+* ``my_causal_linear_attention(Q, K, V) -> (N, d_v)``: ``Q``, ``K (N, d_k)``, ``V (N, d_v)``; row i is
+  ``Σ_{j≤i} (φ(q_i)·φ(k_j)) v_j / Σ_{j≤i} φ(q_i)·φ(k_j)``, the parallel form of the same computation: the
+  N × N similarities φ(Q)·φ(K)ᵀ with the causal mask, and each row's normaliser. The reference is
+  :func:`lessons_lib.core.linear.linear_attention` (``form="parallel"``, causal, φ = elu + 1). Its check
+  names the future leaking in (no mask, or a mask that keeps the later keys), or leaking through the
+  normaliser alone.
 * ``my_delta_step(state, k, v, beta) -> state``: ``state (d_k, d_v)``, a key ``k (d_k,)`` of length 1, a
   value ``v (d_v,)`` and a strength β in [0, 2]: ``S_t = S_{t−1} + β k_t (v_t − S_{t−1}ᵀ k_t)ᵀ``, what the
   state read at k_t moved towards v_t. The reference is :func:`lessons_lib.core.linear.delta_rule_step`.
@@ -19,7 +25,7 @@ import numpy as np
 from ..core import linear
 from .engine import Case, Exercise, Mistake, distinct_sizes, like, rng_cases
 
-__all__ = ["check_linear_attention_step", "check_delta_step"]
+__all__ = ["check_linear_attention_step", "check_causal_linear_attention", "check_delta_step"]
 
 
 # =========================================================================== my_linear_attention_step
@@ -153,6 +159,165 @@ def check_linear_attention_step(fn):
     :func:`lessons_lib.core.linear.linear_attention_step` (φ = elu + 1) on an empty state and states of
     several sizes, square and not. Returns a Feedback; never raises."""
     return LINEAR_STEP.check(fn)
+
+
+# =========================================================================== my_causal_linear_attention
+def _causal_answer(Q, K, V):
+    return linear.linear_attention(Q, K, V, form="parallel")
+
+
+def _causal_case(rng, label, n, d_k, d_v):
+    return Case(label, {"Q": rng.normal(0, 1.5, (n, d_k)), "K": rng.normal(0, 1.5, (n, d_k)),
+                        "V": rng.normal(0, 1, (n, d_v))})
+
+
+def _causal_cases() -> list[Case]:
+    hand = Case("hand-made: 3 tokens, d_k = 2, d_v = 5",
+                {"Q": np.array([[1.0, -1.0], [0.0, 2.0], [-1.0, 1.0]]),
+                 "K": np.array([[0.0, 2.0], [1.0, 0.0], [2.0, -1.0]]),
+                 "V": np.array([[3.0, 0.0, -3.0, 1.0, 0.0], [0.0, 6.0, 0.0, -6.0, 3.0],
+                                [9.0, 0.0, 3.0, 0.0, -3.0]])})
+    specs = [
+        ("7 tokens, d_k = 3, d_v = 5", 7, 3, 5),
+        ("6 tokens, d_k = 5, d_v = 2", 6, 5, 2),
+        ("5 tokens, d_k = 3, d_v = 5 (as many value features as tokens)", 5, 3, 5),
+        ("9 tokens, d_k = 6, d_v = 3", 9, 6, 3),
+    ]
+    return [hand, *rng_cases(specs, 17, lambda rng, *spec: _causal_case(rng, *spec))]
+
+
+def _causal_hidden(rng) -> list[Case]:
+    """Unseen cases of the same kinds: new sizes, and one with as many value features as tokens."""
+    n, d_k, d_v = distinct_sizes(rng, 3, sizes=(2, 3, 5, 6, 7, 9))
+    n = max(n, 3)
+    square, other = distinct_sizes(rng, 2, sizes=(3, 5, 6, 7))
+    return [_causal_case(rng, f"unseen: {n} tokens, d_k = {d_k}, d_v = {d_v}", n, d_k, d_v),
+            _causal_case(rng, f"unseen: {square} tokens, d_k = {other}, d_v = {square}", square, other,
+                         square),
+            _causal_case(rng, f"unseen: {d_v + 5} tokens, d_k = {d_v}, d_v = {d_k}", d_v + 5, d_v, d_k)]
+
+
+def _parallel(*, seen="causal", phi_q=True, phi_k=True, normalise="rows", total="seen"):
+    """``my_causal_linear_attention`` with one mistake (the candidates of the table below): ``seen`` the keys
+    each query meets ("causal", "all", "later", "before": up to itself, every one, itself and after, only
+    the earlier ones); ``normalise`` how the weighted values are scaled ("rows": each query's own total;
+    "none"; "columns": key i's total on row i; "columns across": key j's total on value column j; "rows
+    across": row j's total on value column j); ``total`` the keys the normaliser counts ("seen", "all")."""
+    def wrong(Q, K, V):
+        fq, fk = (_phi(Q) if phi_q else Q), (_phi(K) if phi_k else K)
+        similar = fq @ fk.T
+        n = len(similar)
+        i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+        keep = {"causal": j <= i, "all": np.ones((n, n), dtype=bool), "later": j >= i, "before": j < i}[seen]
+        weights = np.where(keep, similar, 0.0)
+        counted = weights if total == "seen" else similar
+        out = weights @ V
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if normalise == "rows":
+                return out / counted.sum(-1)[:, None]
+            if normalise == "columns":
+                return out / counted.sum(0)[:, None]
+            if normalise == "columns across":
+                return out / counted.sum(0)[None, :]
+            if normalise == "rows across":
+                return out / counted.sum(-1)[None, :]
+        return out
+    return wrong
+
+
+_TRY_FIRST = ("Try the hand-made case: the first token sees only itself, so its output is its own value, "
+              "[3, 0, −3, 1, 0]; the second weighs the first two values 10 to 5, so it is "
+              "[2, 2, −2, −1.33, 1].")
+
+CAUSAL_LINEAR = Exercise(
+    name="my_causal_linear_attention",
+    params=("Q", "K", "V"),
+    task="computes causal linear attention for every token at once, each output normalised",
+    reference=_causal_answer,
+    cases=_causal_cases,
+    hidden=_causal_hidden,
+    library_answers=(linear.linear_attention, linear.linear_attention_step, linear.decay_attention),
+    start_hint="Start with the hand-made case: 3 tokens, d_k = 2, d_v = 5. Write down which keys each of the "
+               "three queries may use, then the shape of the similarities of every query with every key, "
+               "(3, 3), and the shape you return, (3, 5).",
+    mistakes=(
+        Mistake(
+            "future_leaks", "the future leaks in: a query uses keys after its own position",
+            "Your output for a token uses the keys and values of tokens that come after it: the future leaks "
+            "into the parallel form. Section 1's formula ran over every key, which is right only without "
+            "causality; a causal model's token t may use tokens 1 … t and nothing later, as the loop of "
+            "section 2 does, since the state it reads holds only what came before.",
+            ("The parallel form must give what the loop gives, and the loop has not yet seen the later "
+             "tokens when it reads.",
+             "Change the last token's key and value: every row but the last must stay as it was.",
+             _TRY_FIRST),
+            like(_parallel(seen="all"), _parallel(seen="later")),
+        ),
+        Mistake(
+            "future_in_normaliser", "the normaliser still counts the keys after the query",
+            "Your weighted values use only the keys up to each query, but the normaliser below the line "
+            "counts every key, later ones included: the future leaks through the normaliser. The weights of "
+            "a row no longer come to 1, and each output depends on tokens that have not come yet.",
+            ("Above and below the line, the same keys count: the ones the query may see.",
+             "Each output row must be an average of the values it sees: its weights come to 1.",
+             _TRY_FIRST),
+            like(_parallel(total="all")),
+        ),
+        Mistake(
+            "itself_excluded", "a query does not use its own key",
+            "Your outputs use only the keys before each query, leaving the query's own token out. A causal "
+            "token may attend to itself (lesson 07): without it the first token has nothing to read, and its "
+            "output is not a number.",
+            ("In causal attention each token sees the tokens before it and itself.",
+             "Look at the first row: how many keys may the first query use?",
+             _TRY_FIRST),
+            like(_parallel(seen="before")),
+        ),
+        Mistake(
+            "no_normaliser", "the weighted values are not normalised by each query's total weight",
+            "Your output is the raw weighted values: they grow with the number of tokens each query sees. "
+            "Section 1's formula has a line: below it, the total weight the query gives the keys it sees, "
+            "which makes each output an average of values, as softmax's weights coming to 1 does.",
+            ("Attention's output is an average of values: its weights must come to 1 in total.",
+             "The first token sees only itself, so its output must be its own value, whatever its weight.",
+             _TRY_FIRST),
+            like(_parallel(normalise="none")),
+        ),
+        Mistake(
+            "normaliser_wrong_axis",
+            "the normaliser is not each query's own total weight, one number per row",
+            "Your output is scaled, but not by each query's own total weight: the totals are taken along the "
+            "wrong axis (per key instead of per query), or lined up with the value features instead of the "
+            "rows. Each output row belongs to one query, and the whole row is scaled by that query's total "
+            "over the keys it sees.",
+            ("One query, one number: the query's total weight scales every value feature of its row alike.",
+             "Your answer has a row per query; the number that scales a row must come from that query's "
+             "similarities alone.",
+             _TRY_FIRST),
+            like(_parallel(normalise="columns"), _parallel(normalise="columns across"),
+                 _parallel(normalise="rows across")),
+        ),
+        Mistake(
+            "phi_forgotten", "φ is not used on the queries or the keys",
+            "Your similarities use the raw queries or keys where linear attention uses their features φ(q) "
+            "and φ(k), every entry positive. Raw products have either sign: a query's total weight can come "
+            "out near zero or negative, and the output stops being an average of the values.",
+            ("φ makes every feature positive: that is what lets each output be an average of the values.",
+             "Both the queries (what reads) and the keys (what is read) go through φ.",
+             "Try the hand-made case: φ of the first key [0, 2] is [1, 3], and every similarity is "
+             "positive."),
+            like(_parallel(phi_q=False, phi_k=False), _parallel(phi_q=False), _parallel(phi_k=False)),
+        ),
+    ),
+)
+
+
+def check_causal_linear_attention(fn):
+    """Check the learner's ``my_causal_linear_attention(Q, K, V)``: causal linear attention for every token
+    at once, the parallel form, each row normalised. Notebook 13_cheaper_attention. ``Q``, ``K (N, d_k)``,
+    ``V (N, d_v)``; the answer ``(N, d_v)`` is compared with :func:`lessons_lib.core.linear.linear_attention`
+    (φ = elu + 1, causal). Returns a Feedback; never raises."""
+    return CAUSAL_LINEAR.check(fn)
 
 
 # =========================================================================== my_delta_step

@@ -23,12 +23,15 @@ measured (:meth:`RecallTable.verdicts`), beside the numbers each mixer keeps to 
 Without training, :func:`state_recall` writes random pairs straight into a ``d_state × d_state`` state by
 each rule and reads every key back (milliseconds: what an explorer redraws per slider move), and
 :func:`recall_curve` gives its recall against the number of pairs; :func:`written_state` is the state itself.
+The random pairs are drawn once for each number of pairs, state size and seed, and kept: every rule and decay
+writes the same ones, so an explorer's move to another decay, or back to a state size, draws nothing again.
 
 torch is imported on first training (``import lessons_lib`` never imports it).
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -354,6 +357,13 @@ def written_state(n_pairs: int, d_state: int = 16, *, rule: str = "linear", deca
     >>> keys.shape, state.shape
     ((1, 3, 4), (1, 4, 4))
     """
+    rule, n_pairs, d, a, seed, n_trials = _writing(rule, n_pairs, d_state, decay, seed, n_trials)
+    keys, values = _pairs(n_pairs, d, seed, n_trials)
+    return keys.copy(), values.copy(), _written(keys, values, rule, a)
+
+
+def _writing(rule, n_pairs, d_state, decay, seed, n_trials) -> tuple:
+    """The arguments of :func:`written_state`, checked: ``(rule, n_pairs, d, a, seed, n_trials)``."""
     if not isinstance(rule, str) or rule not in WRITE_RULES:
         raise ValueError(f"rule must be one of {', '.join(map(repr, WRITE_RULES))}; got {rule!r}.")
     n_pairs = check_int_in_range(n_pairs, "n_pairs", 1, 1024)
@@ -361,18 +371,33 @@ def written_state(n_pairs: int, d_state: int = 16, *, rule: str = "linear", deca
     n_trials = check_int_in_range(n_trials, "n_trials", 1, 1024)
     a = float(check_per_token([check_real(decay, "decay")], "decay", (), 1, low=0.0, high=1.0, low_open=True,
                               meaning="the share of the state kept at each step")[0])
-    rng = np.random.default_rng(check_seed(seed, allow_generator=False))
+    return rule, n_pairs, d, a, check_seed(seed, allow_generator=False), n_trials
+
+
+@functools.lru_cache(maxsize=64)
+def _pairs(n_pairs: int, d: int, seed: int, n_trials: int) -> tuple[np.ndarray, np.ndarray]:
+    """The random keys and values of :func:`written_state`, drawn once for each (n_pairs, d, seed, n_trials)
+    and kept (read-only), since every rule and every decay writes the same draws: an explorer's move to a
+    new decay, or back to a state size it showed, draws nothing again."""
+    rng = np.random.default_rng(seed)
     keys = _spread_keys(rng, n_trials, n_pairs, d)
     values = linear.l2_normalize(rng.standard_normal((n_trials, n_pairs, d)), "values")
+    keys.setflags(write=False)
+    values.setflags(write=False)
+    return keys, values
+
+
+def _written(keys, values, rule: str, a: float):
+    """The state ``rule`` leaves after writing ``keys`` and ``values`` (None for ``"softmax"``)."""
     if rule == "softmax":
-        return keys, values, None
+        return None
+    n_trials, n_pairs = keys.shape[:2]
     gates = np.full((n_trials, n_pairs), a if rule != "linear" else 1.0)
     if rule == "delta":
         _, state = linear.delta_rule(keys, keys, values, np.ones((n_trials, n_pairs)), gates, scale=1.0)
-    else:   # the state after the last pair: Σ_p (a_{p+1} ⋯ a_P) k_p v_pᵀ
-        faded = np.cumprod(gates[:, ::-1], axis=1)[:, ::-1] / gates
-        state = np.einsum("tp,tpk,tpv->tkv", faded, keys, values)
-    return keys, values, state
+        return state
+    faded = np.cumprod(gates[:, ::-1], axis=1)[:, ::-1] / gates   # a_{p+1} ⋯ a_P: what is left of pair p
+    return np.swapaxes(keys * faded[..., None], -1, -2) @ values    # Σ_p faded_p k_p v_pᵀ, as one product
 
 
 def state_recall(n_pairs: int, d_state: int = 16, *, rule: str = "linear", decay: float = 1.0,
@@ -385,8 +410,14 @@ def state_recall(n_pairs: int, d_state: int = 16, *, rule: str = "linear", decay
     >>> state_recall(4, 16, rule="softmax"), state_recall(1, 16, rule="linear")
     (1.0, 1.0)
     """
-    keys, values, state = written_state(n_pairs, d_state, rule=rule, decay=decay, seed=seed,
-                                        n_trials=n_trials)
+    rule, n_pairs, d, a, seed, n_trials = _writing(rule, n_pairs, d_state, decay, seed, n_trials)
+    return _recalled(rule, a, *_pairs(n_pairs, d, seed, n_trials))
+
+
+def _recalled(rule: str, a: float, keys, values) -> float:
+    """The share of the pairs ``rule`` writes that read back nearest their own value
+    (:func:`state_recall`)."""
+    state = _written(keys, values, rule, a)
     if state is None:
         read = np.take_along_axis(values, np.argmax(keys @ np.swapaxes(keys, -1, -2), -1)[..., None], 1)
     else:
@@ -408,7 +439,9 @@ def _spread_keys(rng, n_trials: int, n_pairs: int, d: int) -> np.ndarray:
 
 def recall_curve(pair_counts=(1, 2, 4, 8, 16, 32, 64), d_state: int = 16, *, decay: float = 1.0,
                  seed: int = 0, rules=tuple(WRITE_RULES)) -> dict:
-    """``{rule: [recall at each count]}`` of :func:`state_recall`, the same draws for every rule."""
+    """``{rule: [recall at each count]}`` of :func:`state_recall`, the same draws for every rule (drawn once
+    per count, and kept: :func:`_pairs`)."""
     counts = [check_int_in_range(p, "n_pairs", 1, 1024) for p in pair_counts]
-    return {rule: [state_recall(p, d_state, rule=rule, decay=decay, seed=seed) for p in counts]
-            for rule in rules}
+    checked = [_writing(rule, 1, d_state, decay, seed, 32) for rule in rules]
+    draws = [_pairs(p, checked[0][2], checked[0][4], 32) for p in counts] if checked else []
+    return {rule: [_recalled(rule, a, *pairs) for pairs in draws] for rule, _, _, a, _, _ in checked}

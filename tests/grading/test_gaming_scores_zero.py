@@ -46,7 +46,8 @@ KERNEL_LOSES = ("assert_passes", "rebind_ll", "blank_graded_cells")
 #: Exercises whose reference runs one of the library's answers to it (softmax runs softmax_in_place, rope
 #: runs rope_angles, ...): a table built from it finds the answer absent where the judge runs the cell.
 TABLE_OF_ABSENT_ANSWERS = ("my_softmax", "my_scale", "my_causal_weights", "my_rope", "my_decode_step",
-                           "my_repeat_kv", "my_linear_attention_step", "my_delta_step")
+                           "my_repeat_kv", "my_linear_attention_step", "my_causal_linear_attention",
+                           "my_delta_step")
 
 
 def _assignment(root) -> nbformat.NotebookNode:

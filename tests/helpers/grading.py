@@ -52,6 +52,7 @@ PLANTED = {
     "my_rope_step": ("past + np.arange(len(q))", "np.arange(len(q))", "offset_bug"),
     "my_repeat_kv": ("axis=-3)", "axis=-2)", None),
     "my_linear_attention_step": ("(phi_q @ state) / (phi_q @ z)", "phi_q @ state", "no_normaliser"),
+    "my_causal_linear_attention": ("np.tril(phi_q @ phi_k.T)", "phi_q @ phi_k.T", "future_leaks"),
     "my_delta_step": ("error = v - k @ state", "error = v", "not_corrected"),
     "my_absorbed_scores": ("(nope + rotated) /", "nope /", "rope_forgotten"),
     "my_topk_keys": ("np.argsort(-scores[i, :seen])", "np.argsort(scores[i, :seen])", "lowest_kept"),
@@ -260,6 +261,7 @@ LIBRARY_CALLS = {
                "v",
     "my_repeat_kv": "ll.repeat_kv(kv, n_heads)",
     "my_linear_attention_step": "ll.linear_attention_step(state, z, ll.feature_map(q), ll.feature_map(k), v)",
+    "my_causal_linear_attention": "ll.linear_attention(Q, K, V)",
     "my_delta_step": "ll.delta_rule_step(state, k, k, v, beta)[0]",
     "my_topk_keys": "ll.top_k_selection(scores, top_k)",
 }
@@ -292,6 +294,7 @@ ZEROS = {
     "my_rope_step": "np.zeros_like(q), np.zeros_like(k)",
     "my_repeat_kv": "np.zeros((*kv.shape[:-3], n_heads, *kv.shape[-2:]))",
     "my_linear_attention_step": "np.zeros_like(state), np.zeros_like(z), np.zeros_like(v)",
+    "my_causal_linear_attention": "np.zeros((len(Q), V.shape[1]))",
     "my_delta_step": "np.zeros_like(state)",
     "my_absorbed_scores": "np.zeros((len(q_nope), len(latent)))",
     "my_topk_keys": "np.zeros(scores.shape, dtype=bool)",

@@ -22,6 +22,27 @@ def _linear_step(phi_q=True, phi_k=True, normalise=True, flipped=False, read_old
     return my_linear_attention_step
 
 
+def _causal(phi=True, mask="tril", counted="masked", normalise="rows"):
+    """``my_causal_linear_attention`` as a learner writes it, with one mistake: ``mask`` keeps the lower
+    triangle ("tril"), nothing ("none"), the upper one ("triu") or the strict lower one ("strict");
+    ``counted``: the total of the masked or the unmasked similarities; ``normalise`` over the rows, the
+    columns, or not at all."""
+    def my_causal_linear_attention(Q, K, V):
+        fq = np.where(Q > 0, Q + 1, np.exp(np.minimum(Q, 0))) if phi else Q
+        fk = np.where(K > 0, K + 1, np.exp(np.minimum(K, 0))) if phi else K
+        scores = fq @ fk.T
+        weights = {"tril": np.tril(scores), "none": scores, "triu": np.triu(scores),
+                   "strict": np.tril(scores, k=-1)}[mask]
+        total = weights if counted == "masked" else scores
+        if normalise == "none":
+            return weights @ V
+        if normalise == "columns":
+            return (weights @ V) / total.sum(axis=0)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (weights @ V) / total.sum(axis=-1, keepdims=True)
+    return my_causal_linear_attention
+
+
 def _delta(change, flipped=False):
     """``my_delta_step`` as a learner writes it: ``change(state, k, v, beta)`` is what row k receives."""
     def my_delta_step(state, k, v, beta):
@@ -67,6 +88,15 @@ PART_III = [
     ("my_linear_attention_step", _linear_step(flipped=True), "outer_flipped", ["other way round"]),
     ("my_linear_attention_step", _linear_step(read_old=True), "read_before_write", ["does not see itself"]),
     ("my_linear_attention_step", _linear_step(keep_z=True), "z_not_moved", ["normaliser z does not"]),
+    ("my_causal_linear_attention", _causal(mask="none"), "future_leaks", ["the future leaks"]),
+    ("my_causal_linear_attention", _causal(mask="triu"), "future_leaks", ["come after it"]),
+    ("my_causal_linear_attention", _causal(counted="unmasked"), "future_in_normaliser",
+     ["leaks through the normaliser"]),
+    ("my_causal_linear_attention", _causal(mask="strict"), "itself_excluded", ["own token out"]),
+    ("my_causal_linear_attention", _causal(normalise="none"), "no_normaliser", ["raw weighted values"]),
+    ("my_causal_linear_attention", _causal(normalise="columns"), "normaliser_wrong_axis",
+     ["wrong axis"]),
+    ("my_causal_linear_attention", _causal(phi=False), "phi_forgotten", ["raw queries or keys"]),
     ("my_delta_step", _delta(lambda S, k, v, b: b * v), "not_corrected", ["never takes away"]),
     ("my_delta_step", _delta(lambda S, k, v, b: b * v - S.T @ k), "beta_on_one_term", ["whole error"]),
     ("my_delta_step", _delta(lambda S, k, v, b: v - b * (S.T @ k)), "beta_on_one_term", ["one side"]),

@@ -147,6 +147,23 @@ def test_the_recall_curve_is_state_recall_at_each_count():
         ll.state_recall(4, decay=0.0)
 
 
+def test_the_recall_curve_keeps_the_numbers_it_had_before_its_draws_were_kept():
+    """Each count's keys and values are drawn once and shared by every rule and decay (what makes an
+    explorer's move cheap): the curve is the one the course drew before, when every rule and count drew its
+    own (these are its numbers, shares of 32 trials), whatever was computed first and whatever a caller did
+    to the arrays it was given."""
+    before = {"softmax": [1, 1, 1, 1, 1], "linear": [1, 1, 1, 71 / 128, 53 / 256],
+              "decay": [1, 1, 1, 61 / 128, 43 / 256], "delta": [1, 1, 1, 49 / 128, 47 / 256]}
+    keys, values, state = ll.written_state(8, 4, rule="delta", decay=0.8, seed=0, n_trials=32)
+    keys[:], values[:], state[:] = 0.0, 0.0, 0.0                     # a caller's own copies
+    assert ll.recall_curve((1, 2, 4, 8, 16), 4, decay=0.8, seed=0) == before
+    assert ll.recall_curve((16, 8), 4, decay=0.8, seed=0, rules=("delta", "linear")) == {
+        "delta": before["delta"][:2:-1], "linear": before["linear"][:2:-1]}
+    keys, values, state = ll.written_state(16, 4, rule="linear", decay=0.8, seed=0, n_trials=32)
+    nearest = np.argmax((keys @ state) @ np.swapaxes(values, -1, -2), axis=-1)
+    assert np.mean(nearest == np.arange(16)) == before["linear"][-1]
+
+
 def test_the_written_state_is_each_rules_sum_and_the_delta_rule_overwrites():
     """Linear attention's state is Σ k vᵀ, the decay's Σ a^(P−p) k_p v_pᵀ; the delta rule writing the same key
     twice keeps the second value only; softmax keeps no state."""

@@ -163,11 +163,13 @@ def record_exports(package: types.ModuleType, where: dict[str, str]) -> None:
         _EXPORTS.setdefault(name, (package, f"{package.__name__}.{module}"))
 
 
-def accept(where: str, attr: str, value) -> None:
-    """Count ``value`` at ``where``'s ``attr`` as recorded: a replacement the check itself made (the grade's
-    judge's stand-in for a library answer, in the child that runs a learner's code)."""
-    if where in _SPACES:
-        _SPACES[where][1][attr] = value
+def accept_state(function: types.FunctionType) -> None:
+    """Count ``function``'s code, defaults and closure as they are now as recorded, wherever it was recorded:
+    a swap the check itself made (the grade's judge's stand-in for a library answer, in the child that runs
+    a learner's code). The record no longer holds the code it had."""
+    for where, (recorded, _) in list(_FUNCTIONS.items()):
+        if recorded is function:
+            _FUNCTIONS[where] = (function, _state(function))
 
 
 def judged(name: str) -> bool:

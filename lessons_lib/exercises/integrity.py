@@ -64,7 +64,8 @@ import numpy as np
 
 from .. import _seal
 
-__all__ = ["allclose", "array_equal", "as_plain_array", "planted", "Snapshot", "watched_modules", "seal"]
+__all__ = ["allclose", "array_equal", "as_plain_array", "planted", "Snapshot", "watched_modules", "seal",
+           "forget_scans"]
 
 # Captured when the engine is imported: the operators below reach numpy only through ndarray's
 # own type slots, and these few names are the only module attributes read afterwards.
@@ -280,6 +281,12 @@ class _Clean:
 
 #: where -> the namespace as the last scan found it, when it found nothing foreign there
 _CLEAN: dict[str, _Clean] = {}
+
+
+def forget_scans() -> None:
+    """Forget the namespaces scanned clean (:func:`planted` scans them again): in the child where the judge
+    made the library's answers absent, so that nothing there keeps their code."""
+    _CLEAN.clear()
 
 
 def _changeable(value) -> bool:

@@ -110,9 +110,10 @@ class AnswerCells:
 
 def _put_answers_out_of_reach(name: str) -> None:
     """In the child about to run a learner's code: exercise ``name``'s answers (its ``library_answers``,
-    ``reference`` and ``formula``: ``ll.rope``, ``lessons_lib.core.position.rope``) are absent, each name
-    that held one holding a stand-in that names ``library_answer`` however it is reached (a thread of any
-    kind, a ``functools.partial``, ``map``): :func:`~.runner.absent_answers`."""
+    ``reference`` and ``formula``: ``ll.rope``, ``lessons_lib.core.position.rope``) are absent, each function
+    its own stand-in that names ``library_answer`` however it is reached (a module's name, the exercise's own
+    fields, a thread of any kind, a ``functools.partial``, ``map``, ``gc``): :func:`~.runner.absent_answers`.
+    The judge's own process, which computes the expected answers with the reference, keeps them whole."""
     from lessons_lib.exercises import EXERCISES
 
     from .engine import shown_name
@@ -120,9 +121,8 @@ def _put_answers_out_of_reach(name: str) -> None:
 
     exercise = EXERCISES.get(name)
     if exercise is not None:
-        absent_answers({id(f): (f, shown_name(f, name)) for f in (*exercise.library_answers,
-                                                                 exercise.reference, exercise.formula)
-                        if callable(f)})
+        answers = (*exercise.library_answers, exercise.reference, exercise.formula)
+        absent_answers({f: shown_name(f, name) for f in answers if f is not None})
 
 
 def _check_of(name: str):

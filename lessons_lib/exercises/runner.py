@@ -42,6 +42,7 @@ import ast
 import builtins
 import copy
 import ctypes
+import functools
 import inspect
 import io
 import os
@@ -55,6 +56,7 @@ import textwrap
 import threading
 import time
 import traceback
+import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -221,32 +223,51 @@ class LibraryAnswerAbsent(Exception):
 #: How a stand-in's call is told apart from a watched call on the wire from the child (``H`` messages).
 _ABSENT = "absent:"
 #: In a forked child (set by ``_child``): ``"report"``, how a watched call is sent to the check the moment it
-#: happens, and ``"snapshot"``, what the call may not change. (A dict filled, never a name rebound: the
-#: seal of the library counts a rebound name of this module as a change.)
+#: happens. (A dict filled, never a name rebound: the seal of the library counts a rebound name of this
+#: module as a change.)
 _IN_CHILD: dict = {}
 
 
-def absent_answers(answers: dict[int, tuple[Callable, str]]) -> None:
-    """In a child about to run a learner's code (:mod:`.judge`): every name under which a module of the
-    library holds one of ``answers`` (``id -> (function, shown name)``) now holds a stand-in
-    (:func:`_absent`), counted as the check's own change, not the learner's."""
-    stand_ins = {key: _absent(shown) for key, (_, shown) in answers.items()}  # one each: ll.X is its module's
-    for module_name, module in list(sys.modules.items()):
-        if module_name != "lessons_lib" and not module_name.startswith("lessons_lib."):
-            continue
-        for attr, value in list(vars(module).items()):
-            function, _ = answers.get(id(value), (None, ""))
-            if function is not None and value is function:
-                stand_in = stand_ins[id(value)]
-                setattr(module, attr, stand_in)
-                _seal.accept(module_name, attr, stand_in)
-                if "snapshot" in _IN_CHILD:
-                    _IN_CHILD["snapshot"].accept(module_name, attr, stand_in)
+def absent_answers(answers: dict[Callable, str]) -> None:
+    """In a child about to run a learner's code (:mod:`.judge`): each of the library's ``answers`` (the
+    function -> the name shown for it, ``ll.rope``) becomes its own stand-in, in place. Its code is swapped
+    for one that tells the check, through the child's pipe, that the answer was called, and raises
+    :class:`LibraryAnswerAbsent` (:func:`_absent`); so every way the child holds the function runs the
+    stand-in: a module's name for it, an exercise's ``reference`` or ``library_answers``, a
+    ``functools.partial``, a closure, a lookup in ``gc``. Nothing in the child keeps the answer's own code
+    (the seal's record of it is the stand-in's now, the namespaces scanned clean are forgotten), so it cannot
+    be rebuilt from there either. The swap is the check's own, not counted as the learner's change."""
+    if "report" not in _IN_CHILD:
+        raise RuntimeError("the library's answers are made absent only in a child that runs a learner's code")
+    for function, shown in answers.items():
+        if type(function) is not types.FunctionType:
+            raise TypeError(f"{shown} is not a Python function: the check cannot make it absent")
+        function.__code__ = _stand_in_code(len(function.__code__.co_freevars))
+        function.__defaults__ = None
+        function.__kwdefaults__ = {"_answer": _absent(shown)}
+        _seal.accept_state(function)
+    integrity.forget_scans()
+
+
+@functools.cache
+def _stand_in_code(free: int) -> types.CodeType:
+    """The code a stand-in runs: it calls its keyword default ``_answer`` (:func:`_absent`'s function) and
+    nothing else. A function's code can only be swapped for code with as many free variables as its closure
+    holds: this one has ``free`` of them, unused."""
+    names = [f"_free{i}" for i in range(free)]
+    source = (f"def outer({', '.join(names)}):\n"
+              "    def library_answer(*args, _answer=None, **kwargs):\n"
+              f"        {', '.join(names) or 'pass'}\n"
+              "        return _answer()\n"
+              "    return library_answer\n")
+    namespace: dict = {}
+    exec(compile(source, __file__, "exec"), namespace)
+    return namespace["outer"](*names).__code__
 
 
 def _absent(shown: str) -> Callable:
-    """A stand-in for the library's answer ``shown`` (``"ll.rope"``): calling it, from any thread, partial
-    or module path, tells the check at once, through the child's pipe, that the answer was called, and
+    """What a stand-in for the library's answer ``shown`` (``"ll.rope"``) calls: it tells the check at once,
+    through the child's pipe, that the answer was called (from any thread, partial or module path), and
     raises :class:`LibraryAnswerAbsent`; it holds nothing of the answer itself."""
     report = _IN_CHILD.get("report")
 
@@ -594,8 +615,7 @@ def _child(fn, args, watch, snapshot, write_end, items) -> None:
     _no_input(snapshot)
     out = io.StringIO()
     sys.stdout = sys.stderr = out  # the learner's prints come back as text
-    _IN_CHILD.update(report=lambda name: _send(write_end, b"H", name.encode("utf-8", "replace")),
-                     snapshot=snapshot)
+    _IN_CHILD.update(report=lambda name: _send(write_end, b"H", name.encode("utf-8", "replace")))
     try:
         done = _traced(fn, args, watch, _IN_CHILD["report"])
         error = _as_input_request(done.error)

@@ -2,7 +2,7 @@
 
 A check compares a learner's answer with the library's reference, using numpy, Python's builtins and the
 exercise engine's own functions and constants. A notebook cell may rebind any of them, to anything: a
-builtin (``runner.close = all``), a numpy function (``np.sqrt = np.positive``, which changes the reference
+builtin (``outcome.close = all``), a numpy function (``np.sqrt = np.positive``, which changes the reference
 of ``my_scale``), an object of the learner's own class, a plain value (``grading._RTOL = 1e9``), a module
 (``sys.modules["lessons_lib.exercises.grading"] = ...``); or swap a function's code in place. So
 ``import lessons_lib``, a lesson's first cell, **records** them here: Python's builtins, ``math``, ``copy``

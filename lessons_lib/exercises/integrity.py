@@ -20,7 +20,7 @@ the check judges with instead (``np.allclose = lambda *a, **k: True``, ``Feedbac
   :class:`Snapshot` records those namespaces before a learner's function runs, so that
   :meth:`Snapshot.changes` can name (and :meth:`Snapshot.restore` undo) whatever the call rebound;
 * the learner's function runs in a forked child process where the system allows it
-  (:mod:`.runner`), so whatever it changes during the call stays in the child;
+  (:mod:`.runner`, :mod:`.child`), so whatever it changes during the call stays in the child;
 * **the grade does not trust the learner's kernel at all**: what no check inside that kernel can
   stop (a cell that rebinds ``ll`` itself, swallows the graded cell's error with IPython's
   ``set_custom_exc``, or rewrites the graded cell before it runs) is why nbgrader's autograde takes the

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from lessons_lib.exercises import EXERCISES, integrity, judge, runner
+from lessons_lib.exercises import EXERCISES, child, integrity, judge, runner
 from tests.helpers.grading import STRATEGIES, graded_cell, solution_source
 
 pytestmark = [pytest.mark.skipif(runner.ISOLATION != "process", reason="the judge's children are forked"),
@@ -109,5 +109,5 @@ def test_the_judges_own_process_keeps_the_reference_and_the_worked_solution_pass
 def test_the_stand_ins_are_made_only_in_a_child_that_runs_a_learners_code():
     reference = EXERCISES[TOPK].reference
     with pytest.raises(RuntimeError, match="only in a child"):
-        runner.absent_answers({reference: "ll.top_k_selection"})
+        child.absent_answers({reference: "ll.top_k_selection"})
     assert reference.__code__.co_name == "top_k_selection"

@@ -32,8 +32,6 @@ class InputRequested(Exception):
 
 
 # --------------------------------------------------------------------------- cases and outcomes
-
-
 @dataclass(frozen=True)
 class Case:
     """One input for an exercise: ``args`` in call order (name -> value), a label to show.

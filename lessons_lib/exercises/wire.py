@@ -40,7 +40,7 @@ def dumps(report: dict) -> bytes:
     return _DUMPS(report, 5)
 
 
-# --------------------------------------------------------------------------- a forked child
+# --------------------------------------------------------------------------- the messages
 #: Before each message from the child: its kind (b"H" a watched call, b"R" the report) and its length, so
 #: that the report's end needs no end of file, and a watched call is sent the moment it happens.
 _HEADER = struct.Struct("!cQ")

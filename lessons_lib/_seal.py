@@ -2,7 +2,7 @@
 
 A check compares a learner's answer with the library's reference, using numpy, Python's builtins and the
 exercise engine's own functions and constants. A notebook cell may rebind any of them, to anything: a
-builtin (``runner.close = all``), a numpy function (``np.sqrt = np.positive``, which changes the reference
+builtin (``outcome.close = all``), a numpy function (``np.sqrt = np.positive``, which changes the reference
 of ``my_scale``), an object of the learner's own class, a plain value (``grading._RTOL = 1e9``), a module
 (``sys.modules["lessons_lib.exercises.grading"] = ...``); or swap a function's code in place. So
 ``import lessons_lib``, a lesson's first cell, **records** them here: Python's builtins, ``math``, ``copy``
@@ -163,11 +163,13 @@ def record_exports(package: types.ModuleType, where: dict[str, str]) -> None:
         _EXPORTS.setdefault(name, (package, f"{package.__name__}.{module}"))
 
 
-def accept(where: str, attr: str, value) -> None:
-    """Count ``value`` at ``where``'s ``attr`` as recorded: a replacement the check itself made (the grade's
-    judge's stand-in for a library answer, in the child that runs a learner's code)."""
-    if where in _SPACES:
-        _SPACES[where][1][attr] = value
+def accept_state(function: types.FunctionType) -> None:
+    """Count ``function``'s code, defaults and closure as they are now as recorded, wherever it was recorded:
+    a swap the check itself made (the grade's judge's stand-in for a library answer, in the child that runs
+    a learner's code). The record no longer holds the code it had."""
+    for where, (recorded, _) in list(_FUNCTIONS.items()):
+        if recorded is function:
+            _FUNCTIONS[where] = (function, _state(function))
 
 
 def judged(name: str) -> bool:

@@ -27,9 +27,10 @@ BEGIN, END = "# exports:begin", "# exports:end"
 #: engine and its pieces (its ``run``, ``show`` and ``Case`` would shadow the quizzes' ``show``), and the
 #: grade's judge, its nbgrader step, which autograde runs (the latter imports nbgrader), and the sandbox
 #: both run a submission's code in
-INTERNAL = ("exercises.engine", "exercises.runner", "exercises.mistakes", "exercises.messages",
-            "exercises.catalogue", "exercises.integrity", "exercises.judge", "exercises.autograde",
-            "exercises.sandbox")
+INTERNAL = ("exercises.engine", "exercises.runner", "exercises.outcome", "exercises.child",
+            "exercises.processes", "exercises.wire", "exercises.watch", "exercises.mistakes",
+            "exercises.messages", "exercises.catalogue", "exercises.integrity", "exercises.judge",
+            "exercises.autograde", "exercises.sandbox")
 
 
 def public_modules() -> list[str]:

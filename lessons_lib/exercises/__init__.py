@@ -1,12 +1,14 @@
-"""Exercises checked with feedback: ``engine`` runs a learner's function on cases and names the mistake,
-from ``runner`` (the learner's code in a child process under a time limit), ``integrity`` (the judge's own
-comparisons and the seal on them), ``mistakes``, ``messages`` and ``catalogue`` (the mistakes, their words,
-the ones any exercise can make); ``grading`` (nbgrader's graded cells, the unseen cases and their seeds from
-the teacher's secret, ``read_verdict``); ``judge`` (the grade's judge: a fresh Python that checks a
-submission's answers in forked children, never in the learner's kernel), ``autograde`` (its step in
-nbgrader's autograde) and ``sandbox`` (where both run a submission's code: bubblewrap, read-only, no
-network, nothing left running, not as the grader); ``lessonNN_name.py`` (each lesson's cases, unseen-case
-generator and candidate mistakes).
+"""Exercises checked with feedback: ``engine`` runs a learner's function on cases and names the mistake, from
+``runner`` (the learner's code in a child process under a time limit: ``outcome``, what a call did and how
+answers compare; ``child``, what runs in the child; ``processes``, the fork, the time limit and the
+stopping; ``wire``, the pipe between them; ``watch``, the hook that names the library's answers a call
+reached), ``integrity`` (the judge's own comparisons and the seal on them), ``mistakes``, ``messages`` and
+``catalogue`` (the mistakes, their words, the ones any exercise can make); ``grading`` (nbgrader's graded
+cells, the unseen cases and their seeds from the teacher's secret, ``read_verdict``); ``judge`` (the
+grade's judge: a fresh Python that checks a submission's answers in forked children, never in the learner's
+kernel), ``autograde`` (its step in nbgrader's autograde) and ``sandbox`` (where both run a submission's
+code: bubblewrap, read-only, no network, nothing left running, not as the grader); ``lessonNN_name.py``
+(each lesson's cases, unseen-case generator and candidate mistakes).
 
 In a notebook the learner fills in a function and hands it to its check::
 
@@ -54,7 +56,8 @@ check                              learner writes                               
 
 Layout: :mod:`.engine` runs and diagnoses (an :class:`Exercise`, the rule for naming a
 candidate mistake) from five pieces: :mod:`.runner` runs the learner's code (copies of the
-inputs, a forked child process killed at the time limit, a watch on the library's answers),
+inputs, a forked child process killed at the time limit, a watch on the library's answers: :mod:`.outcome`,
+:mod:`.child`, :mod:`.processes`, :mod:`.wire`, :mod:`.watch`),
 :mod:`.integrity` the judge's own comparisons and the seal on the tools it relies on,
 :mod:`.mistakes` holds :class:`Mistake` and its matchers, :mod:`.messages` the feedback's text,
 :mod:`.catalogue` the mistakes any exercise can make. :mod:`.grading` turns a check into an

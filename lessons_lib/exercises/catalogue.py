@@ -13,7 +13,7 @@ import numpy as np
 
 from .messages import dtype_words, error_entry, explain_error, kind_of, quoted_names, show
 from .mistakes import Mistake, like
-from .runner import InputRequested, Outcome, Refusal, close
+from .outcome import InputRequested, Outcome, Refusal, close
 
 __all__ = ["TYPE_MISTAKES", "FALLBACK_MISTAKES", "TAMPERED", "LIBRARY_ANSWER", "NOT_REFUSED",
            "uses_global_instead"]

@@ -113,7 +113,9 @@ from .catalogue import (
 )
 from .messages import count, kind_of, shape_text, show
 from .mistakes import Mistake, either, every_case, like
-from .runner import TIME_LIMIT_S, Case, Outcome, Refusal, Watch, is_placeholder, run
+from .outcome import Case, Outcome, Refusal
+from .runner import TIME_LIMIT_S, is_placeholder, run
+from .watch import Watch
 
 __all__ = [
     "TIME_LIMIT_S",

@@ -68,7 +68,7 @@ from ..course.feedback import Feedback
 from . import integrity
 from .catalogue import TAMPERED
 from .engine import EXERCISES, Case
-from .runner import Outcome
+from .outcome import Outcome
 
 # learners' and teachers' names (ll.check_hidden); the rest is for autograde's judge (.autograde, .judge)
 __all__ = ["assert_passes", "read_verdict", "Verdict", "hidden_cases", "check_hidden"]

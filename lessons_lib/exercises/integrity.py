@@ -20,7 +20,7 @@ the check judges with instead (``np.allclose = lambda *a, **k: True``, ``Feedbac
   :class:`Snapshot` records those namespaces before a learner's function runs, so that
   :meth:`Snapshot.changes` can name (and :meth:`Snapshot.restore` undo) whatever the call rebound;
 * the learner's function runs in a forked child process where the system allows it
-  (:mod:`.runner`), so whatever it changes during the call stays in the child;
+  (:mod:`.runner`, :mod:`.child`), so whatever it changes during the call stays in the child;
 * **the grade does not trust the learner's kernel at all**: what no check inside that kernel can
   stop (a cell that rebinds ``ll`` itself, swallows the graded cell's error with IPython's
   ``set_custom_exc``, or rewrites the graded cell before it runs) is why nbgrader's autograde takes the
@@ -64,7 +64,8 @@ import numpy as np
 
 from .. import _seal
 
-__all__ = ["allclose", "array_equal", "as_plain_array", "planted", "Snapshot", "watched_modules", "seal"]
+__all__ = ["allclose", "array_equal", "as_plain_array", "planted", "Snapshot", "watched_modules", "seal",
+           "forget_scans"]
 
 # Captured when the engine is imported: the operators below reach numpy only through ndarray's
 # own type slots, and these few names are the only module attributes read afterwards.
@@ -280,6 +281,12 @@ class _Clean:
 
 #: where -> the namespace as the last scan found it, when it found nothing foreign there
 _CLEAN: dict[str, _Clean] = {}
+
+
+def forget_scans() -> None:
+    """Forget the namespaces scanned clean (:func:`planted` scans them again): in the child where the judge
+    made the library's answers absent, so that nothing there keeps their code."""
+    _CLEAN.clear()
 
 
 def _changeable(value) -> bool:

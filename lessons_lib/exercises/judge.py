@@ -10,11 +10,11 @@ judge as well, and a graded cell passes only when both agree. The judge is a fre
 with an untouched library, in which **no learner code ever runs**: each learner function exists only
 inside the forked child that runs one case (:class:`AnswerCells`: the submission's answer cells, the
 ones nbgrader marks as solutions, executed there with ``np`` and ``ll`` as a lesson's first cell gives
-them, never here), and comes back as data (:mod:`.runner`). The judge runs what each graded cell runs
-(:func:`~.grading.graded_calls`): the check the cell names on the cases shown and, where the cell has it,
-:func:`~.grading.check_hidden` on the unseen cases of the seed autograde derived for that exercise from
-the course's secret (the secret itself never reaches this process), and answers with the graded cell's
-one-line verdict.
+them, never here), and comes back as data (:mod:`.runner`, :mod:`.wire`). The judge runs what each graded
+cell runs (:func:`~.grading.graded_calls`): the check the cell names on the cases shown and, where the
+cell has it, :func:`~.grading.check_hidden` on the unseen cases of the seed autograde derived for that
+exercise from the course's secret (the secret itself never reaches this process), and answers with the
+graded cell's one-line verdict.
 
 The request: ``{"cells": [{"source": ..., "answer": bool, "grade_id": ...}, ...], "seeds": {name: int}}``
 (the notebook's answer and graded cells, in order); the answer: ``{"verdicts": {grade_id: {"passed":
@@ -64,7 +64,7 @@ class AnswerCells:
 
         import lessons_lib as ll
 
-        from .runner import LibraryAnswerAbsent
+        from .child import LibraryAnswerAbsent
 
         _put_answers_out_of_reach(self.name)
         namespace: dict = {"__name__": "__main__", "np": np, "ll": ll}
@@ -110,19 +110,19 @@ class AnswerCells:
 
 def _put_answers_out_of_reach(name: str) -> None:
     """In the child about to run a learner's code: exercise ``name``'s answers (its ``library_answers``,
-    ``reference`` and ``formula``: ``ll.rope``, ``lessons_lib.core.position.rope``) are absent, each name
-    that held one holding a stand-in that names ``library_answer`` however it is reached (a thread of any
-    kind, a ``functools.partial``, ``map``): :func:`~.runner.absent_answers`."""
+    ``reference`` and ``formula``: ``ll.rope``, ``lessons_lib.core.position.rope``) are absent, each function
+    its own stand-in that names ``library_answer`` however it is reached (a module's name, the exercise's own
+    fields, a thread of any kind, a ``functools.partial``, ``map``, ``gc``): :func:`~.child.absent_answers`.
+    The judge's own process, which computes the expected answers with the reference, keeps them whole."""
     from lessons_lib.exercises import EXERCISES
 
+    from .child import absent_answers
     from .engine import shown_name
-    from .runner import absent_answers
 
     exercise = EXERCISES.get(name)
     if exercise is not None:
-        absent_answers({id(f): (f, shown_name(f, name)) for f in (*exercise.library_answers,
-                                                                 exercise.reference, exercise.formula)
-                        if callable(f)})
+        answers = (*exercise.library_answers, exercise.reference, exercise.formula)
+        absent_answers({f: shown_name(f, name) for f in answers if f is not None})
 
 
 def _check_of(name: str):
@@ -136,8 +136,9 @@ def _check_of(name: str):
 
 def _value_of(answers: AnswerCells):
     """What a child computing the value ``answers`` defines did (with the runner's time limit): its
-    :class:`~.runner.Outcome`, the value as data in its ``result``."""
-    from .runner import TIME_LIMIT_S, Case, run
+    :class:`~.outcome.Outcome`, the value as data in its ``result``."""
+    from .outcome import Case
+    from .runner import TIME_LIMIT_S, run
 
     return run(AnswerCells(answers.cells, answers.name, value=True), Case("your answer cell", {}),
                time_limit=TIME_LIMIT_S)
@@ -227,13 +228,13 @@ def _not_inspectable() -> None:
 def main() -> int:
     """Read the request on standard input, write the verdicts on standard output (only there: everything
     else this process or its children print goes nowhere)."""
-    from . import messages, runner
+    from . import child, messages
 
     request = json.loads(sys.stdin.read())
     messages.QUOTE_ERRORS = False  # the verdicts in the course's words: no learner's message quoted
     _not_inspectable()
     answer = os.dup(1)
-    runner.keep_from_children(answer)
+    child.keep_from_children(answer)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.dup2(null, 2)

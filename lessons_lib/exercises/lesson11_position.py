@@ -4,7 +4,7 @@ Rotary embeddings as attention uses them: return the query, the key and the valu
 softmax(Q·Kᵀ/√d)·V. Pair i of each row of Q and K turns by position · θ_i, θ_i = 10000^(−2i/d_head), the
 pairs laid out as ``convention`` says ("half": dimension i with i + d_head/2; "interleaved": 2i with
 2i + 1); V is handed over as it is. An odd d_head cannot be split into pairs: the right answer is a
-``ValueError`` that says so (a :class:`~.runner.Refusal`). Content only; the checking is :mod:`.engine`'s.
+``ValueError`` that says so (a :class:`~.outcome.Refusal`). Content only; the checking is :mod:`.engine`'s.
 
 Shapes: ``q``, ``k`` ``(..., seq_len, d_head)``, ``v (..., seq_len, d_v)``, ``positions (seq_len,)``.
 """
@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core import position
 from .engine import Case, Exercise, Mistake, Outcome, Refusal, either, like, rng_cases
-from .runner import close
+from .outcome import close
 
 __all__ = ["check_rope"]
 

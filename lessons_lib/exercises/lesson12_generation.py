@@ -14,7 +14,7 @@
   The mistake it names first is the offset bug: the new tokens turned as if they stood at 0, 1, ….
 * ``my_repeat_kv(kv, n_heads) -> (..., n_heads, seq_len, d_head)``: ``kv (..., n_kv_heads, seq_len,
   d_head)``; KV head g serves query heads g·r … g·r + r − 1 (r = n_heads / n_kv_heads). When n_kv_heads does
-  not divide n_heads the right answer is a ``ValueError`` that says so (a :class:`~.runner.Refusal`). The
+  not divide n_heads the right answer is a ``ValueError`` that says so (a :class:`~.outcome.Refusal`). The
   reference is :func:`lessons_lib.core.decoding.repeat_kv`.
 """
 

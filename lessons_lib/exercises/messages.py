@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .runner import Outcome, error_kind
+from .outcome import Outcome, error_kind
 
 __all__ = ["quoted_names", "shape_text", "show", "describe", "case_text",
            "error_entry", "explain_error", "kind_of",

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from ..course.feedback import FAILED, Feedback
 from .messages import case_text, describe, quoted_names
-from .runner import Outcome, behave_alike, run
+from .outcome import Outcome, behave_alike
+from .runner import run
 
 __all__ = ["Text", "Mistake", "like", "either", "every_case"]
 

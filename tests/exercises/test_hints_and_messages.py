@@ -100,6 +100,7 @@ def _texts_of_every_mistake():
     12 exercises and of the shared catalogue, the feedback of every candidate and learner's wrong answer,
     lesson 01's feedback, and the hints of a placeholder (where to start)."""
     from lessons_lib.exercises import catalogue, messages, runner
+    from lessons_lib.exercises.outcome import Outcome
 
     texts, evaluated = [], set()
     tables = {name: ex.mistakes for name, ex in exercises.EXERCISES.items()}
@@ -121,10 +122,10 @@ def _texts_of_every_mistake():
                 outcome.line = ""  # the feedback may quote the learner's own line back: that is theirs
                 pool.append(outcome)
         case = exercise.cases()[0]
-        pool += [runner.Outcome(case, timed_out=True, time_limit=3.0, still_running=still)
+        pool += [Outcome(case, timed_out=True, time_limit=3.0, still_running=still)
                  for still in (False, True)]
-        pool += [runner.Outcome(case, tampered=("numpy.allclose",)),
-                 runner.Outcome(case, borrowed=("ll.softmax",))]
+        pool += [Outcome(case, tampered=("numpy.allclose",)),
+                 Outcome(case, borrowed=("ll.softmax",))]
         for mistake in (*tables[exercise.name], *shared):
             texts.append((exercise.name, f"{mistake.key} title", mistake.title))
             parts = [("explain", mistake.explain),

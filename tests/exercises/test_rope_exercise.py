@@ -14,7 +14,7 @@ from lessons_lib import exercises
 from lessons_lib.exercises import grading
 from lessons_lib.exercises.catalogue import NOT_REFUSED
 from lessons_lib.exercises.engine import Case, Exercise, Refusal, like
-from lessons_lib.exercises.runner import Outcome, behave_alike, refused_clearly
+from lessons_lib.exercises.outcome import Outcome, behave_alike, refused_clearly
 from tests.helpers import solutions
 from tests.helpers.wrong_answers import learners_rope
 

@@ -26,7 +26,7 @@ import pytest
 import lessons_lib as ll
 from lessons_lib import exercises
 from lessons_lib.course import feedback as feedback_module
-from lessons_lib.exercises import grading, integrity, runner
+from lessons_lib.exercises import grading, integrity, outcome, runner
 from tests.helpers import solutions
 
 
@@ -38,7 +38,7 @@ class _Yes:
 
 
 def _swap_code(monkeypatch):
-    monkeypatch.setattr(runner._matches, "__code__", (lambda result, expected, kinds="f": True).__code__)
+    monkeypatch.setattr(outcome._matches, "__code__", (lambda result, expected, kinds="f": True).__code__)
 
 
 ATTACKS = {
@@ -47,12 +47,13 @@ ATTACKS = {
                                              "lessons_lib.assert_passes"),
     "ll.check_softmax = a builtin": (lambda mp: mp.setattr(ll, "check_softmax", repr, raising=False),
                                      "lessons_lib.check_softmax"),
-    "the comparison = all (a builtin)": (lambda mp: mp.setattr(runner, "close", all), "runner.close"),
+    "the comparison = all (a builtin)": (lambda mp: mp.setattr(outcome, "close", all), "outcome.close"),
     "the comparison = an object of the learner's class": (
         lambda mp: mp.setattr(integrity, "allclose", _Yes()), "integrity.allclose"),
     "np.sqrt = np.positive (the reference of my_scale)": (lambda mp: mp.setattr(np, "sqrt", np.positive),
                                                          "numpy.sqrt"),
-    "the tolerance = 1e300 (a plain value)": (lambda mp: mp.setattr(runner, "_ATOL", 1e300), "runner._ATOL"),
+    "the tolerance = 1e300 (a plain value)": (lambda mp: mp.setattr(outcome, "_ATOL", 1e300),
+                                              "outcome._ATOL"),
     "feedback.FAILED = 'passed' (a verdict constant)": (lambda mp: mp.setattr(feedback_module, "FAILED",
                                                                                "passed"), "feedback.FAILED"),
     "the engine's FAILED = 'passed' (a verdict constant)": (
@@ -63,7 +64,7 @@ ATTACKS = {
     "EXERCISES['my_softmax'] replaced": (lambda mp: mp.setitem(exercises.EXERCISES, "my_softmax",
                                                                 dataclasses.replace(exercises.SOFTMAX)),
                                           "EXERCISES['my_softmax']"),
-    "a function's code swapped in place": (_swap_code, "runner._matches (its code)"),
+    "a function's code swapped in place": (_swap_code, "outcome._matches (its code)"),
     "builtins.vars = a learner's object": (lambda mp: mp.setattr(builtins, "vars", _Yes()), "builtins.vars"),
     "builtins.all = a builtin": (lambda mp: mp.setattr(builtins, "all", any), "builtins.all"),
     "a module of the judge replaced in sys.modules": (

@@ -43,11 +43,14 @@ from tests.helpers.grading import (
 #: Strategies that beat every check inside the learner's kernel (they rewrite or replace the grading
 #: cell itself): graded by the kernel alone, they get the points.
 KERNEL_LOSES = ("assert_passes", "rebind_ll", "blank_graded_cells")
-#: Exercises whose reference runs one of the library's answers to it (softmax runs softmax_in_place, rope
-#: runs rope_angles, ...): a table built from it finds the answer absent where the judge runs the cell.
-TABLE_OF_ABSENT_ANSWERS = ("my_softmax", "my_scale", "my_causal_weights", "my_rope", "my_decode_step",
-                           "my_repeat_kv", "my_linear_attention_step", "my_causal_linear_attention",
-                           "my_delta_step")
+#: Exercises whose table of the shown answers is built from the exercise's reference (every one the table
+#: applies to): in the judge's child each of an exercise's answers, its reference field included, is its own
+#: stand-in (lessons_lib/exercises/judge.py), so the table finds the answer absent there.
+TABLE_OF_ABSENT_ANSWERS = ("my_projection", "my_scores", "my_scale", "my_softmax", "my_weighted_sum",
+                           "my_split_heads", "my_merge_heads", "my_causal_weights", "my_online_update",
+                           "my_softmax_off", "my_rope", "my_decode_step", "my_rope_step", "my_repeat_kv",
+                           "my_linear_attention_step", "my_causal_linear_attention",
+                           "my_delta_step", "my_absorbed_scores", "my_topk_keys")
 
 
 def _assignment(root) -> nbformat.NotebookNode:
@@ -97,8 +100,8 @@ def test_every_way_of_getting_points_without_the_work_scores_zero_and_the_feedba
         assert line, (strategy, name)
         assert mistake is None or f"{name}: NOT YET ({mistake})" in line, (strategy, line)
         if strategy == "table" and name in TABLE_OF_ABSENT_ANSWERS:
-            # its table calls the exercise's reference, which runs one of the library's answers: absent in
-            # the judge's child (lessons_lib/exercises/judge.py), so the verdict names the library's answer
+            # its table calls the exercise's reference: absent in the judge's child, so the verdict names
+            # the library's answer
             assert f"{name}: NOT YET (library_answer)" in line, line
             continue
         assert words in line, (strategy, line)

@@ -388,8 +388,8 @@ STRATEGIES = {
                        if name in ONE_ARGUMENT else None, "tampered", ".reference"),
     "verdict_constant": (lambda name: "import lessons_lib.exercises.mistakes as _mistakes\n"
                          "_mistakes.FAILED = 'passed'\n" + _zeros(name), "tampered", "mistakes.FAILED"),
-    "tolerance": (lambda name: "import lessons_lib.exercises.runner as _runner\n"
-                  "_runner._RTOL = _runner._ATOL = 1e300\n" + _zeros(name), "tampered", "_RTOL"),
+    "tolerance": (lambda name: "import lessons_lib.exercises.outcome as _outcome\n"
+                  "_outcome._RTOL = _outcome._ATOL = 1e300\n" + _zeros(name), "tampered", "_RTOL"),
     # the kernel itself: graded cells rewritten before they run, their errors swallowed
     "blank_graded_cells": (lambda name: _zeros(name) + "\nget_ipython().input_transformers_post.append(\n"
                            "    lambda lines: [] if any('assert_passes' in line for line in lines)\n"

@@ -288,7 +288,7 @@ def _named_operations(text: str, code: str) -> tuple[str, ...]:
 # ------------------------------------------------------------------------------------ what a learner reads
 def _error_outcomes(case) -> list:
     """Outcomes of the errors a learner's function may raise, each a real exception of its kind."""
-    from lessons_lib.exercises import runner
+    from lessons_lib.exercises.outcome import Outcome
 
     errors = []
     for make in (lambda: np.ones((2, 3)) @ np.ones((2, 3)), lambda: np.ones((2, 3)) * np.ones((3, 2)),
@@ -300,7 +300,7 @@ def _error_outcomes(case) -> list:
             errors.append(exc)
     errors += [NotImplementedError("your code here"), RecursionError("maximum recursion depth exceeded"),
                OverflowError("math range error")]
-    return [runner.Outcome(case, error=e, line="") for e in errors]
+    return [Outcome(case, error=e, line="") for e in errors]
 
 
 def _wrong_answers() -> list:
@@ -314,6 +314,7 @@ def learner_texts(exercise) -> list[tuple[str, str]]:
     """``(label, text)`` of everything the check of ``exercise`` can say when it does not pass: see the
     module's docstring. Feedback that quotes the learner's own line leaves it out (it is theirs)."""
     from lessons_lib.exercises import catalogue, messages, runner
+    from lessons_lib.exercises.outcome import Outcome
 
     texts = [("start hint", exercise.start_hint), ("not attempted", exercise._not_attempted().message)]
     pool = []
@@ -333,10 +334,10 @@ def learner_texts(exercise) -> list[tuple[str, str]]:
     for outcome in _error_outcomes(case):
         outcome.expected = expected
         pool.append(outcome)
-    pool += [runner.Outcome(case, expected=expected, timed_out=True, time_limit=3.0, still_running=still)
+    pool += [Outcome(case, expected=expected, timed_out=True, time_limit=3.0, still_running=still)
              for still in (False, True)]
-    pool += [runner.Outcome(case, expected=expected, tampered=("numpy.allclose",)),
-             runner.Outcome(case, expected=expected, borrowed=("ll.softmax",))]
+    pool += [Outcome(case, expected=expected, tampered=("numpy.allclose",)),
+             Outcome(case, expected=expected, borrowed=("ll.softmax",))]
     shared = (*catalogue.TYPE_MISTAKES, *catalogue.FALLBACK_MISTAKES, catalogue.TAMPERED,
               catalogue.LIBRARY_ANSWER)
     for mistake in (*exercise.mistakes, *shared):

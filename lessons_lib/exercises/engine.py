@@ -202,14 +202,17 @@ class Exercise:
         limit = TIME_LIMIT_S if self.time_limit is None else self.time_limit
         outcomes = []
         for case in self.cases():
-            outcome = run(fn, case, None, limit, self.answer_kind, self.outputs, watch)
-            # the reference after the call: nothing the call did can reach it
-            outcome.expected = self.reference(*case.args.values())
-            outcomes.append(outcome)
-            if outcome.tampered:
-                return self._feedback(TAMPERED, outcome, learner)
-            if outcome.timed_out:  # do not wait for the next cases too
-                return self._feedback(TYPE_MISTAKES[0], outcome, learner)
+            outcomes.append(run(fn, case, None, limit, self.answer_kind, self.outputs, watch))
+            if outcomes[-1].tampered or outcomes[-1].timed_out:  # do not wait for the next cases too
+                break
+        # the reference after every call: no call can reach it, and no case's child (forked from this
+        # process) holds the answer to an earlier case
+        for outcome in outcomes:
+            outcome.expected = self.reference(*outcome.case.args.values())
+        if outcomes and outcomes[-1].tampered:
+            return self._feedback(TAMPERED, outcomes[-1], learner)
+        if outcomes and outcomes[-1].timed_out:
+            return self._feedback(TYPE_MISTAKES[0], outcomes[-1], learner)
         if all(o.not_attempted for o in outcomes):
             return self._not_attempted()
         failing = next((o for o in outcomes if not o.ok), None)

@@ -11,6 +11,10 @@ was the way around the stand-ins, issue 53.) The real nbgrader: tests/grading/te
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from lessons_lib.exercises import EXERCISES, child, integrity, judge, runner
@@ -111,3 +115,24 @@ def test_the_stand_ins_are_made_only_in_a_child_that_runs_a_learners_code():
     with pytest.raises(RuntimeError, match="only in a child"):
         child.absent_answers({reference: "ll.top_k_selection"})
     assert reference.__code__.co_name == "top_k_selection"
+
+
+
+@pytest.mark.subprocess
+def test_no_case_s_child_holds_the_answer_to_an_earlier_case():
+    """The judge computes the expected answers after every case has run: a child forked for the second case
+    finds no Outcome with an answer in it (this learner's function spoils its answer if it finds one). The
+    judge runs as autograde starts it, a fresh ``python -I``: this test process holds earlier tests'
+    outcomes."""
+    answer = ("import gc\n"
+              "def my_scores(Q, K):\n"
+              "    held = [o for o in gc.get_objects() if type(o).__name__ == 'Outcome'\n"
+              "            and getattr(o, 'expected', None) is not None]\n"
+              "    return 0 * (Q @ K.T) if held else Q @ K.T\n")
+    cells = [{"source": answer, "answer": True},
+             {"source": graded_cell("my_scores"), "grade_id": "test_my_scores"}]
+    request = json.dumps({"cells": cells, "seeds": {"my_scores": 2026}})
+    ran = subprocess.run([sys.executable, "-I", "-m", "lessons_lib.exercises.judge"], input=request,
+                         capture_output=True, text=True, timeout=120)
+    verdict = json.loads(ran.stdout)["verdicts"]["test_my_scores"]
+    assert verdict["passed"], verdict["message"]

@@ -199,6 +199,19 @@ def why_none() -> str:
                 "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap); "
                 "in a container, run the grading as a Job or pod allowed to create namespaces "
                 "(docs/classroom.md, What grading isolates)")
+    with Scratch() as scratch:
+        try:
+            done = subprocess.run(command([sys.executable, "-c", "import lessons_lib"], scratch),
+                                  capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            done = subprocess.CompletedProcess([], 1, "", str(exc))
+    if done.returncode != 0:
+        who = f"`{SANDBOX_USER}`" if _as_root() else "the grading account"
+        return (f"the Python that grades ({sys.executable}) cannot import the course library in the sandbox, "
+                f"where a submission's code runs as {who}: {done.stderr.strip()[-300:]}. Every folder on the "
+                "way to that Python, its packages and the library must be readable and searchable by that "
+                "account (`chmod o+rx` on each; a course or environment inside a folder of mode 700, such as "
+                "a home, cannot be graded from there)")
     return ""
 
 

@@ -134,3 +134,24 @@ def test_the_course_folder_and_the_graders_home_are_hidden_the_python_that_grade
                            "prefix": os.path.isdir(sys.prefix)}}))
     """, tmp_path, course=course)
     assert said == {"course": [], "prefix": True}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="under root the sandboxed code runs as nobody")
+def test_a_python_that_nobody_may_reach_stops_grading_saying_which_folders_to_open(monkeypatch):
+    """A teacher's environment inside a folder of mode 700 (a home, a private folder): run as nobody, the
+    grading Python cannot start, and grading refuses up front with what to change, not with a failure of
+    every submission."""
+    (REPO / "test-artifacts").mkdir(exist_ok=True)   # outside the folders the sandbox hides (/tmp is one)
+    private = Path(tempfile.mkdtemp(prefix="lessons-private-", dir=REPO / "test-artifacts"))
+    try:
+        python = private / "python3"
+        python.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+        python.chmod(0o755)
+        private.chmod(0o700)
+        monkeypatch.setattr(sys, "executable", str(python))
+        sandbox.why_none.cache_clear()
+        with pytest.raises(sandbox.SandboxError, match=r"cannot import the course library.*chmod o\+rx"):
+            sandbox.require()
+    finally:
+        sandbox.why_none.cache_clear()
+        shutil.rmtree(private)

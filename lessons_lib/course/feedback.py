@@ -46,14 +46,16 @@ def box_html(status: str, body_html: str, css_class: str = "lessons-feedback", *
 
     ``body_html`` must already be escaped; the box adds only its frame. ``live=False`` leaves the role out,
     for a box shown inside a status region that is already on the page (a quiz's feedback line): a
-    region is heard when its content changes, not when it appears with it.
+    region is heard when its content changes, not when it appears with it. A long name
+    (``my_causal_linear_attention``) may break anywhere, so that the box reflows at 320 CSS px (400 % zoom).
     """
     look = badge(status)
     role = 'role="status" ' if live else ""
     return (
         f'<div {role}class="{css_class} {css_class}-{status.replace(" ", "-")}" '
         f'style="border-left:6px solid {look.border};background:{look.background};color:#1f1f1f;'
-        f'padding:0.6em 1em;margin:0.4em 0;font-family:sans-serif;line-height:1.45">{body_html}</div>'
+        f'padding:0.6em 1em;margin:0.4em 0;font-family:sans-serif;line-height:1.45;overflow-wrap:anywhere">'
+        f'{body_html}</div>'
     )
 
 

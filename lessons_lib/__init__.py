@@ -24,7 +24,8 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     Every validator of the library: errors in a learner's words that name the argument, the memory
     guard, the figures' text, label and colour-range rules.
 ``_seal.py``
-    What the course's judge relies on, as it was before a notebook's cells could change it.
+    What the course's checks rely on, recorded when the library loads, so that a check in the
+    learner's kernel names what a notebook changed of it.
 ``core/``
     The formulas in numpy, read like the paper: ``attention`` (the four steps, their composition,
     the low-memory variant), ``masks`` (causal, padding and sliding-window masks, True = may attend,
@@ -80,14 +81,14 @@ docstring, copied here, into README.md and into CONTRIBUTING.md by ``tools/layer
     mistake, from ``runner`` (the learner's code in a child process under a time limit: ``outcome``,
     what a call did and how answers compare; ``child``, what runs in the child; ``processes``, the
     fork, the time limit and the stopping; ``wire``, the pipe between them; ``watch``, the hook that
-    names the library's answers a call reached), ``integrity`` (the judge's own comparisons and the
-    seal on them), ``mistakes``, ``messages`` and ``catalogue`` (the mistakes, their words, the ones
-    any exercise can make); ``grading`` (nbgrader's graded cells, the unseen cases and their seeds
-    from the teacher's secret, ``read_verdict``); ``judge`` (the grade's judge: a fresh Python that
-    checks a submission's answers in forked children, never in the learner's kernel), ``autograde``
-    (its step in nbgrader's autograde) and ``sandbox`` (where both run a submission's code:
-    bubblewrap, read-only, no network, nothing left running, not as the grader);
-    ``lessonNN_name.py`` (each lesson's cases, unseen-case generator and candidate mistakes).
+    names the library's answers a call reached), ``mistakes``, ``messages`` and ``catalogue`` (the
+    mistakes, their words, the ones any exercise can make); ``grading`` (nbgrader's graded cells,
+    the unseen cases and their seeds from the teacher's secret, ``read_verdict``); ``judge`` (the
+    grade's judge: a fresh Python that checks a submission's answers in forked children, never in
+    the learner's kernel), ``autograde`` (its step in nbgrader's autograde) and ``sandbox`` (where
+    both run a submission's code: bubblewrap, read-only, no network, nothing left running, not as
+    the grader); ``lessonNN_name.py`` (each lesson's cases, unseen-case generator and candidate
+    mistakes).
 ``quizzes/``
     Quizzes that explain every option: ``model`` (questions, options), ``widget`` (the quiz widgets,
     ``ll.show("04")``), ``concepts`` (the ungraded concept quiz that opens lesson 00 and closes

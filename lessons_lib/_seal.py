@@ -1,22 +1,20 @@
-"""What the course's judge relies on, as it was before a notebook's cells could change it.
+"""What the course's checks rely on, recorded when the library loads, so that a check in the learner's
+kernel names what a notebook changed of it.
 
-A check compares a learner's answer with the library's reference, using numpy, Python's builtins and the
-exercise engine's own functions and constants. A notebook cell may rebind any of them, to anything: a
-builtin (``outcome.close = all``), a numpy function (``np.sqrt = np.positive``, which changes the reference
-of ``my_scale``), an object of the learner's own class, a plain value (``grading._RTOL = 1e9``), a module
-(``sys.modules["lessons_lib.exercises.grading"] = ...``); or swap a function's code in place. So
-``import lessons_lib``, a lesson's first cell, **records** them here: Python's builtins, ``math``, ``copy``
-and ``pickle``, numpy's public namespaces, and the library's modules the judge relies on (``_checks``,
-``core``, ``course.feedback``, ``lab.data``, loaded with it for this); the exercises package records its own
-modules and ``EXERCISES`` when it loads, before a cell can reach them. :func:`changes` names everything
-rebound since, whatever it is bound to now, every recorded function whose code, defaults or closure
-changed, every exported name of the flat ``ll.X`` namespace that is no longer its module's, and every
-recorded module that ``sys.modules`` no longer holds. :mod:`lessons_lib.exercises.integrity` adds what
-a cell planted before the record (a function or class of the learner's own, wherever it sits).
+The seal explains; it guards no grade. nbgrader's grade comes from the course's judge, which runs a
+submission's code in a sandbox (:mod:`lessons_lib.exercises.judge`, :mod:`lessons_lib.exercises.sandbox`).
+In the learner's kernel a check compares an answer with the library's reference, using numpy, Python's
+builtins and the exercise engine; a cell that rebinds one of them (``np.allclose = ...``,
+``outcome._ATOL = 1e300``, ``ll.assert_passes = print``, another ``EXERCISES["my_softmax"]``) or swaps a
+function's code in place would make the check's word meaningless, so the check says which names changed
+instead (the ``tampered`` mistake).
 
-What cannot be sealed in the learner's kernel (a cell that replaces ``ll`` itself, or rewrites the graded
-cell before it runs) is why nbgrader's grade comes from a judge outside the kernel
-(:mod:`lessons_lib.exercises.judge`).
+One list of what is recorded, :data:`JUDGED`; one record, made by ``import lessons_lib`` (a lesson's first
+cell) and completed by the exercises package as it loads: each module's names and the names of the classes
+it defines, by identity, and each of its functions' code, defaults and closure; one way to compare,
+:func:`changes`; and :func:`restore`, which puts the record back after a learner's call that ran in the
+kernel's own process. What a cell changed before ``import lessons_lib`` is not named here (the judge's
+grade does not depend on it, and the teacher's report notes a kernel that passed what the judge failed).
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ import types
 # not run on it (``builtins.isinstance = lambda *a: True`` would otherwise blind it).
 from builtins import (  # noqa: UP029  (captured on purpose)
     all,
-    any,
     dict,
     frozenset,
     getattr,
@@ -37,7 +34,8 @@ from builtins import (  # noqa: UP029  (captured on purpose)
     len,
     list,
     map,
-    str,
+    object,
+    setattr,
     tuple,
     type,
     vars,
@@ -46,66 +44,40 @@ from builtins import (  # noqa: UP029  (captured on purpose)
 from itertools import repeat
 from operator import attrgetter, is_, itemgetter
 
-__all__ = ["record_library", "record_module", "record_namespace", "record_object", "changes", "unchanged",
-           "HOST_BUILTINS", "NUMPY_PUBLIC", "JUDGED"]
+__all__ = ["JUDGED", "HOST_BUILTINS", "record_library", "record_exports", "record_object", "accept",
+           "changes", "restore"]
 
+#: What the checks rely on, by module name (a name ending in "." is a package's prefix): Python's
+#: builtins, ``math``, ``copy`` and ``pickle``, the numpy namespaces a learner reaches by name, and the
+#: library's modules the judge uses (``_checks``, ``core``, ``course.feedback``, ``lab.data``, the engine).
+JUDGED = ("builtins", "math", "copy", "pickle",
+          "numpy", "numpy.linalg", "numpy.random", "numpy.testing", "numpy.lib", "numpy._core.numeric",
+          "numpy._core.fromnumeric",
+          "lessons_lib", "lessons_lib._checks", "lessons_lib.core.", "lessons_lib.course.feedback",
+          "lessons_lib.lab.data", "lessons_lib.exercises", "lessons_lib.exercises.")
 #: builtins the host rebinds on its own between cells (ipykernel's ``input`` on every request, IPython's
-#: ``exit``, ``quit``, ``get_ipython``, ``display``): not the judge's tools, never counted as changed
+#: ``exit``, ``quit``, ``get_ipython``, ``display``): not the checks' tools, never counted as changed
 HOST_BUILTINS = frozenset({"input", "exit", "quit", "get_ipython", "display", "help", "copyright", "credits",
                            "license"})
-#: The numpy namespaces a learner reaches by name (np.allclose, np.testing, np.linalg ...).
-NUMPY_PUBLIC = ("numpy", "numpy.linalg", "numpy.random", "numpy.testing", "numpy.lib", "numpy._core.numeric",
-                "numpy._core.fromnumeric")
-#: The library's modules the judge relies on (a name, or a package's prefix ending in "."): what is recorded.
-JUDGED = ("lessons_lib", "lessons_lib._checks", "lessons_lib.core.", "lessons_lib.course.feedback",
-          "lessons_lib.lab.data", "lessons_lib.exercises", "lessons_lib.exercises.")
 _FUNCTION = types.FunctionType
 _MISSING = object()
 
-#: where -> (the namespace's owner, a copy of its namespace when recorded, names not to compare)
+#: where -> (the namespace's owner: a module, a class, a dict or an object; its names then; names that
+#: may change: a module's ``SETTINGS``, the host's builtins)
 _SPACES: dict[str, tuple[object, dict, frozenset]] = {}
-#: where -> (the function, its code, defaults, keyword defaults and closure cells' contents when recorded)
+#: where -> (a function, its state then: code, defaults, keyword defaults, closure cells' contents)
 _FUNCTIONS: dict[str, tuple[types.FunctionType, tuple]] = {}
-#: module name -> the module recorded
+#: module name -> the module recorded (the one ``sys.modules`` must still hold)
 _MODULES: dict[str, types.ModuleType] = {}
-#: exported name -> the module that defines it, for the package's flat namespace (``ll.X``)
+#: an exported name of the flat namespace (``ll.X``) -> (the package, the module that defines it)
 _EXPORTS: dict[str, tuple[types.ModuleType, str]] = {}
 
 
-#: a function's parts that a learner can swap in place, and where :func:`_state` keeps each
-_PARTS = ((attrgetter("__code__"), 0), (attrgetter("__defaults__"), 1), (attrgetter("__kwdefaults__"), 2))
+def _judged(name: str) -> bool:
+    return any(name == j or (j.endswith(".") and name.startswith(j)) for j in JUDGED)
 
 
-def unchanged(namespace, before: dict) -> bool:
-    """Whether every name of ``before`` still holds, in ``namespace`` (a dict or a class's mapping), the
-    very object it held then (by identity; names added since do not count): one pass in C, so that a
-    check looks name by name only where something changed."""
-    return all(map(is_, map(namespace.get, before, repeat(_MISSING)), before.values()))
-
-
-def _state(function: types.FunctionType) -> tuple:
-    cells = tuple(_cell(c) for c in (function.__closure__ or ()))
-    return function.__code__, function.__defaults__, function.__kwdefaults__, cells
-
-
-def _swapped(now: tuple, before: tuple) -> bool:
-    """Whether a function's code, defaults, keyword defaults or closure are no longer those recorded (by
-    identity: an array default is no truth value)."""
-    same = all(a is b for a, b in zip(now[:3], before[:3]))
-    return not (same and len(now[3]) == len(before[3]) and all(a is b for a, b in zip(now[3], before[3])))
-
-
-def _all_kept(recorded: list) -> bool:
-    """Whether no recorded function (``(function, state)`` pairs) has had its code, defaults or keyword
-    defaults swapped, or its closure's contents changed: the functions without a closure in one pass in C."""
-    plain = [pair for pair in recorded if not pair[1][3]]
-    functions, states = [f for f, _ in plain], [state for _, state in plain]
-    for part, index in _PARTS:
-        if not all(map(is_, map(part, functions), map(itemgetter(index), states))):
-            return False
-    return not any(_swapped(_state(f), state) for f, state in recorded if state[3])
-
-
+# --------------------------------------------------------------------------- the record
 def _cell(cell) -> object:
     try:
         return cell.cell_contents
@@ -113,47 +85,61 @@ def _cell(cell) -> object:
         return _MISSING
 
 
-def _functions_of(where: str, namespace: dict, home: str) -> None:
-    """Record the functions ``namespace`` defines (``home`` is their ``__module__``), methods included."""
+def _state(function: types.FunctionType) -> tuple:
+    cells = tuple(_cell(c) for c in (function.__closure__ or ()))
+    return function.__code__, function.__defaults__, function.__kwdefaults__, cells
+
+
+def _namespace(owner) -> dict:
+    return owner if isinstance(owner, dict) else vars(owner)
+
+
+def _record_space(where: str, owner, ignore: frozenset = frozenset()) -> None:
+    if where not in _SPACES:
+        _SPACES[where] = (owner, dict(_namespace(owner)), ignore)
+
+
+def _record_functions(where: str, namespace: dict, home: str | None) -> None:
+    """The functions ``namespace`` holds (``home``: only those whose ``__module__`` it is), methods and
+    properties' accessors included."""
     for attr, value in list(namespace.items()):
         inner = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
-        if isinstance(value, property):
-            for part, function in (("fget", value.fget), ("fset", value.fset), ("fdel", value.fdel)):
-                if type(function) is _FUNCTION and function.__module__ == home:
-                    _FUNCTIONS.setdefault(f"{where}.{attr}.{part}", (function, _state(function)))
-        elif type(inner) is _FUNCTION and inner.__module__ == home:
-            _FUNCTIONS.setdefault(f"{where}.{attr}", (inner, _state(inner)))
+        if type(value).__name__ == "_ArrayFunctionDispatcher":  # numpy's C wrapper of its Python function
+            inner = value.__wrapped__
+        parts = ((f"{attr}.fget", value.fget), (f"{attr}.fset", value.fset), (f"{attr}.fdel", value.fdel)) \
+            if isinstance(value, property) else ((attr, inner),)
+        for name, function in parts:
+            if type(function) is _FUNCTION and (home is None or function.__module__ == home):
+                _FUNCTIONS.setdefault(f"{where}.{name}", (function, _state(function)))
 
 
-def record_namespace(where: str, owner, ignore: frozenset = frozenset()) -> None:
-    """Record ``owner``'s namespace (a module, a class, a dict) as it is now, once; ``ignore``: names
-    that may change (a test's settings, the host's builtins)."""
-    if where not in _SPACES:
-        namespace = owner if isinstance(owner, dict) else vars(owner)
-        _SPACES[where] = (owner, dict(namespace), ignore)
-
-
-def record_module(module: types.ModuleType) -> None:
-    """Record a module of the library: its names, its classes' names, its functions' code, itself."""
+def _record_module(module: types.ModuleType) -> None:
+    """A module's names, its functions, and the names and methods of the classes it defines."""
     name = module.__name__
     if name in _MODULES:
         return
     _MODULES[name] = module
     settings = getattr(module, "SETTINGS", ())
-    record_namespace(name, module, frozenset(settings if isinstance(settings, tuple) else ()))
-    _functions_of(name, vars(module), name)
+    settings = settings if isinstance(settings, tuple) else ()
+    ignore = HOST_BUILTINS if module is builtins else frozenset(settings)
+    _record_space(name, module, ignore)
+    _record_functions(name, vars(module), name)
     for attr, value in list(vars(module).items()):
         if isinstance(value, type) and value.__module__ == name:
-            record_namespace(f"{name}.{attr}", value)
-            _functions_of(f"{name}.{attr}", dict(vars(value)), name)
+            _record_space(f"{name}.{attr}", value)
+            _record_functions(f"{name}.{attr}", dict(vars(value)), name)
 
 
-def record_object(where: str, value) -> None:
-    """Record an object's fields (an :class:`~lessons_lib.exercises.engine.Exercise`) and its functions."""
-    record_namespace(where, value)
-    for attr, field in list(vars(value).items()):
-        if type(field) is _FUNCTION:
-            _FUNCTIONS.setdefault(f"{where}.{attr}", (field, _state(field)))
+def record_library() -> None:
+    """Record every loaded module of :data:`JUDGED` as it is now (each once): ``import lessons_lib``, and
+    the exercises package once it has loaded."""
+    import copy  # noqa: F401  (loaded, so that it is recorded as it is)
+    import math  # noqa: F401
+    import pickle  # noqa: F401
+
+    for name, module in list(sys.modules.items()):
+        if isinstance(module, types.ModuleType) and _judged(name):
+            _record_module(module)
 
 
 def record_exports(package: types.ModuleType, where: dict[str, str]) -> None:
@@ -163,59 +149,103 @@ def record_exports(package: types.ModuleType, where: dict[str, str]) -> None:
         _EXPORTS.setdefault(name, (package, f"{package.__name__}.{module}"))
 
 
-def accept_state(function: types.FunctionType) -> None:
-    """Count ``function``'s code, defaults and closure as they are now as recorded, wherever it was recorded:
-    a swap the check itself made (the grade's judge's stand-in for a library answer, in the child that runs
-    a learner's code). The record no longer holds the code it had."""
+def record_object(where: str, owner) -> None:
+    """Record an object's fields and functions (an :class:`~lessons_lib.exercises.engine.Exercise`: its
+    reference, its cases), or a dict and each object in it (``EXERCISES``)."""
+    _record_space(where, owner)
+    if isinstance(owner, dict):
+        for key, value in list(owner.items()):
+            record_object(f"{where}[{key!r}]", value)
+    else:
+        _record_functions(where, dict(vars(owner)), None)
+
+
+def accept(function: types.FunctionType) -> None:
+    """Count ``function``'s code, defaults and closure as they are now as recorded: a swap the check made
+    itself (the judge's stand-in for a library answer, in the child that runs a learner's code)."""
     for where, (recorded, _) in list(_FUNCTIONS.items()):
         if recorded is function:
             _FUNCTIONS[where] = (function, _state(function))
 
 
-def judged(name: str) -> bool:
-    """Whether the module ``name`` is one the judge relies on (:data:`JUDGED`)."""
-    return any(name == j or (j.endswith(".") and name.startswith(j)) for j in JUDGED)
+# --------------------------------------------------------------------------- what changed since
+def _unchanged(namespace, before: dict) -> bool:
+    """Whether every name of ``before`` still holds the very object it held then, in one pass in C."""
+    return all(map(is_, map(namespace.get, before, repeat(_MISSING)), before.values()))
 
 
-def record_library() -> None:
-    """Python's builtins, ``math``, ``copy``, ``pickle``, numpy's public namespaces and every loaded module
-    of the library that the judge relies on, as they are now (each recorded once)."""
-    import copy  # noqa: F401  (loaded, so that it is recorded as it is)
-    import math  # noqa: F401
-    import pickle  # noqa: F401
+def _rebound(where: str, owner, before: dict, ignore: frozenset) -> list[str]:
+    now = _namespace(owner)
+    if _unchanged(now, before):
+        return []
+    return [attr for attr, value in before.items()
+            if now.get(attr, _MISSING) is not value and attr not in ignore
+            and not (owner is builtins and attr.startswith("_"))]
 
-    record_namespace("builtins", builtins, HOST_BUILTINS)
-    for name in ("math", "copy", "pickle", *NUMPY_PUBLIC):
-        module = sys.modules.get(name)
-        if module is not None:
-            record_namespace(name, module)
-    for name, module in list(sys.modules.items()):
-        if isinstance(module, types.ModuleType) and judged(name):
-            record_module(module)
+
+def _swapped(function: types.FunctionType, before: tuple) -> bool:
+    now = _state(function)
+    return not (all(a is b for a, b in zip(now[:3], before[:3]))
+                and len(now[3]) == len(before[3]) and all(a is b for a, b in zip(now[3], before[3])))
+
+
+#: a function's parts a cell can swap in place, and where :func:`_state` keeps each
+_PARTS = ((attrgetter("__code__"), 0), (attrgetter("__defaults__"), 1), (attrgetter("__kwdefaults__"), 2))
+
+
+def _all_kept(recorded: list) -> bool:
+    """Whether no recorded ``(function, state)`` was swapped: the functions without a closure in one pass in
+    C per part, the others one by one."""
+    plain = [pair for pair in recorded if not pair[1][3]]
+    functions, states = [f for f, _ in plain], [state for _, state in plain]
+    for part, index in _PARTS:
+        if not all(map(is_, map(part, functions), map(itemgetter(index), states))):
+            return False
+    return not any(_swapped(f, state) for f, state in recorded if state[3])
 
 
 def changes() -> list[str]:
-    """Dotted names of what changed since it was recorded (rebound, deleted, code swapped, replaced in
-    ``sys.modules``); names added since are not counted."""
+    """Dotted names of what changed since it was recorded: rebound or deleted (to anything at all), a
+    function's code, defaults or closure swapped in place, a module replaced in ``sys.modules``, an
+    ``ll.X`` name no longer its module's. Names added since do not count."""
     found = []
     for where, (owner, before, ignore) in list(_SPACES.items()):
-        now = owner if isinstance(owner, dict) else vars(owner)
-        if unchanged(now, before):
-            continue
-        for attr, value in before.items():
-            if attr in ignore or (where == "builtins" and attr.startswith("_")):
-                continue
-            if now.get(attr, _MISSING) is not value:
-                found.append(f"{where}[{attr!r}]" if isinstance(owner, dict) else f"{where}.{attr}")
+        dict_like = isinstance(owner, dict)
+        found += [f"{where}[{attr!r}]" if dict_like else f"{where}.{attr}"
+                  for attr in _rebound(where, owner, before, ignore)]
     if not _all_kept(list(_FUNCTIONS.values())):
-        for where, (function, state) in list(_FUNCTIONS.items()):
-            if _swapped(_state(function), state):
-                found.append(f"{where} (its code)")
-    for name, module in list(_MODULES.items()):
-        if sys.modules.get(name) is not module:
-            found.append(f"sys.modules[{name!r}]")
+        found += [f"{where} (its code)" for where, (function, state) in list(_FUNCTIONS.items())
+                  if _swapped(function, state)]
+    found += [f"sys.modules[{name!r}]" for name, module in list(_MODULES.items())
+              if sys.modules.get(name) is not module]
     for name, (package, home) in list(_EXPORTS.items()):
         value, module = vars(package).get(name, _MISSING), sys.modules.get(home)
         if value is not _MISSING and module is not None and vars(module).get(name, _MISSING) is not value:
             found.append(f"{package.__name__}.{name}")
     return found
+
+
+def restore() -> None:
+    """Put the record back: every rebound or deleted name, every swapped function's code, defaults and
+    closure, every replaced module (after a learner's call that ran in the kernel's own process)."""
+    for where, (owner, before, ignore) in list(_SPACES.items()):
+        for attr in _rebound(where, owner, before, ignore):
+            if isinstance(owner, dict):
+                owner[attr] = before[attr]
+            elif isinstance(owner, (type, types.ModuleType)):
+                setattr(owner, attr, before[attr])
+            else:  # a frozen dataclass (an Exercise)
+                object.__setattr__(owner, attr, before[attr])
+    for function, (code, defaults, kwdefaults, cells) in list(_FUNCTIONS.values()):
+        if _swapped(function, (code, defaults, kwdefaults, cells)):
+            function.__code__, function.__defaults__, function.__kwdefaults__ = code, defaults, kwdefaults
+            for cell, content in zip(function.__closure__ or (), cells):
+                if content is not _MISSING:
+                    cell.cell_contents = content
+    for name, module in list(_MODULES.items()):
+        if sys.modules.get(name) is not module:
+            sys.modules[name] = module
+    for name, (package, home) in list(_EXPORTS.items()):
+        module = sys.modules.get(home)
+        if name in vars(package) and module is not None and name in vars(module):
+            setattr(package, name, vars(module)[name])

@@ -29,7 +29,7 @@ BEGIN, END = "# exports:begin", "# exports:end"
 #: both run a submission's code in
 INTERNAL = ("exercises.engine", "exercises.runner", "exercises.outcome", "exercises.child",
             "exercises.processes", "exercises.wire", "exercises.watch", "exercises.mistakes",
-            "exercises.messages", "exercises.catalogue", "exercises.integrity", "exercises.judge",
+            "exercises.messages", "exercises.catalogue", "exercises.judge",
             "exercises.autograde", "exercises.sandbox")
 
 

@@ -2,7 +2,7 @@
 ``runner`` (the learner's code in a child process under a time limit: ``outcome``, what a call did and how
 answers compare; ``child``, what runs in the child; ``processes``, the fork, the time limit and the
 stopping; ``wire``, the pipe between them; ``watch``, the hook that names the library's answers a call
-reached), ``integrity`` (the judge's own comparisons and the seal on them), ``mistakes``, ``messages`` and
+reached), ``mistakes``, ``messages`` and
 ``catalogue`` (the mistakes, their words, the ones any exercise can make); ``grading`` (nbgrader's graded
 cells, the unseen cases and their seeds from the teacher's secret, ``read_verdict``); ``judge`` (the
 grade's judge: a fresh Python that checks a submission's answers in forked children, never in the learner's
@@ -55,10 +55,10 @@ check                              learner writes                               
 =================================  ===============================================  ==========================
 
 Layout: :mod:`.engine` runs and diagnoses (an :class:`Exercise`, the rule for naming a
-candidate mistake) from five pieces: :mod:`.runner` runs the learner's code (copies of the
+candidate mistake) from four pieces: :mod:`.runner` runs the learner's code (copies of the
 inputs, a forked child process killed at the time limit, a watch on the library's answers: :mod:`.outcome`,
-:mod:`.child`, :mod:`.processes`, :mod:`.wire`, :mod:`.watch`),
-:mod:`.integrity` the judge's own comparisons and the seal on the tools it relies on,
+:mod:`.child`, :mod:`.processes`, :mod:`.wire`, :mod:`.watch`; what a call changed of the checks' tools
+is named by the seal, :mod:`lessons_lib._seal`),
 :mod:`.mistakes` holds :class:`Mistake` and its matchers, :mod:`.messages` the feedback's text,
 :mod:`.catalogue` the mistakes any exercise can make. :mod:`.grading` turns a check into an
 nbgrader graded cell and draws the unseen cases; :mod:`.judge` is the grade's judge, a process of its own
@@ -78,8 +78,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from .. import _seal
 from ..course.feedback import Feedback
-from . import integrity
 from .engine import EXERCISES, TIME_LIMIT_S, Case, Exercise, Mistake, like  # noqa: F401 - for lessons and tests
 
 __all__ = ["Feedback", "EXERCISES"]  # and every content module's check_* functions, added below
@@ -103,4 +103,6 @@ def _collect() -> None:
 _collect()
 from . import grading  # noqa: E402, F401  (loaded with the rest of the judge, so that the seal records it)
 
-integrity.seal(EXERCISES)  # the judge as it loaded, before a notebook cell can reach it
+# the engine as it loaded, before a notebook cell can reach it (lessons_lib/_seal.py)
+_seal.record_library()
+_seal.record_object("EXERCISES", EXERCISES)

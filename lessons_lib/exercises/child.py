@@ -10,7 +10,7 @@ The child has the kernel's memory as it is, so a function defined in a notebook 
   (:class:`~.outcome.InputRequested`): a check cannot type, and waiting would look like an endless loop;
 * its ``print`` output is collected and sent back as text;
 * whatever the call changes (``np.allclose = ...``, the library, the engine) changes the child only, which
-  reports what it changed (the snapshot taken before the fork, and the library's seal);
+  reports what it changed (:func:`lessons_lib._seal.changes`);
 * where the grade's judge runs a learner's code, the exercise's answers are absent
   (:func:`absent_answers`): each is its own stand-in, which raises :class:`LibraryAnswerAbsent` and tells
   the check, however it was reached.
@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable
 
 from .. import _seal
-from . import integrity, wire
+from . import wire
 from .outcome import InputRequested, learner_line
 from .watch import Watch, traced
 
@@ -64,8 +64,8 @@ def absent_answers(answers: dict[Callable, str]) -> None:
     :class:`LibraryAnswerAbsent` (:func:`_absent`); so every way the child holds the function runs the
     stand-in: a module's name for it, an exercise's ``reference`` or ``library_answers``, a
     ``functools.partial``, a closure, a lookup in ``gc``. Nothing in the child keeps the answer's own code
-    (the seal's record of it is the stand-in's now, the namespaces scanned clean are forgotten), so it cannot
-    be rebuilt from there either. The swap is the check's own, not counted as the learner's change."""
+    (the seal's record of it is the stand-in's now), so it cannot be rebuilt from there either. The swap is
+    the check's own, not counted as the learner's change."""
     if "report" not in _IN_CHILD:
         raise RuntimeError("the library's answers are made absent only in a child that runs a learner's code")
     for function, shown in answers.items():
@@ -74,8 +74,7 @@ def absent_answers(answers: dict[Callable, str]) -> None:
         function.__code__ = _stand_in_code(len(function.__code__.co_freevars))
         function.__defaults__ = None
         function.__kwdefaults__ = {"_answer": _absent(shown)}
-        _seal.accept_state(function)
-    integrity.forget_scans()
+        _seal.accept(function)
 
 
 @functools.cache
@@ -110,8 +109,7 @@ def _absent(shown: str) -> Callable:
     return library_answer
 
 
-def serve(fn: Callable, args: tuple, watch: Watch | None, snapshot: integrity.Snapshot, write_end: int,
-          items: int) -> None:
+def serve(fn: Callable, args: tuple, watch: Watch | None, write_end: int, items: int) -> None:
     """In the child just forked: ``fn(*args)`` under the watch, its report sent through ``write_end`` (an
     answer of up to ``items`` numbers whole, :func:`.wire.pack`); whatever goes wrong, the report says."""
     try:
@@ -130,7 +128,7 @@ def serve(fn: Callable, args: tuple, watch: Watch | None, snapshot: integrity.Sn
             torch.set_num_threads(1)
         except Exception:  # a torch too broken to set is the learner's code's problem, not the check's
             pass
-    no_input(snapshot)
+    no_input()
     out = io.StringIO()
     sys.stdout = sys.stderr = out  # the learner's prints come back as text
     _IN_CHILD.update(report=lambda name: wire.send(write_end, b"H", name.encode("utf-8", "replace")))
@@ -141,19 +139,12 @@ def serve(fn: Callable, args: tuple, watch: Watch | None, snapshot: integrity.Sn
                   "error": wire.pack_error(error) if error is not None else None,
                   "line": learner_line(error, fn) if error is not None else "",
                   "args": [wire.pack(a, items) for a in args], "borrowed": list(done.hits),
-                  "tampered": _tampered(snapshot), "too_deep": done.too_deep, "broken_watch": done.broken,
+                  "tampered": _seal.changes(), "too_deep": done.too_deep, "broken_watch": done.broken,
                   "output": out.getvalue()[:_MAX_OUTPUT]}
         data = wire.dumps(report)
     except BaseException as exc:  # the report says what went wrong instead
         data = wire.dumps({"broken": f"the check could not pack its answer ({type(exc).__name__})"})
     wire.send(write_end, b"R", data)
-
-
-def _tampered(snapshot: integrity.Snapshot) -> list[str]:
-    """In the child, after the call: what it rebound of the watched namespaces, and what the seal of the
-    library finds changed (a name of the flat ``ll.X`` namespace, a function's code)."""
-    found = snapshot.changes()
-    return found + [name for name in _seal.changes() if name not in found]
 
 
 # --------------------------------------------------------------------------- what the call started
@@ -194,11 +185,11 @@ def refuse_breakpoint(*args, **kwargs):
     raise InputRequested("it calls breakpoint()")
 
 
-def no_input(snapshot: integrity.Snapshot | None = None) -> None:
+def no_input() -> None:
     """In the child: ``input()``, ``breakpoint()``, ``pdb`` and standard input fail at once with
     :class:`InputRequested`, and so does the kernel's own way to ask the browser (ipykernel's
-    ``raw_input``, which a function may have kept a name for); ``snapshot`` is told these are the
-    check's own, not the learner's."""
+    ``raw_input``, which a function may have kept a name for). (``input`` is a builtin the host rebinds
+    too: the seal does not count it.)"""
     try:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)  # a read of file descriptor 0 ends at once (end of file) instead of waiting
@@ -208,8 +199,6 @@ def no_input(snapshot: integrity.Snapshot | None = None) -> None:
     sys.stdin = NoInput()
     sys.breakpointhook = refuse_breakpoint
     builtins.input = refuse_input
-    if snapshot is not None:
-        snapshot.accept("builtins", "input", refuse_input)
     shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
     kernel = getattr(shell, "kernel", None)
     if kernel is not None and hasattr(kernel, "_allow_stdin"):

@@ -17,8 +17,8 @@ How a check works
 3. Each answer is compared with the library's own reference function (never a
    solutions file), computed after the learner's function ran: same structure,
    floating-point dtype, values within ``rtol=1e-6, atol=1e-9``, and the inputs left
-   untouched. The comparison uses the judge's own tools (:mod:`.integrity`), which no
-   notebook cell can rebind.
+   untouched. The comparison reaches numpy through ``ndarray``'s own methods only
+   (:func:`.outcome.allclose`), which no notebook cell can rebind.
 4. The judge is not borrowed or patched: a function that calls the library's answer to the
    exercise (its ``reference``, its ``formula``, the ``library_answers``, any code of this
    folder) does not pass (``library_answer``), nor does one whose notebook or call replaced the
@@ -101,8 +101,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _seal
 from ..course.feedback import FAILED, NOT_ATTEMPTED, PASSED, Feedback
-from . import integrity
 from .catalogue import (
     FALLBACK_MISTAKES,
     LIBRARY_ANSWER,
@@ -192,7 +192,7 @@ class Exercise:
             return self._not_callable(fn)
         if is_placeholder(fn):
             return self._not_attempted()
-        planted = integrity.planted()
+        planted = _seal.changes()
         if planted:  # the notebook replaced a tool of the judge before the check: nothing it says could count
             before = Outcome(Case("before the check ran", {}), tampered=tuple(planted))
             return self._feedback(TAMPERED, before)

@@ -63,9 +63,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import _seal
 from .._checks import check_seed, did_you_mean
 from ..course.feedback import Feedback
-from . import integrity
 from .catalogue import TAMPERED
 from .engine import EXERCISES, Case
 from .outcome import Outcome
@@ -102,7 +102,7 @@ def assert_passes(feedback: Feedback) -> None:
             "trusted. The course's nbgrader_config.py did not load, or does not set "
             "c.Autograde.autograde_preprocessors (docs/classroom.md, Grading with nbgrader); nbgrader's log "
             "says which."))
-    planted = integrity.planted()
+    planted = _seal.changes()
     if planted:  # the notebook replaced a tool of the judge (Feedback.passed, say): nothing it says can count
         exercise = str(vars(feedback).get("exercise", "the exercise"))
         outcome = Outcome(Case("before grading", {}), tampered=tuple(planted))

@@ -4,8 +4,10 @@ Part of the exercise engine (:mod:`.engine`): a :class:`Case` goes into :func:`.
 :class:`Outcome` comes out (the result or the exception, the learner's source line it came from, the
 inputs it changed, whether it ran out of time, whether it reached for the library's answer or changed the
 judge's tools). :class:`Ran` is what a call did before it became an outcome, whichever way it ran;
-:func:`close` and :func:`behave_alike` compare answers, with the judge's own comparisons
-(:mod:`.integrity`), never numpy's module attributes.
+:func:`close` and :func:`behave_alike` compare answers with :func:`allclose` and :func:`array_equal`,
+which reach numpy only through ``ndarray``'s own methods (a C type's slots, which no cell can rebind),
+never through numpy's module attributes, and compare an array subclass as a plain array (its own ``==``
+does not vote).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from . import integrity
-
 __all__ = ["InputRequested", "Case", "Refusal", "refused_clearly", "Outcome", "Ran", "close", "same_input",
-           "learner_files", "learner_line", "error_kind", "behave_alike"]
+           "learner_files", "learner_line", "error_kind", "behave_alike", "allclose", "array_equal",
+           "as_plain_array"]
 
 _RTOL, _ATOL = 1e-6, 1e-9
+# Captured when the engine is imported: the comparisons reach numpy through ndarray's own type slots
+_NDARRAY, _ERRSTATE = np.ndarray, np.errstate
 
 
 class InputRequested(Exception):
@@ -117,28 +120,61 @@ def _matches(result, expected, kinds: str = "f") -> bool:
     return isinstance(result, np.ndarray) and result.dtype.kind in kinds and close(result, expected)
 
 
+# --------------------------------------------------------------------------- comparisons
+def as_plain_array(x):
+    """``x`` as an exact ``numpy.ndarray`` (a subclass's overridden ``==`` or ``__array_ufunc__``
+    would otherwise take part in the comparison), or ``x`` unchanged when it is not an array."""
+    if isinstance(x, _NDARRAY) and type(x) is not _NDARRAY:
+        return _NDARRAY.view(x, _NDARRAY)
+    return x
+
+
+def allclose(a, b, rtol: float, atol: float, equal_nan: bool = False) -> bool:
+    """``np.allclose(a, b, rtol, atol, equal_nan)`` for two arrays of one shape, without numpy's
+    module attributes: |a − b| ≤ atol + rtol·|b| entry by entry, equal infinities equal."""
+    a, b = as_plain_array(a), as_plain_array(b)
+    with _ERRSTATE(all="ignore"):
+        ok = a == b
+        ok |= _NDARRAY.__abs__(a - b) <= atol + rtol * _NDARRAY.__abs__(b)
+        if equal_nan:
+            ok |= (a != a) & (b != b)
+        return True if _NDARRAY.all(ok) else False
+
+
+def array_equal(a, b, equal_nan: bool = False) -> bool:
+    """``np.array_equal`` without numpy's module attributes: same shape, every entry equal."""
+    a, b = as_plain_array(a), as_plain_array(b)
+    if a.shape != b.shape:
+        return False
+    with _ERRSTATE(all="ignore"):
+        same = a == b
+        if equal_nan and a.dtype.kind in "fc":
+            same |= (a != a) & (b != b)
+        return True if _NDARRAY.all(same) else False
+
+
 def close(a, b, equal_nan: bool = False) -> bool:
-    """Same structure and values within ``rtol=1e-6, atol=1e-9`` (bool arrays: equal), with the judge's
-    own comparisons (:mod:`.integrity`), never numpy's module attributes."""
+    """Same structure and values within ``rtol=1e-6, atol=1e-9`` (bool arrays: equal), with
+    :func:`allclose` and :func:`array_equal`, never numpy's module attributes."""
     if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
         return (isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b)
                 and all(close(x, y, equal_nan) for x, y in zip(a, b)))
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
         return False
     try:
-        a, b = integrity.as_plain_array(a), integrity.as_plain_array(b)
+        a, b = as_plain_array(a), as_plain_array(b)
         if a.shape != b.shape:
             return False
         if a.dtype.kind == "b" or b.dtype.kind == "b":
-            return a.dtype == b.dtype and integrity.array_equal(a, b)
-        return integrity.allclose(a, b, _RTOL, _ATOL, equal_nan)
+            return a.dtype == b.dtype and array_equal(a, b)
+        return allclose(a, b, _RTOL, _ATOL, equal_nan)
     except (TypeError, ValueError, AttributeError):
         return False
 
 
 def same_input(before, after) -> bool:
     if isinstance(before, np.ndarray):
-        return isinstance(after, np.ndarray) and integrity.array_equal(before, after,
+        return isinstance(after, np.ndarray) and array_equal(before, after,
                                                                        equal_nan=before.dtype.kind in "fc")
     return type(before) is type(after) and before == after
 

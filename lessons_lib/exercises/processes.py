@@ -20,7 +20,7 @@ import signal
 import time
 from collections.abc import Callable
 
-from . import integrity, wire
+from . import wire
 from .child import serve
 from .outcome import Ran
 from .watch import Watch
@@ -32,7 +32,6 @@ def call_in_child(fn: Callable, args: tuple, time_limit: float, watch: Watch | N
     """Run the call in a forked child that reports through a pipe; stop it (and everything it started)
     when its own time passes ``time_limit`` seconds, when it has reported, or when the learner presses
     the stop button."""
-    snapshot = integrity.Snapshot(focus=True)
     items = wire.answer_items(args)
     read_end, write_end = os.pipe()
     hold_read, hold_write = os.pipe()  # the child waits on it once it has reported: see _stop_left
@@ -42,7 +41,7 @@ def call_in_child(fn: Callable, args: tuple, time_limit: float, watch: Watch | N
         try:
             os.close(read_end)
             os.close(hold_write)
-            serve(fn, args, watch, snapshot, write_end, items)
+            serve(fn, args, watch, write_end, items)
             os.read(hold_read, 1)  # alive, as the subreaper of what the call started, until it is stopped
         finally:
             os._exit(0)

@@ -35,9 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from . import integrity, wire
+from .. import _seal
+from . import wire
 from .child import NoInput, as_input_request, refuse_breakpoint, refuse_input
-from .outcome import Case, Outcome, Ran, learner_line, same_input
+from .outcome import Case, Outcome, Ran, as_plain_array, learner_line, same_input
 from .processes import call_in_child
 from .watch import SWITCHED_OFF, Traced, Watch, traced
 
@@ -93,8 +94,7 @@ _STOP_TRIES, _STOP_WAIT_S = 40, 0.05
 
 def _call_in_thread(fn: Callable, args: tuple, time_limit: float, watch: Watch | None) -> Ran:
     """The call in a worker thread (``KeyboardInterrupt``, the stop button, stops it too); what it
-    changed of the judge's tools is named and put back."""
-    snapshot = integrity.Snapshot()
+    changed of the checks' tools is named and put back (:mod:`lessons_lib._seal`)."""
     box: dict[str, Traced] = {}
 
     def target():
@@ -104,7 +104,6 @@ def _call_in_thread(fn: Callable, args: tuple, time_limit: float, watch: Watch |
     stdin, hook, ask = sys.stdin, sys.breakpointhook, builtins.input
     sys.stdin, sys.breakpointhook = NoInput(), refuse_breakpoint
     builtins.input = refuse_input  # the kernel's main thread waits meanwhile: it asks for nothing
-    snapshot.accept("builtins", "input", refuse_input)   # the check's own: not a change of the learner's
     worker.start()
     try:
         worker.join(time_limit)
@@ -112,8 +111,8 @@ def _call_in_thread(fn: Callable, args: tuple, time_limit: float, watch: Watch |
         _raise_in_thread(worker, _TimeLimit)
         raise
     finally:
-        tampered = tuple(sorted(set(snapshot.changes()) | set(integrity.planted())))
-        snapshot.restore()  # what the learner's call rebound; the check's own replacements next
+        tampered = tuple(_seal.changes())
+        _seal.restore()  # what the learner's call changed; the check's own replacements next
         sys.stdin, sys.breakpointhook, builtins.input = stdin, hook, ask
     if worker.is_alive():
         for _ in range(_STOP_TRIES):  # again and again: a bare `except:` inside a loop swallows one
@@ -166,7 +165,7 @@ def _plain_answer(value):
         return tuple(_plain_answer(v) for v in value)
     if isinstance(value, list):
         return [_plain_answer(v) for v in value]
-    return integrity.as_plain_array(value)
+    return as_plain_array(value)
 
 
 def is_placeholder(fn: Callable) -> bool:

@@ -35,7 +35,7 @@ LAYER = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
 #: folders whose modules, besides their shared pieces, are one per lesson
 PER_LESSON = {"figures": {"base", "style", "attention_maps", "tables"}, "explorers": {"base"},
               "exercises": {"engine", "runner", "outcome", "child", "processes", "wire", "watch", "mistakes",
-                            "messages", "catalogue", "grading", "integrity", "judge", "autograde", "sandbox"},
+                            "messages", "catalogue", "grading", "judge", "autograde", "sandbox"},
               "quizzes": {"model", "widget", "concepts"}}
 LESSON = re.compile(r"^lesson(\d\d)_[a-z0-9_]+$")
 

@@ -17,7 +17,8 @@ import sys
 
 import pytest
 
-from lessons_lib.exercises import EXERCISES, child, integrity, judge, runner
+from lessons_lib import _seal
+from lessons_lib.exercises import EXERCISES, child, judge, runner
 from tests.helpers.grading import STRATEGIES, graded_cell, solution_source
 
 pytestmark = [pytest.mark.skipif(runner.ISOLATION != "process", reason="the judge's children are forked"),
@@ -83,7 +84,7 @@ def test_the_answer_found_in_gc_by_its_name_is_the_stand_in():
 
 @pytest.mark.parametrize("name", [TOPK, "my_rope", "my_softmax"])
 def test_nothing_in_the_child_keeps_the_answers_own_code(name):
-    """Not a function's ``__code__``, not the seal's record of it, not the namespaces scanned clean: no object
+    """Not a function's ``__code__``, not the seal's record of it: no object
     that ``gc`` tracks refers to the code of any of the exercise's answers, from which a learner could
     rebuild it (``types.FunctionType(code, globals)``)."""
     exercise = EXERCISES[name]
@@ -95,7 +96,7 @@ def test_nothing_in_the_child_keeps_the_answers_own_code(name):
              f"                    (r.co_filename, r.co_firstlineno, r.co_qualname) in {codes!r}:\n"
              "                found.append(f'{type(o).__name__} holds {r.co_qualname}')\n"
              "    return np.array(found, dtype=str)\n")
-    assert not integrity.planted()  # the judge scans the namespaces before each check: they are remembered
+    assert not _seal.changes()
     case = exercise.cases()[0]
     outcome = runner.run(judge.AnswerCells([probe], name), case, time_limit=60.0)
     assert outcome.error is None, outcome.error

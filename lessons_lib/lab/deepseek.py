@@ -25,6 +25,7 @@ module agrees with the course to float32's precision unless the norm is run in f
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -373,7 +374,7 @@ def look_inside_deepseek(seed: int = 0) -> list[str]:
     """Build transformers' ``DeepseekV3Attention`` and ``DeepseekV32Attention`` on tiny random configurations
     (nothing downloaded), read them with the adapters and run the course's functions beside them; one line per
     module, its agreements as claims at their precision: below 1e-6 as transformers ships it (its RMSNorm
-    rounds its input to float32), below 1e-10 with that norm run in float64 (:func:`_float64_norms`).
+    rounds its input to float32), below 1e-10 with that norm run in float64 (:func:`unrounded_rms_norm`).
     Without transformers, one line saying so."""
     import importlib.util
 
@@ -429,21 +430,25 @@ def look_inside_deepseek(seed: int = 0) -> list[str]:
 @contextmanager
 def _float64_norms(module):
     """``module``'s two RMSNorms (``q_a_layernorm``, ``kv_a_layernorm``) without transformers' rounding to
-    float32, while the block runs: x / √(mean(x²) + ε) · gain, in x's dtype (lesson 14's
-    :func:`~lessons_lib.core.latent.rms_norm`)."""
-    import torch
-
-    def unrounded(norm):
-        def forward(hidden):
-            mean_square = hidden.pow(2).mean(-1, keepdim=True)
-            return norm.weight * (hidden * torch.rsqrt(mean_square + norm.variance_epsilon))
-        return forward
-
+    float32, while the block runs (:func:`unrounded_rms_norm`)."""
     norms = [getattr(module, name) for name in ("q_a_layernorm", "kv_a_layernorm") if hasattr(module, name)]
     for norm in norms:
-        norm.forward = unrounded(norm)
+        norm.forward = functools.partial(unrounded_rms_norm, norm)
     try:
         yield
     finally:
         for norm in norms:
             del norm.forward
+
+
+def unrounded_rms_norm(norm, hidden):
+    """transformers' DeepSeek RMSNorm ``norm`` applied to the tensor ``hidden`` without its rounding to
+    float32: x / √(mean(x²) + ε) · gain, in x's dtype (lesson 14's
+    :func:`~lessons_lib.core.latent.rms_norm`)."""
+    import torch
+
+    if hidden.shape[-1:] != norm.weight.shape:
+        raise ValueError(f"hidden has width {tuple(hidden.shape)[-1:]} but the norm's gain has shape "
+                         f"{tuple(norm.weight.shape)}: the norm works along the last axis")
+    mean_square = hidden.pow(2).mean(-1, keepdim=True)
+    return norm.weight * (hidden * torch.rsqrt(mean_square + norm.variance_epsilon))

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import lessons_lib as ll
+from lessons_lib.lab import deepseek
 from tests.helpers import require
 from tests.helpers.modules import additive, randomize
 
@@ -66,14 +67,10 @@ def _module(version: str = "v3", seed: int = 0, **changes):
 
 @pytest.fixture
 def float64_norms(monkeypatch):
-    """transformers' RMSNorm without its rounding to float32: x / √(mean(x²) + eps) · gain in x's dtype."""
-    def forward(self, hidden_states):
-        variance = hidden_states.pow(2).mean(-1, keepdim=True)
-        return self.weight * (hidden_states * torch.rsqrt(variance + self.variance_epsilon))
-
+    """transformers' RMSNorm without its rounding to float32 (``ll.lab.deepseek.unrounded_rms_norm``)."""
     for version in ("v3", "v32"):
         norm = getattr(_modeling(version), "DeepseekV3RMSNorm" if version == "v3" else "DeepseekV32RMSNorm")
-        monkeypatch.setattr(norm, "forward", forward)
+        monkeypatch.setattr(norm, "forward", deepseek.unrounded_rms_norm)
 
 
 def _cos_sin(positions, width=ROPE):
@@ -237,6 +234,12 @@ def test_another_module_is_refused_by_name():
         ll.weights_from_deepseek_attention(torch.nn.Linear(2, 2))
     with pytest.raises(TypeError, match="DeepseekV32Indexer"):
         ll.weights_from_deepseek_indexer(torch.nn.Linear(2, 2))
+
+
+def test_the_unrounded_norm_says_which_width_is_wrong():
+    norm = _modeling("v3").DeepseekV3RMSNorm(D_C)
+    with pytest.raises(ValueError, match=r"hidden has width \(5,\) but the norm's gain has shape \(6,\)"):
+        deepseek.unrounded_rms_norm(norm, torch.ones(2, 5))
 
 
 def test_the_notebooks_look_inside_states_both_agreements_as_claims():

@@ -226,6 +226,10 @@ _HOW_TO_ALLOW = ("the admin allows them: `sysctl -w user.max_user_namespaces=150
 
 def _refused(stderr: str) -> str:
     """What stopped bwrap, in plain words, and what the admin sets."""
+    if "Can't mount proc" in stderr:  # the kernel's rule: no new proc where parts of the old one are hidden
+        return ("this container hides parts of /proc (its runtime's default), and the kernel then refuses "
+                "the sandbox a /proc of its own: grade in a pod with an unmasked /proc (Kubernetes: "
+                "`procMount: Unmasked` with `hostUsers: false`, as docs/grading-job.yaml has it)")
     if not _as_root() and any(words in stderr for words in _NO_USER_NAMESPACES):
         who = pwd.getpwuid(os.getuid()).pw_name
         return (f"this system forbids user namespaces to the account that grades ({who}), and bubblewrap "

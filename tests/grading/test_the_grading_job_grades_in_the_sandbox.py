@@ -6,9 +6,11 @@ There is no Kubernetes here: the manifest is parsed, and its container's command
 ``$(VAR)`` expansion of its ``env``) runs on this machine as an ordinary account the test creates (the
 Job's ``runAsUser``), with no capability even in its bounding set (``drop: ["ALL"]``) and
 ``no_new_privs`` (``allowPrivilegeEscalation: false``), in the course folder of a home that stands for the
-Job's volume. What a cluster adds, its seccomp and AppArmor defaults and its masked ``/proc``, and the
-image that repo2docker builds from ``binder/`` (``apt.txt``'s bubblewrap), are not tested: docs/classroom.md
-says so.
+Job's volume. Run in a mount namespace whose ``/proc`` is hidden in part as a container runtime hides it
+by default (what ``procMount: Default`` gives), the same command grades nothing and says why: the manifest
+asks for ``procMount: Unmasked``. What a cluster adds (whether it accepts those settings, its seccomp and
+AppArmor), and the image that repo2docker builds from ``binder/`` (``apt.txt``'s bubblewrap), are not
+tested: docs/classroom.md says so.
 """
 
 from __future__ import annotations
@@ -103,6 +105,8 @@ def test_the_grading_job_runs_one_autograde_as_jovyan_unprivileged_with_its_prof
     assert _security(job, "runAsNonRoot") is True
     assert not _security(job, "privileged") and _security(job, "allowPrivilegeEscalation") is False
     assert _security(job, "capabilities") == {"drop": ["ALL"]}
+    # a /proc the sandbox may mount its own over (the next tests), which Kubernetes gives in a user namespace
+    assert _security(job, "procMount") == "Unmasked" and _pod(job)["hostUsers"] is False
     # the course where the teacher's pod has it: ~/course on the home volume, the image's home
     assert _course_mount(job) == ("/home/jovyan", "course")
     assert "hub_grading.py teacher --course ~/course" in GUIDE
@@ -112,28 +116,43 @@ def test_the_grading_job_runs_one_autograde_as_jovyan_unprivileged_with_its_prof
     assert "bubblewrap" in (REPO / "binder" / "apt.txt").read_text(encoding="utf-8").split()  # in the image
 
 
-def _as_the_jobs_container(account, argv: list[str], cwd: Path, env: dict[str, str]):
+#: the parts of /proc a container runtime hides by default (runc's readonlyPaths, then its maskedPaths)
+READ_ONLY = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
+MASKED = ("/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+          "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi")
+
+
+def _in_a_masked_proc(argv: list[str]) -> list[str]:
+    """``argv`` in a mount namespace of its own whose /proc is hidden as a container's is by default."""
+    steps = [f"mount --bind {p} {p} && mount -o remount,bind,ro {p}" for p in READ_ONLY if os.path.exists(p)]
+    steps += [f"mount --bind /dev/null {p}" if os.path.isfile(p) else f"mount -t tmpfs -o ro tmpfs {p}"
+              for p in MASKED if os.path.exists(p)]
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-ec", "\n".join([*steps, 'exec "$@"']),
+            "masked-proc", *argv]
+
+
+def _as_the_jobs_container(account, argv: list[str], cwd: Path, env: dict[str, str], proc: str = "Unmasked"):
     """``argv`` run as the Job's container runs its command: the account's uid and gid (its runAsUser), no
     other group, no capability even in the bounding set (drop ALL), no_new_privs (allowPrivilegeEscalation:
-    false)."""
-    return subprocess.run(["setpriv", f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}",
-                           "--clear-groups", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
-                           *argv],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=1800)
+    false), with this machine's whole /proc (``proc="Unmasked"``) or one hidden in part (``"Default"``)."""
+    argv = ["setpriv", f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}", "--clear-groups",
+            "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--", *argv]
+    return subprocess.run(argv if proc == "Unmasked" else _in_a_masked_proc(argv), capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=1800)
 
 
-@pytest.mark.grading
-def test_the_grading_jobs_own_command_grades_honest_work_fully_and_an_attack_to_zero(teacher_account):
-    job = _job()
+def _hand_in(account, job: dict) -> tuple[Path, str, list[Path]]:
+    """The Job's lesson, released in ~/course of the account's home (the Job's volume), handed in by an
+    honest student and by one whose my_scale returns the library's answer and writes into the course folder
+    and the home; (the course, the lesson, where that student's files would be)."""
     lesson = _env(job)["LESSON"]
-    home = Path(teacher_account.pw_dir)  # stands for the Job's volume
-    mount, folder = _course_mount(job)
-    course = home / folder
+    home = Path(account.pw_dir)
+    course = home / _course_mount(job)[1]
     secret_file = guide_course(course)
     (course / "source" / lesson).mkdir(parents=True)
     nbformat.write(gaming_source([lesson]), course / "source" / lesson / f"{lesson}.ipynb")
-    own(teacher_account, course, secret_file)
-    nbgrader_as(teacher_account, course, "generate_assignment", lesson)
+    own(account, course, secret_file)
+    nbgrader_as(account, course, "generate_assignment", lesson)
     teacher = nbformat.read(course / "source" / lesson / f"{lesson}.ipynb", as_version=4)
     right = {name: worked_solution(teacher, name) for name in POINTS[lesson]}
     planted = [course / "planted-by-a-submission", home / "planted-by-a-submission"]
@@ -142,11 +161,30 @@ def test_the_grading_jobs_own_command_grades_honest_work_fully_and_an_attack_to_
     attack += f"def my_scale(scores, d_k):\n    return {LIBRARY_CALLS['my_scale']}\n"
     submit_gaming(course, "honest", right.get, lesson)
     submit_gaming(course, "attacker", lambda name: attack if name == "my_scale" else right[name], lesson)
-    own(teacher_account, course)
+    own(account, course)
+    return course, lesson, planted
 
+
+@pytest.mark.grading
+def test_the_grading_jobs_own_command_grades_honest_work_fully_and_an_attack_to_zero(teacher_account):
+    job = _job()
+    course, lesson, planted = _hand_in(teacher_account, job)
     env = {**environment(teacher_account), **_env(job)}
     done = _as_the_jobs_container(teacher_account, _command(job), cwd=course, env=env)
     assert done.returncode == 0 and "[ERROR]" not in done.stderr, done.stderr
     assert scores(course, "honest", lesson) == POINTS[lesson]
     assert scores(course, "attacker", lesson) == {**POINTS[lesson], "my_scale": 0}
     assert [p for p in planted if p.exists()] == [], "the answer cell wrote outside the sandbox's scratch"
+
+
+@pytest.mark.grading
+def test_with_the_runtimes_default_proc_the_jobs_command_grades_nothing_and_names_procmount(teacher_account):
+    job = _job()
+    course, lesson, planted = _hand_in(teacher_account, job)
+    env = {**environment(teacher_account), **_env(job)}
+    done = _as_the_jobs_container(teacher_account, _command(job), cwd=course, env=env, proc="Default")
+    said = re.sub(r"\s+", " ", done.stderr)
+    assert done.returncode != 0, said
+    assert "hides parts of /proc" in said and "`procMount: Unmasked` with `hostUsers: false`" in said, said
+    assert not list((course / "autograded").glob("*/*/*.ipynb"))
+    assert [p for p in planted if p.exists()] == []

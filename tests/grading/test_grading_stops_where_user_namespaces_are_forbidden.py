@@ -86,7 +86,7 @@ def test_where_user_namespaces_are_forbidden_autograde_grades_nothing_and_says_w
     done = run_as(teacher_account, without_user_namespaces(autograde), course)
     said = re.sub(r"\s+", " ", done.stderr)
     assert done.returncode != 0, said
-    assert "forbids user namespaces to the account that grades (lessons-sandbox-teacher)" in said, said
+    assert f"forbids user namespaces to the account that grades ({teacher_account.pw_name})" in said, said
     assert "sysctl -w user.max_user_namespaces=" in said and "apparmor_restrict_unprivileged_userns=0" in said
     assert "docs/classroom.md" in said
     assert not marker.exists(), "a submission's code ran outside the sandbox"

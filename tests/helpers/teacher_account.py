@@ -3,21 +3,24 @@ JupyterHub grading Job's ``jovyan``) does: made with ``useradd`` for a test, nbg
 to run it where the system forbids it user namespaces.
 
 ``tests/grading/conftest.py`` makes the account a fixture (``teacher_account``); the grading tests run
-nbgrader as it with :func:`run_as`. :func:`without_user_namespaces` starts a command as the account in a
-user namespace of its own whose limit on further user namespaces is 0: what bubblewrap meets on a host
-with ``sysctl user.max_user_namespaces=0`` (this machine's own sysctl is left alone). The launcher is
-``tests/helpers/no_user_namespaces.py``.
+nbgrader as it with :func:`nbgrader_as`, or anything with :func:`run_as`. :func:`without_user_namespaces`
+starts a command as the account in a user namespace of its own whose limit on further user namespaces is
+0: what bubblewrap meets on a host with ``sysctl user.max_user_namespaces=0`` (this machine's own sysctl
+is left alone). The launcher is ``tests/helpers/no_user_namespaces.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
 import pwd
 import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,35 +29,70 @@ import pytest
 from tests.helpers import REPO
 from tests.helpers.grading import NBGRADER
 
-#: the ordinary account the tests create (a teacher grading without root)
-TEACHER = "lessons-sandbox-teacher"
+#: where the workers that run such tests at once (pytest-xdist) count who needs the folders opened
+OPENED = Path(tempfile.gettempdir()) / "lessons-teacher-account-opened.json"
 #: starts a command with no user namespace left to make (see the module docstring)
 LAUNCHER = Path(__file__).with_name("no_user_namespaces.py")
 
 
+def _ways_to_python() -> set[Path]:
+    paths = (os.path.realpath(sys.executable), sys.prefix, str(REPO))
+    return {parent for path in paths for parent in Path(path).parents}
+
+
+@contextlib.contextmanager
+def _opened_to_others() -> Iterator[None]:
+    """The folders on the way to this Python and the repository let others through while a test needs them
+    (this machine's Python may lie in root's home: pyenv; a teacher's is TLJH's /opt/tljh/user). Each
+    folder's own mode comes back when the last process using them (any worker; a dead one no longer
+    counts) is done, under a lock."""
+    with _shared_state() as state:
+        if not state["pids"]:  # (modes a dead process recorded are kept: they come back at the end)
+            for folder in _ways_to_python():
+                mode = folder.stat().st_mode
+                if not mode & stat.S_IXOTH:
+                    state["modes"][str(folder)] = stat.S_IMODE(mode)
+                    folder.chmod(mode | stat.S_IXOTH)
+        state["pids"].append(os.getpid())
+    try:
+        yield
+    finally:
+        with _shared_state() as state:
+            state["pids"].remove(os.getpid())
+            if not state["pids"]:
+                for folder, mode in state.pop("modes").items():
+                    Path(folder).chmod(mode)
+
+
+@contextlib.contextmanager
+def _shared_state() -> Iterator[dict]:
+    """:data:`OPENED`'s record (the processes using the opened folders, their modes), changed under a lock."""
+    with open(f"{OPENED}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        state = json.loads(OPENED.read_text()) if OPENED.exists() else {"pids": [], "modes": {}}
+        state["pids"] = [pid for pid in state["pids"] if os.path.exists(f"/proc/{pid}")]
+        yield state
+        if state["pids"]:
+            OPENED.write_text(json.dumps(state))
+        else:
+            OPENED.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def teacher_account() -> Iterator[pwd.struct_passwd]:
-    """A new account with a home of its own, removed afterwards; skips where the test is not root."""
+    """A new account with a home of its own (one per worker: ``lessons-teacher-<pid>``), removed afterwards;
+    skips where the test is not root."""
     if os.geteuid() != 0 or shutil.which("useradd") is None:
         pytest.skip("creating an account needs root and useradd (CI runs as root)")
-    made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", TEACHER], capture_output=True,
+    name = f"lessons-teacher-{os.getpid()}"
+    made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", name], capture_output=True,
                           text=True)
     assert made.returncode in (0, 9), made.stderr  # 9: it exists (a run stopped before its clean-up)
-    # The course's Python must be one the teacher can run (TLJH's /opt/tljh/user); this machine's may lie
-    # in root's home (pyenv): the folders on its way let others through while the test runs.
-    opened = {}
-    for folder in {p for path in (os.path.realpath(sys.executable), sys.prefix, str(REPO))
-                   for p in Path(path).parents}:
-        mode = folder.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            opened[folder] = mode
-            folder.chmod(mode | stat.S_IXOTH)
     try:
-        yield pwd.getpwnam(TEACHER)
+        with _opened_to_others():
+            yield pwd.getpwnam(name)
     finally:
-        for folder, mode in opened.items():
-            folder.chmod(stat.S_IMODE(mode))
-        subprocess.run(["userdel", "--remove", TEACHER], capture_output=True)
+        subprocess.run(["userdel", "--remove", name], capture_output=True)
 
 
 def environment(account: pwd.struct_passwd) -> dict[str, str]:

@@ -186,7 +186,9 @@ test-binder: $(STAMP_DEV)
 # the course's secret (no learner's process holds it; a file that cannot be trusted stops grading); the
 # class report on a class of four graded the same way; a term's deadlines, extensions, late penalties,
 # collect --update, feedback pages and the LMS files through the exchange; submissions collected from a
-# platform's download (zip_collect); a feedback page in Chromium, offline, with axe-core ($(AXE)). A few
+# platform's download (zip_collect); a feedback page in Chromium, offline, with axe-core ($(AXE)); attacks
+# graded in the sandbox as root and as an ordinary account, that account where it may make no user
+# namespace (nothing graded), and the Zero to JupyterHub grading Job's own command. A few
 # minutes, on two pytest-xdist workers (a module's course on one; their kernels on Unix sockets in a folder
 # per worker, tests/grading/conftest.py).
 test-grading: $(STAMP_DEV) $(AXE)

@@ -194,11 +194,7 @@ def why_none() -> str:
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"bwrap could not start ({exc})"
     if done.returncode != 0:
-        return (f"bwrap failed: {done.stderr.strip()[-400:]}. The account that grades needs user namespaces "
-                "(Linux: `sysctl user.max_user_namespaces` above 0; on Ubuntu 23.10 and later also "
-                "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap); "
-                "in a container, run the grading as a Job or pod allowed to create namespaces "
-                "(docs/classroom.md, What grading isolates)")
+        return f"{_refused(done.stderr)} (bwrap said: {done.stderr.strip()[-400:]})"
     with Scratch() as scratch:
         try:
             done = subprocess.run(command([sys.executable, "-c", "import lessons_lib"], scratch),
@@ -213,6 +209,32 @@ def why_none() -> str:
                 "account (`chmod o+rx` on each; a course or environment inside a folder of mode 700, such as "
                 "a home, cannot be graded from there)")
     return ""
+
+
+#: bwrap's words where the kernel refuses this account a user namespace: its limit is 0 (ENOSPC), or
+#: unprivileged ones are off (EPERM)
+_NO_USER_NAMESPACES = ("max_*_namespaces exceeded", "No space left on device", "No permissions to create new "
+                       "namespace")
+_HOW_TO_ALLOW = ("the admin allows them: `sysctl -w user.max_user_namespaces=15000` (kept in a file of "
+                 "/etc/sysctl.d/; 0 forbids them), on older Debian kernels also "
+                 "`sysctl -w kernel.unprivileged_userns_clone=1`, on Ubuntu 23.10 and later "
+                 "`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for "
+                 "/usr/bin/bwrap with `userns,`; in a container (a Zero to JupyterHub pod), grade in a Job "
+                 "whose seccomp and AppArmor profiles let it make namespaces (docs/grading-job.yaml). "
+                 "docs/classroom.md, What grading isolates, says what each platform needs")
+
+
+def _refused(stderr: str) -> str:
+    """What stopped bwrap, in plain words, and what the admin sets."""
+    if "Can't mount proc" in stderr:  # the kernel's rule: no new proc where parts of the old one are hidden
+        return ("this container hides parts of /proc (its runtime's default), and the kernel then refuses "
+                "the sandbox a /proc of its own: grade in a pod with an unmasked /proc (Kubernetes: "
+                "`procMount: Unmasked` with `hostUsers: false`, as docs/grading-job.yaml has it)")
+    if not _as_root() and any(words in stderr for words in _NO_USER_NAMESPACES):
+        who = pwd.getpwuid(os.getuid()).pw_name
+        return (f"this system forbids user namespaces to the account that grades ({who}), and bubblewrap "
+                f"makes its sandbox in one: {_HOW_TO_ALLOW}")
+    return f"bwrap could not make the sandbox (the grading account needs user namespaces): {_HOW_TO_ALLOW}"
 
 
 def require() -> None:

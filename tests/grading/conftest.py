@@ -8,6 +8,9 @@ the hub's servers use) are files: each worker's kernels get theirs under a folde
 path, since nbgrader's kernel and nbgrader itself do not share a working folder). Every nbgrader started by
 the tests reads it from ``jupyter_config.json`` in ``JUPYTER_CONFIG_DIR``; the course's own
 ``nbgrader_config.py`` is the teacher's, untouched.
+
+``teacher_account``: an ordinary account the test creates, to grade as a teacher without root
+(tests/helpers/teacher_account.py).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import json
 import os
 
 import pytest
+
+from tests.helpers import teacher_account as accounts
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -31,3 +36,10 @@ def kernels_on_unix_sockets(tmp_path_factory):
         os.environ.pop("JUPYTER_CONFIG_DIR", None)
     else:
         os.environ["JUPYTER_CONFIG_DIR"] = old
+
+
+@pytest.fixture
+def teacher_account():
+    """An ordinary account made with useradd for the test, removed after it (skipped where not root)."""
+    with accounts.teacher_account() as account:
+        yield account

@@ -20,15 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pwd
 import re
-import shutil
 import socket
-import stat
-import subprocess
-import sys
 import tempfile
 import textwrap
+from functools import partial
 from pathlib import Path
 
 import nbformat
@@ -37,7 +33,6 @@ import pytest
 import lessons_lib
 from lessons_lib.exercises import EXERCISES
 from lessons_lib.exercises.grading import course_seed
-from tests.helpers import REPO
 from tests.helpers.grading import (
     LIBRARY_CALLS,
     POINTS,
@@ -51,6 +46,7 @@ from tests.helpers.grading import (
     submit_gaming,
     worked_solution,
 )
+from tests.helpers.teacher_account import nbgrader_as, own
 
 
 def answer_def(name: str, body: str) -> str:
@@ -204,53 +200,11 @@ def test_as_root_a_submissions_code_touches_nothing_but_its_own_run(tmp_path):
     _grade_and_check(course, secret_file, Path.home())
 
 
-#: the ordinary account this test creates (a teacher grading without root)
-TEACHER = "lessons-sandbox-teacher"
-
-
-@pytest.fixture
-def teacher_account():
-    if os.geteuid() != 0 or shutil.which("useradd") is None:
-        pytest.skip("creating an account needs root and useradd (CI runs as root)")
-    made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", TEACHER], capture_output=True,
-                          text=True)
-    assert made.returncode in (0, 9), made.stderr  # 9: it exists (a run stopped before its clean-up)
-    # The course's Python must be one the teacher can run (TLJH's /opt/tljh/user); this machine's may lie
-    # in root's home (pyenv): the folders on its way let others through while the test runs.
-    opened = {}
-    for folder in {p for path in (os.path.realpath(sys.executable), sys.prefix, str(REPO))
-                   for p in Path(path).parents}:
-        mode = folder.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            opened[folder] = mode
-            folder.chmod(mode | stat.S_IXOTH)
-    try:
-        yield pwd.getpwnam(TEACHER)
-    finally:
-        for folder, mode in opened.items():
-            folder.chmod(stat.S_IMODE(mode))
-        subprocess.run(["userdel", "--remove", TEACHER], capture_output=True)
-
-
 @pytest.mark.grading
 def test_as_an_ordinary_account_a_submissions_code_touches_nothing_but_its_own_run(teacher_account):
     """The teacher's account needs nothing but user namespaces (bubblewrap makes its sandbox in one)."""
     home = Path(teacher_account.pw_dir)
     course = Path(tempfile.mkdtemp(prefix="course-", dir=home))
-    env = {**os.environ, "HOME": str(home), "USER": TEACHER,
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    env.pop("JUPYTER_CONFIG_DIR", None)
-
-    def as_teacher(folder: Path, *args: str):
-        done = subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={folder}"],
-                              capture_output=True, text=True, cwd=folder, env=env, timeout=1800,
-                              user=teacher_account.pw_uid, group=teacher_account.pw_gid, extra_groups=[])
-        assert done.returncode == 0 and "[ERROR]" not in done.stderr, done.stderr
-        return done.stderr
-
-    def own():  # what the test wrote as root in the teacher's course (the learners' hand-ins) is theirs
-        for path in (course, *course.rglob("*"), secret_file):
-            os.chown(path, teacher_account.pw_uid, teacher_account.pw_gid)
-
     secret_file = guide_course(course)
-    _grade_and_check(course, secret_file, home, run=as_teacher, own=own)
+    _grade_and_check(course, secret_file, home, run=partial(nbgrader_as, teacher_account),
+                     own=lambda: own(teacher_account, course, secret_file))

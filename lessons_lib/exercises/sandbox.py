@@ -231,7 +231,10 @@ def _refused(stderr: str) -> str:
                 "the sandbox a /proc of its own: grade in a pod with an unmasked /proc (Kubernetes: "
                 "`procMount: Unmasked` with `hostUsers: false`, as docs/grading-job.yaml has it)")
     if not _as_root() and any(words in stderr for words in _NO_USER_NAMESPACES):
-        who = pwd.getpwuid(os.getuid()).pw_name
+        try:
+            who = pwd.getpwuid(os.getuid()).pw_name
+        except KeyError:  # a container's uid without a name
+            who = f"uid {os.getuid()}"
         return (f"this system forbids user namespaces to the account that grades ({who}), and bubblewrap "
                 f"makes its sandbox in one: {_HOW_TO_ALLOW}")
     return f"bwrap could not make the sandbox (the grading account needs user namespaces): {_HOW_TO_ALLOW}"

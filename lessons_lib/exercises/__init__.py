@@ -61,12 +61,13 @@ inputs, a forked child process killed at the time limit, a watch on the library'
 is named by the seal, :mod:`lessons_lib._seal`),
 :mod:`.mistakes` holds :class:`Mistake` and its matchers, :mod:`.messages` the feedback's text,
 :mod:`.catalogue` the mistakes any exercise can make. :mod:`.grading` turns a check into an
-nbgrader graded cell and draws the unseen cases; :mod:`.judge` is the grade's judge, a process of its own
-that checks a submission's answer cells where the notebook cannot reach, and :mod:`.autograde` its step
-in nbgrader's autograde (the course's secret stays there). Each ``lessonNN_name`` module holds one
-lesson's content, its cases, its generator of unseen cases and its table of likely mistakes,
-and is collected here automatically. The engine's docstring says how a later lesson adds an
-exercise.
+nbgrader graded cell and draws the unseen cases; :mod:`.judge` is the grade's judge, a fresh Python
+apart from the learner's kernel that runs a submission's answer cells in forked children, and
+:mod:`.autograde` its step in nbgrader's autograde (the course's secret stays there); :mod:`.sandbox`
+is where both run (read-only, no network, nothing left running, not as the grader). Each
+``lessonNN_name`` module holds one lesson's content, its cases, its generator of unseen cases and its
+table of likely mistakes, and is collected here automatically. The engine's docstring says how a later
+lesson adds an exercise.
 The answers are compared with the library's own reference functions
 (:mod:`lessons_lib.core`), never with a solutions file: a learner's copy of
 the course holds no solutions, and the checks work there. Calling those reference functions

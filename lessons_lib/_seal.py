@@ -174,7 +174,8 @@ def _unchanged(namespace, before: dict) -> bool:
     return all(map(is_, map(namespace.get, before, repeat(_MISSING)), before.values()))
 
 
-def _rebound(where: str, owner, before: dict, ignore: frozenset) -> list[str]:
+def _rebound(owner, before: dict, ignore: frozenset) -> list[str]:
+    """The names of ``before`` that ``owner`` no longer holds as they were (``ignore``'s apart)."""
     now = _namespace(owner)
     if _unchanged(now, before):
         return []
@@ -212,32 +213,43 @@ def changes() -> list[str]:
     for where, (owner, before, ignore) in list(_SPACES.items()):
         dict_like = isinstance(owner, dict)
         found += [f"{where}[{attr!r}]" if dict_like else f"{where}.{attr}"
-                  for attr in _rebound(where, owner, before, ignore)]
+                  for attr in _rebound(owner, before, ignore)]
     if not _all_kept(list(_FUNCTIONS.values())):
         found += [f"{where} (its code)" for where, (function, state) in list(_FUNCTIONS.items())
                   if _swapped(function, state)]
     found += [f"sys.modules[{name!r}]" for name, module in list(_MODULES.items())
               if sys.modules.get(name) is not module]
+    found += [f"{package.__name__}.{name}" for package, name, _ in _moved_exports()]
+    return found
+
+
+def _moved_exports() -> list[tuple[types.ModuleType, str, object]]:
+    """``(package, name, its module's object)`` for each exported ``ll.X`` name that no longer holds its
+    module's object (that object is ``_MISSING`` where the module lost it too)."""
+    moved = []
     for name, (package, home) in list(_EXPORTS.items()):
         value, module = vars(package).get(name, _MISSING), sys.modules.get(home)
-        if value is not _MISSING and module is not None and vars(module).get(name, _MISSING) is not value:
-            found.append(f"{package.__name__}.{name}")
-    return found
+        if value is not _MISSING and module is not None:
+            original = vars(module).get(name, _MISSING)
+            if original is not value:
+                moved.append((package, name, original))
+    return moved
 
 
 def restore() -> None:
     """Put the record back: every rebound or deleted name, every swapped function's code, defaults and
     closure, every replaced module (after a learner's call that ran in the kernel's own process)."""
-    for where, (owner, before, ignore) in list(_SPACES.items()):
-        for attr in _rebound(where, owner, before, ignore):
+    for owner, before, ignore in list(_SPACES.values()):
+        for attr in _rebound(owner, before, ignore):
             if isinstance(owner, dict):
                 owner[attr] = before[attr]
             elif isinstance(owner, (type, types.ModuleType)):
                 setattr(owner, attr, before[attr])
             else:  # a frozen dataclass (an Exercise)
                 object.__setattr__(owner, attr, before[attr])
-    for function, (code, defaults, kwdefaults, cells) in list(_FUNCTIONS.values()):
-        if _swapped(function, (code, defaults, kwdefaults, cells)):
+    for function, state in list(_FUNCTIONS.values()):
+        if _swapped(function, state):
+            code, defaults, kwdefaults, cells = state
             function.__code__, function.__defaults__, function.__kwdefaults__ = code, defaults, kwdefaults
             for cell, content in zip(function.__closure__ or (), cells):
                 if content is not _MISSING:
@@ -245,7 +257,6 @@ def restore() -> None:
     for name, module in list(_MODULES.items()):
         if sys.modules.get(name) is not module:
             sys.modules[name] = module
-    for name, (package, home) in list(_EXPORTS.items()):
-        module = sys.modules.get(home)
-        if name in vars(package) and module is not None and name in vars(module):
-            setattr(package, name, vars(module)[name])
+    for package, name, original in _moved_exports():
+        if original is not _MISSING:
+            setattr(package, name, original)
